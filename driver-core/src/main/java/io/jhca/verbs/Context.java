@@ -1,0 +1,99 @@
+package io.jhca.verbs;
+
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * An open device ({@code struct ibv_context}). Providers subclass it; the shared rules (limits, lifetimes)
+ * are enforced here so every provider behaves the same.
+ */
+public abstract class Context extends VerbsResource {
+    private final DeviceInfo device;
+    private final ConcurrentLinkedQueue<AsyncEvent> asyncEvents = new ConcurrentLinkedQueue<>();
+
+    protected Context(DeviceInfo device) {
+        super("context");
+        this.device = device;
+    }
+
+    public final DeviceInfo device() {
+        return device;
+    }
+
+    public final String name() {
+        return device.name();
+    }
+
+    @Override
+    public String describe() {
+        return "device " + device.name();
+    }
+
+    /** What ibv_query_device reports. */
+    public abstract DeviceAttributes queryDevice();
+
+    /** What ibv_query_port reports for a port (1-based). */
+    public final PortAttributes queryPort(int port) {
+        checkOpen();
+        checkPort(port);
+        return driverQueryPort(port);
+    }
+
+    /** The GID at {@code index} of the port's table; {@link Gid#ZERO} for an empty entry. */
+    public final Gid queryGid(int port, int index) {
+        checkOpen();
+        checkPort(port);
+        int n = driverQueryPort(port).gidTblLen();
+        if (index < 0 || index >= n) {
+            throw new VerbsException(VerbsException.EINVAL, "GID index " + index + " out of range 0.." + (n - 1));
+        }
+        return driverQueryGid(port, index);
+    }
+
+    public final ProtectionDomain allocatePd() {
+        checkOpen();
+        return driverAllocPd();
+    }
+
+    /** A completion queue with room for at least {@code cqe} completions. */
+    public final CompletionQueue createCq(int cqe) {
+        checkOpen();
+        int max = queryDevice().maxCqe();
+        if (cqe < 1 || cqe > max) {
+            throw new VerbsException(VerbsException.EINVAL, "create CQ: cqe " + cqe + " out of range 1.." + max);
+        }
+        return driverCreateCq(cqe);
+    }
+
+    /**
+     * Drives a software device's engine from the caller's thread, for providers configured without their own
+     * progress thread; returns the amount of work done. Hardware needs no progress: 0.
+     */
+    public int progress() {
+        return 0;
+    }
+
+    /** The next asynchronous event, or null (non-blocking {@code ibv_get_async_event}). */
+    public final AsyncEvent pollAsyncEvent() {
+        return asyncEvents.poll();
+    }
+
+    /** Provider side: report an asynchronous event. */
+    protected final void postAsyncEvent(AsyncEvent event) {
+        asyncEvents.add(event);
+    }
+
+    private void checkPort(int port) {
+        int n = queryDevice().physPortCnt();
+        if (port < 1 || port > n) {
+            throw new VerbsException(VerbsException.EINVAL, "port " + port + " out of range 1.." + n);
+        }
+    }
+
+    protected abstract PortAttributes driverQueryPort(int port);
+
+    protected abstract Gid driverQueryGid(int port, int index);
+
+    protected abstract ProtectionDomain driverAllocPd();
+
+    protected abstract CompletionQueue driverCreateCq(int cqe);
+}

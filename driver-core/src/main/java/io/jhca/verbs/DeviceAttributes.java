@@ -1,0 +1,38 @@
+package io.jhca.verbs;
+
+/**
+ * What {@code ibv_query_device} reports (the fields ibv_devinfo -v prints), plus the inline limit.
+ * Limits are enforced by driver-core for every provider: QP and CQ creation, registration and modify check them.
+ */
+public record DeviceAttributes(
+        String fwVer,
+        long nodeGuid,
+        long sysImageGuid,
+        long maxMrSize,
+        long pageSizeCap,
+        int vendorId,
+        int vendorPartId,
+        int hwVer,
+        String boardId,
+        int maxQp,
+        int maxQpWr,
+        long deviceCapFlags,
+        int maxSge,
+        int maxSgeRd,
+        int maxCq,
+        int maxCqe,
+        int maxMr,
+        int maxPd,
+        int maxQpRdAtom,
+        int maxQpInitRdAtom,
+        int maxResRdAtom,
+        int atomicCap,
+        int maxAh,
+        int maxPkeys,
+        int localCaAckDelay,
+        int physPortCnt,
+        int maxInlineData) {
+
+    /** {@code IBV_ATOMIC_HCA}: atomics are atomic with respect to this HCA's other operations. */
+    public static final int ATOMIC_HCA = 1;
+}

@@ -1,0 +1,78 @@
+package io.jhca.verbs;
+
+import io.jhca.memory.DmaRegion;
+
+/**
+ * A protection domain ({@code struct ibv_pd}): memory registered in it is reachable only by QPs of the same PD.
+ * Registration, QP and AH creation are checked here, once for every provider.
+ */
+public abstract class ProtectionDomain extends VerbsResource {
+    private final Context context;
+
+    protected ProtectionDomain(Context context) {
+        super("PD", context);
+        this.context = context;
+    }
+
+    public final Context context() {
+        return context;
+    }
+
+    /** Registers a whole region. */
+    public final MemoryRegion register(DmaRegion region, Access... access) {
+        return register(region, 0, region.length(), Access.mask(access));
+    }
+
+    /**
+     * Registers {@code [offset, offset + length)} of a region with an {@link Access} mask. As in verbs, remote
+     * write or remote atomic access requires local write.
+     */
+    public final MemoryRegion register(DmaRegion region, long offset, long length, int accessMask) {
+        checkOpen();
+        if (region.isClosed()) {
+            throw new VerbsException(VerbsException.EINVAL, "register MR: the DMA region is closed");
+        }
+        if ((accessMask & ~Access.ALL) != 0) {
+            throw new VerbsException(VerbsException.EINVAL, "register MR: unknown access bits 0x"
+                    + Integer.toHexString(accessMask & ~Access.ALL));
+        }
+        if ((Access.has(accessMask, Access.REMOTE_WRITE) || Access.has(accessMask, Access.REMOTE_ATOMIC))
+                && !Access.has(accessMask, Access.LOCAL_WRITE)) {
+            // IBTA 10.6.3.1 / ibv_reg_mr(3): remote write or atomic without local write is EINVAL.
+            throw new VerbsException(VerbsException.EINVAL,
+                    "register MR: REMOTE_WRITE and REMOTE_ATOMIC require LOCAL_WRITE");
+        }
+        if (offset < 0 || length < 0 || offset > region.length() - length) {
+            throw new VerbsException(VerbsException.EINVAL, "register MR: [" + offset + ", " + offset + "+" + length
+                    + ") is outside the region of " + region.length() + " bytes");
+        }
+        long max = context.queryDevice().maxMrSize();
+        if (length > max) {
+            throw new VerbsException(VerbsException.EINVAL, "register MR: length " + length + " exceeds max_mr_size " + max);
+        }
+        return driverRegister(region, offset, length, accessMask);
+    }
+
+    public final QueuePair createQp(QpInitAttributes init) {
+        checkOpen();
+        if (init.sendCq().context() != context || init.recvCq().context() != context) {
+            throw new VerbsException(VerbsException.EINVAL, "create QP: CQ belongs to another device");
+        }
+        QpCapabilities caps = init.capabilities();
+        caps.checkAgainst(context.queryDevice());
+        return driverCreateQp(init, caps);
+    }
+
+    public final AddressHandle createAh(AhAttributes attributes) {
+        checkOpen();
+        attributes.validate(context);
+        return driverCreateAh(attributes.copy());
+    }
+
+    protected abstract MemoryRegion driverRegister(DmaRegion region, long offset, long length, int accessMask);
+
+    /** Create the QP; {@code requested} is within device limits, the provider may round up. */
+    protected abstract QueuePair driverCreateQp(QpInitAttributes init, QpCapabilities requested);
+
+    protected abstract AddressHandle driverCreateAh(AhAttributes attributes);
+}

@@ -1,0 +1,90 @@
+package io.jhca.verbs;
+
+/** What a QP is created with ({@code struct ibv_qp_init_attr}). Builder style; the defaults are rc_pingpong's. */
+public final class QpInitAttributes {
+    private final QpType type;
+    private final CompletionQueue sendCq;
+    private final CompletionQueue recvCq;
+    private int maxSendWr = 16;
+    private int maxRecvWr = 16;
+    private int maxSendSge = 1;
+    private int maxRecvSge = 1;
+    private int maxInlineData;
+    private boolean sqSigAll;
+
+    private QpInitAttributes(QpType type, CompletionQueue sendCq, CompletionQueue recvCq) {
+        if (sendCq == null || recvCq == null) {
+            throw new VerbsException(VerbsException.EINVAL, "create QP: send and receive CQs are required");
+        }
+        this.type = type;
+        this.sendCq = sendCq;
+        this.recvCq = recvCq;
+    }
+
+    public static QpInitAttributes rc(CompletionQueue sendCq, CompletionQueue recvCq) {
+        return new QpInitAttributes(QpType.RC, sendCq, recvCq);
+    }
+
+    public static QpInitAttributes uc(CompletionQueue sendCq, CompletionQueue recvCq) {
+        return new QpInitAttributes(QpType.UC, sendCq, recvCq);
+    }
+
+    public static QpInitAttributes ud(CompletionQueue sendCq, CompletionQueue recvCq) {
+        return new QpInitAttributes(QpType.UD, sendCq, recvCq);
+    }
+
+    public static QpInitAttributes of(QpType type, CompletionQueue sendCq, CompletionQueue recvCq) {
+        return new QpInitAttributes(type, sendCq, recvCq);
+    }
+
+    public QpInitAttributes maxSendWr(int n) {
+        this.maxSendWr = n;
+        return this;
+    }
+
+    public QpInitAttributes maxRecvWr(int n) {
+        this.maxRecvWr = n;
+        return this;
+    }
+
+    public QpInitAttributes maxSendSge(int n) {
+        this.maxSendSge = n;
+        return this;
+    }
+
+    public QpInitAttributes maxRecvSge(int n) {
+        this.maxRecvSge = n;
+        return this;
+    }
+
+    public QpInitAttributes maxInlineData(int n) {
+        this.maxInlineData = n;
+        return this;
+    }
+
+    /** Every send WR completes, signaled or not ({@code sq_sig_all}). */
+    public QpInitAttributes sqSigAll(boolean all) {
+        this.sqSigAll = all;
+        return this;
+    }
+
+    public QpType type() {
+        return type;
+    }
+
+    public CompletionQueue sendCq() {
+        return sendCq;
+    }
+
+    public CompletionQueue recvCq() {
+        return recvCq;
+    }
+
+    public boolean sqSigAll() {
+        return sqSigAll;
+    }
+
+    public QpCapabilities capabilities() {
+        return new QpCapabilities(maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData);
+    }
+}

@@ -1,0 +1,291 @@
+package io.jhca.verbs;
+
+/**
+ * A queue pair ({@code struct ibv_qp}). The state machine, the attribute masks, capability limits and
+ * work-request checks are enforced here for every provider; providers implement the {@code driver*} methods.
+ *
+ * <p>Posting is single-writer per queue: one thread posts sends, one posts receives. A full queue is a
+ * return value (fewer WRs posted than given), never an exception; a malformed WR or a QP in the wrong state
+ * is refused with a {@link VerbsException} naming the problem, and nothing of it is posted.
+ */
+public abstract class QueuePair extends VerbsResource {
+    private final ProtectionDomain pd;
+    private final QpType type;
+    private final CompletionQueue sendCq;
+    private final CompletionQueue recvCq;
+    private final boolean sqSigAll;
+    private final QpAttributes current = new QpAttributes();
+    private QpCapabilities caps;
+    private int qpn;
+    private volatile QpState state = QpState.RESET;
+
+    protected QueuePair(ProtectionDomain pd, QpInitAttributes init, QpCapabilities caps) {
+        super("QP", pd, init.sendCq(), init.recvCq());
+        this.pd = pd;
+        this.type = init.type();
+        this.sendCq = init.sendCq();
+        this.recvCq = init.recvCq();
+        this.sqSigAll = init.sqSigAll();
+        this.caps = caps;
+    }
+
+    /** Provider side: the QP number, set once while the QP is created. */
+    protected final void qpn(int qpn) {
+        this.qpn = qpn;
+    }
+
+    /** Provider side: the capabilities actually granted (at least those asked for). */
+    protected final void capabilities(QpCapabilities granted) {
+        this.caps = granted;
+    }
+
+    public final int qpn() {
+        return qpn;
+    }
+
+    public final QpType type() {
+        return type;
+    }
+
+    public final ProtectionDomain pd() {
+        return pd;
+    }
+
+    public final CompletionQueue sendCq() {
+        return sendCq;
+    }
+
+    public final CompletionQueue recvCq() {
+        return recvCq;
+    }
+
+    public final boolean sqSigAll() {
+        return sqSigAll;
+    }
+
+    public final QpCapabilities capabilities() {
+        return caps;
+    }
+
+    public final QpState state() {
+        return state;
+    }
+
+    @Override
+    public String describe() {
+        return String.format("QP 0x%06x", qpn);
+    }
+
+    /** The current attributes (a copy), as {@code ibv_query_qp} with every mask bit. */
+    public final synchronized QpAttributes query() {
+        QpAttributes q = current.copy();
+        q.state(state);
+        return q;
+    }
+
+    /**
+     * Modifies the QP ({@code ibv_modify_qp}). Illegal transitions, missing or forbidden attributes and values
+     * out of range are refused with EINVAL and a message naming them; the QP is then unchanged.
+     */
+    public final synchronized void modify(QpAttributes attr) {
+        checkOpen();
+        QpState cur = state;
+        if (attr.has(QpAttrMask.CUR_STATE) && attr.curState() != cur
+                && !(attr.curState() == QpState.SQE && cur == QpState.SQE)) {
+            // libibverbs passes cur_state through; the kernel trusts it only for RTS/SQE/SQD transitions.
+            throw new VerbsException(VerbsException.EINVAL, "modify " + describe() + ": cur_state " + attr.curState()
+                    + " does not match the QP's state " + cur);
+        }
+        QpState next = attr.has(QpAttrMask.STATE) ? attr.state() : cur;
+        QpTransitions.check(type, cur, next, attr.mask());
+        checkRanges(attr);
+        driverModify(attr, cur, next);
+        if (next == QpState.RESET) {
+            current.merge(new QpAttributes().state(QpState.RESET));
+        }
+        current.merge(attr);
+        state = next;
+    }
+
+    private void checkRanges(QpAttributes a) {
+        Context ctx = pd.context();
+        DeviceAttributes dev = ctx.queryDevice();
+        String what = "modify " + describe() + ": ";
+        if (a.has(QpAttrMask.PORT) && (a.port() < 1 || a.port() > dev.physPortCnt())) {
+            throw new VerbsException(VerbsException.EINVAL, what + "port " + a.port() + " out of range 1.." + dev.physPortCnt());
+        }
+        if (a.has(QpAttrMask.PKEY_INDEX) && (a.pkeyIndex() < 0 || a.pkeyIndex() >= dev.maxPkeys())) {
+            throw new VerbsException(VerbsException.EINVAL, what + "pkey_index " + a.pkeyIndex() + " out of range 0.." + (dev.maxPkeys() - 1));
+        }
+        if (a.has(QpAttrMask.ACCESS_FLAGS) && (a.accessFlags() & ~Access.ALL) != 0) {
+            throw new VerbsException(VerbsException.EINVAL, what + "unknown access bits 0x" + Integer.toHexString(a.accessFlags()));
+        }
+        int port = a.has(QpAttrMask.PORT) ? a.port() : current.port();
+        if (a.has(QpAttrMask.PATH_MTU)) {
+            Mtu max = ctx.queryPort(port).maxMtu();
+            if (a.pathMtu().bytes() > max.bytes()) {
+                throw new VerbsException(VerbsException.EINVAL, what + "path_mtu " + a.pathMtu().bytes() + " exceeds the port's max MTU " + max.bytes());
+            }
+        }
+        if (a.has(QpAttrMask.AV)) {
+            if (a.ah() == null) {
+                throw new VerbsException(VerbsException.EINVAL, what + "AV bit set without an address vector");
+            }
+            a.ah().validate(ctx);
+        }
+        range(what, a, QpAttrMask.TIMEOUT, "timeout", a.timeout(), 31);
+        range(what, a, QpAttrMask.RETRY_CNT, "retry_cnt", a.retryCnt(), 7);
+        range(what, a, QpAttrMask.RNR_RETRY, "rnr_retry", a.rnrRetry(), 7);
+        range(what, a, QpAttrMask.MIN_RNR_TIMER, "min_rnr_timer", a.minRnrTimer(), 31);
+        range(what, a, QpAttrMask.RQ_PSN, "rq_psn", a.rqPsn(), 0xFFFFFF);
+        range(what, a, QpAttrMask.SQ_PSN, "sq_psn", a.sqPsn(), 0xFFFFFF);
+        range(what, a, QpAttrMask.DEST_QPN, "dest_qp_num", a.destQpn(), 0xFFFFFF);
+        range(what, a, QpAttrMask.MAX_QP_RD_ATOMIC, "max_rd_atomic", a.maxRdAtomic(), dev.maxQpInitRdAtom());
+        range(what, a, QpAttrMask.MAX_DEST_RD_ATOMIC, "max_dest_rd_atomic", a.maxDestRdAtomic(), dev.maxQpRdAtom());
+    }
+
+    private static void range(String what, QpAttributes a, int bit, String name, int value, int max) {
+        if (a.has(bit) && (value < 0 || value > max)) {
+            throw new VerbsException(VerbsException.EINVAL, what + name + " " + value + " out of range 0.." + max);
+        }
+    }
+
+    /** The attributes the QP holds now (not a copy: providers read, never write). */
+    protected final QpAttributes currentAttributes() {
+        return current;
+    }
+
+    /**
+     * Provider side: the QP moved to the error state by itself (an error completion, a fatal event). Work
+     * still queued must be flushed with {@link WcStatus#WR_FLUSH_ERR} by the provider.
+     */
+    protected final void enterError() {
+        state = QpState.ERR;
+    }
+
+    /** Provider side: move to SQE (a UD/UC send error stops only the send queue). */
+    protected final void enterSqError() {
+        state = QpState.SQE;
+    }
+
+    /**
+     * Posts a chain of send WRs ({@code ibv_post_send}). Returns how many were posted: fewer than the chain
+     * holds means the send queue is full. The WRs are copied; they may be reused at once.
+     */
+    public final int postSend(SendWr wr) {
+        checkOpen();
+        checkCanPostSend();
+        int posted = 0;
+        for (SendWr w = wr; w != null; w = w.next()) {
+            checkSendWr(w);
+            if (!driverPostSend(w)) {
+                break;
+            }
+            posted++;
+        }
+        if (posted > 0) {
+            driverRingSendDoorbell();
+        }
+        return posted;
+    }
+
+    /** Posts a chain of receive WRs ({@code ibv_post_recv}); returns how many were posted (fewer: queue full). */
+    public final int postRecv(RecvWr wr) {
+        checkOpen();
+        if (state == QpState.RESET) {
+            throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + " in state RESET (needs INIT or later)");
+        }
+        int posted = 0;
+        for (RecvWr w = wr; w != null; w = w.next()) {
+            if (w.numSge() > caps.maxRecvSge()) {
+                throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + ": " + w.numSge()
+                        + " SGEs exceed max_recv_sge " + caps.maxRecvSge());
+            }
+            if (w.totalLength() > Integer.MAX_VALUE) {
+                throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + ": SGE lengths add up to more than 2^31-1");
+            }
+            if (!driverPostRecv(w)) {
+                break;
+            }
+            posted++;
+        }
+        if (posted > 0) {
+            driverRingRecvDoorbell();
+        }
+        return posted;
+    }
+
+    /** Throws unless sends may be posted now: RTS, SQD, SQE queue; ERR flushes; RESET, INIT, RTR refuse. */
+    protected final void checkCanPostSend() {
+        QpState s = state;
+        if (s == QpState.RESET || s == QpState.INIT || s == QpState.RTR) {
+            throw new VerbsException(VerbsException.EINVAL, "post send on " + describe() + " in state " + s + " (needs RTS)");
+        }
+    }
+
+    /** The checks every send WR passes, whatever the posting style. */
+    protected final void checkSendWr(SendWr w) {
+        WrOpcode op = w.opcode();
+        if (type == QpType.UD && op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
+            throw new VerbsException(VerbsException.EINVAL, "post send on UD " + describe() + ": opcode " + op + " is not supported on UD");
+        }
+        if (type == QpType.UC && (op == WrOpcode.RDMA_READ || op.isAtomic())) {
+            throw new VerbsException(VerbsException.EINVAL, "post send on UC " + describe() + ": opcode " + op + " is not supported on UC");
+        }
+        if ((w.sendFlags() & ~SendFlags.ALL) != 0) {
+            throw new VerbsException(VerbsException.EINVAL, "post send: unknown send flags 0x" + Integer.toHexString(w.sendFlags()));
+        }
+        long total = w.totalLength();
+        if ((w.sendFlags() & SendFlags.INLINE) != 0) {
+            if (op == WrOpcode.RDMA_READ || op.isAtomic()) {
+                throw new VerbsException(VerbsException.EINVAL, "post send: INLINE is not allowed with " + op);
+            }
+            if (total > caps.maxInlineData()) {
+                throw new VerbsException(VerbsException.EINVAL, "post send on " + describe() + ": inline data of " + total
+                        + " bytes exceeds max_inline_data " + caps.maxInlineData());
+            }
+        } else if (w.numSge() > caps.maxSendSge()) {
+            throw new VerbsException(VerbsException.EINVAL, "post send on " + describe() + ": " + w.numSge()
+                    + " SGEs exceed max_send_sge " + caps.maxSendSge());
+        }
+        if (total > Integer.MAX_VALUE) {
+            throw new VerbsException(VerbsException.EINVAL, "post send: SGE lengths add up to more than 2^31-1");
+        }
+        if (op.isAtomic()) {
+            if (w.numSge() != 1 || w.sge(0).length() != 8) {
+                throw new VerbsException(VerbsException.EINVAL, "post send: " + op + " needs exactly one 8-byte SGE");
+            }
+            if ((w.remoteAddr() & 7) != 0) {
+                throw new VerbsException(VerbsException.EINVAL, "post send: " + op + " remote address 0x"
+                        + Long.toHexString(w.remoteAddr()) + " is not 8-byte aligned");
+            }
+        }
+        if (type == QpType.UD) {
+            AddressHandle ah = w.ah();
+            if (ah == null || ah.isClosed()) {
+                throw new VerbsException(VerbsException.EINVAL, "post send on UD " + describe() + ": no (open) address handle");
+            }
+            if (ah.pd() != pd) {
+                throw new VerbsException(VerbsException.EINVAL, "post send on UD " + describe() + ": address handle of another PD");
+            }
+        }
+    }
+
+    /** The send builder (rdma-core's {@code ibv_wr_*} style): writes WQEs in place, one doorbell per batch. */
+    public abstract SendQueue sendQueue();
+
+    /** Provider side: carry out a checked transition (flush on ERR, reset queues on RESET, ...). */
+    protected abstract void driverModify(QpAttributes attr, QpState current, QpState next);
+
+    /** Provider side: queue one checked send WR; false if the send queue is full. */
+    protected abstract boolean driverPostSend(SendWr wr);
+
+    /** Provider side: tell the device about the WRs just queued (one doorbell for the chain). */
+    protected abstract void driverRingSendDoorbell();
+
+    /** Provider side: queue one checked receive WR; false if the receive queue is full. */
+    protected abstract boolean driverPostRecv(RecvWr wr);
+
+    /** Provider side: tell the device about the receive WRs just queued. */
+    protected abstract void driverRingRecvDoorbell();
+}

@@ -1,0 +1,170 @@
+package io.jhca.verbs;
+
+/**
+ * A send work request ({@code struct ibv_send_wr}), built once and reused: the SGE array is preallocated
+ * and posting copies what it needs, so the object may be changed and posted again at once. WRs chain through
+ * {@link #next(SendWr)} as in verbs.
+ */
+public final class SendWr {
+    private long wrId;
+    private WrOpcode opcode = WrOpcode.SEND;
+    private int sendFlags;
+    private int immData;
+    private final Sge[] sgList;
+    private int numSge;
+    private long remoteAddr;
+    private int rkey;
+    private long compareAdd;
+    private long swap;
+    private AddressHandle ah;
+    private int remoteQpn;
+    private int remoteQkey;
+    private SendWr next;
+
+    /** A WR with room for 4 SGEs. */
+    public SendWr() {
+        this(4);
+    }
+
+    public SendWr(int maxSge) {
+        sgList = new Sge[maxSge];
+        for (int i = 0; i < maxSge; i++) {
+            sgList[i] = new Sge();
+        }
+    }
+
+    public SendWr wrId(long id) {
+        this.wrId = id;
+        return this;
+    }
+
+    public SendWr opcode(WrOpcode op) {
+        this.opcode = op;
+        return this;
+    }
+
+    /** {@link SendFlags} bits. */
+    public SendWr sendFlags(int flags) {
+        this.sendFlags = flags;
+        return this;
+    }
+
+    public SendWr immData(int imm) {
+        this.immData = imm;
+        return this;
+    }
+
+    /** Uses the first {@code n} preallocated SGEs (fill them with {@link #sge(int)}). */
+    public SendWr numSge(int n) {
+        if (n < 0 || n > sgList.length) {
+            throw new IllegalArgumentException("numSge " + n + " out of 0.." + sgList.length);
+        }
+        this.numSge = n;
+        return this;
+    }
+
+    /** Sets a single SGE and numSge = 1. */
+    public SendWr sge(MemoryRegion mr, long offset, int length) {
+        sgList[0].set(mr, offset, length);
+        numSge = 1;
+        return this;
+    }
+
+    public Sge sge(int i) {
+        return sgList[i];
+    }
+
+    /** RDMA READ/WRITE target. */
+    public SendWr rdma(long remoteAddr, int rkey) {
+        this.remoteAddr = remoteAddr;
+        this.rkey = rkey;
+        return this;
+    }
+
+    /** Atomic target and operands: for FETCH_AND_ADD {@code compareAdd} is the value added, swap is unused. */
+    public SendWr atomic(long remoteAddr, int rkey, long compareAdd, long swap) {
+        this.remoteAddr = remoteAddr;
+        this.rkey = rkey;
+        this.compareAdd = compareAdd;
+        this.swap = swap;
+        return this;
+    }
+
+    /** UD destination. */
+    public SendWr ud(AddressHandle ah, int remoteQpn, int remoteQkey) {
+        this.ah = ah;
+        this.remoteQpn = remoteQpn;
+        this.remoteQkey = remoteQkey;
+        return this;
+    }
+
+    public SendWr next(SendWr next) {
+        this.next = next;
+        return this;
+    }
+
+    public long wrId() {
+        return wrId;
+    }
+
+    public WrOpcode opcode() {
+        return opcode;
+    }
+
+    public int sendFlags() {
+        return sendFlags;
+    }
+
+    public int immData() {
+        return immData;
+    }
+
+    public int numSge() {
+        return numSge;
+    }
+
+    public int maxSge() {
+        return sgList.length;
+    }
+
+    public long remoteAddr() {
+        return remoteAddr;
+    }
+
+    public int rkey() {
+        return rkey;
+    }
+
+    public long compareAdd() {
+        return compareAdd;
+    }
+
+    public long swap() {
+        return swap;
+    }
+
+    public AddressHandle ah() {
+        return ah;
+    }
+
+    public int remoteQpn() {
+        return remoteQpn;
+    }
+
+    public int remoteQkey() {
+        return remoteQkey;
+    }
+
+    public SendWr next() {
+        return next;
+    }
+
+    /** Sum of the SGE lengths (int overflow is refused at post time). */
+    public long totalLength() {
+        long n = 0;
+        for (int i = 0; i < numSge; i++) {
+            n += sgList[i].length() & 0xFFFFFFFFL;
+        }
+        return n;
+    }
+}

@@ -1,0 +1,98 @@
+package io.jhca.verbs;
+
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Lifetime rules shared by every verbs object, as libibverbs has them: a resource is used by its children
+ * (a PD by its MRs, QPs and AHs; a CQ by the QPs that complete into it; a context by its PDs and CQs), and
+ * closing a resource that still has users is refused with EBUSY, naming them. Nothing is freed behind the
+ * user's back. Closing twice is harmless; using a closed resource throws.
+ */
+public abstract class VerbsResource implements AutoCloseable {
+    private final String kind;
+    private final VerbsResource[] uses;
+    private final Set<VerbsResource> users = new LinkedHashSet<>();
+    private volatile boolean closed;
+
+    /**
+     * @param kind what this is, for messages: "PD", "MR", "CQ", "QP", "AH", "context"
+     * @param uses the resources this one depends on; each refuses to close while this one is open
+     */
+    protected VerbsResource(String kind, VerbsResource... uses) {
+        this.kind = kind;
+        this.uses = uses.clone();
+        for (VerbsResource r : this.uses) {
+            r.checkOpen();
+        }
+        for (VerbsResource r : this.uses) {
+            r.addUser(this);
+        }
+    }
+
+    /** "QP 0x000011", "CQ 3", ...: how messages name this resource. */
+    public String describe() {
+        return kind;
+    }
+
+    public final String kind() {
+        return kind;
+    }
+
+    public final boolean isClosed() {
+        return closed;
+    }
+
+    /** Throws if this resource was closed; cheap enough for the data path (one volatile read). */
+    protected final void checkOpen() {
+        if (closed) {
+            throw new VerbsException(VerbsException.EINVAL, describe() + " is closed");
+        }
+    }
+
+    private synchronized void addUser(VerbsResource user) {
+        if (closed) {
+            throw new VerbsException(VerbsException.EINVAL, describe() + " is closed");
+        }
+        users.add(user);
+    }
+
+    private synchronized void removeUser(VerbsResource user) {
+        users.remove(user);
+    }
+
+    /** Number of open resources that use this one. */
+    public synchronized int userCount() {
+        return users.size();
+    }
+
+    @Override
+    public final void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            if (!users.isEmpty()) {
+                Map<String, Integer> byKind = new LinkedHashMap<>();
+                for (VerbsResource u : users) {
+                    byKind.merge(u.kind, 1, Integer::sum);
+                }
+                StringBuilder sb = new StringBuilder();
+                byKind.forEach((k, n) -> sb.append(sb.length() == 0 ? "" : ", ").append(n).append(' ').append(k)
+                        .append(n > 1 ? "s" : ""));
+                throw new VerbsException(VerbsException.EBUSY,
+                        "cannot close " + describe() + ": still in use by " + sb + "; close them first");
+            }
+            destroy();
+            closed = true;
+        }
+        for (VerbsResource r : uses) {
+            r.removeUser(this);
+        }
+    }
+
+    /** Releases the provider's side of the resource; called once, with no users left. */
+    protected abstract void destroy();
+}

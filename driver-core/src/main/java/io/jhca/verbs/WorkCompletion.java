@@ -1,0 +1,160 @@
+package io.jhca.verbs;
+
+/**
+ * A work completion ({@code struct ibv_wc}). Allocate one (or an array) up front and let
+ * {@link CompletionQueue#poll} fill it: polling never allocates. The setters are for providers.
+ */
+public final class WorkCompletion {
+    private long wrId;
+    private WcStatus status = WcStatus.SUCCESS;
+    private WcOpcode opcode = WcOpcode.SEND;
+    private int vendorErr;
+    private int byteLen;
+    private int immData;
+    private int qpNum;
+    private int srcQp;
+    private int wcFlags;
+    private int pkeyIndex;
+    private int slid;
+    private int sl;
+    private int dlidPathBits;
+
+    public long wrId() {
+        return wrId;
+    }
+
+    public WcStatus status() {
+        return status;
+    }
+
+    public WcOpcode opcode() {
+        return opcode;
+    }
+
+    public int vendorErr() {
+        return vendorErr;
+    }
+
+    public int byteLen() {
+        return byteLen;
+    }
+
+    /** Immediate data in host order (the 32 bits the sender gave), valid when {@link WcFlags#WITH_IMM} is set. */
+    public int immData() {
+        return immData;
+    }
+
+    /** The local QP number this completion belongs to. */
+    public int qpNum() {
+        return qpNum;
+    }
+
+    /** UD receives: the sender's QP number. */
+    public int srcQp() {
+        return srcQp;
+    }
+
+    public int wcFlags() {
+        return wcFlags;
+    }
+
+    public int pkeyIndex() {
+        return pkeyIndex;
+    }
+
+    public int slid() {
+        return slid;
+    }
+
+    public int sl() {
+        return sl;
+    }
+
+    public int dlidPathBits() {
+        return dlidPathBits;
+    }
+
+    public boolean isSuccess() {
+        return status == WcStatus.SUCCESS;
+    }
+
+    /** Provider side: fill the fields every completion has and clear the rest. */
+    public WorkCompletion set(long wrId, WcStatus status, WcOpcode opcode, int qpNum, int byteLen) {
+        this.wrId = wrId;
+        this.status = status;
+        this.opcode = opcode;
+        this.qpNum = qpNum;
+        this.byteLen = byteLen;
+        this.vendorErr = 0;
+        this.immData = 0;
+        this.srcQp = 0;
+        this.wcFlags = 0;
+        this.pkeyIndex = 0;
+        this.slid = 0;
+        this.sl = 0;
+        this.dlidPathBits = 0;
+        return this;
+    }
+
+    public WorkCompletion immData(int imm) {
+        this.immData = imm;
+        this.wcFlags |= WcFlags.WITH_IMM;
+        return this;
+    }
+
+    public WorkCompletion srcQp(int qpn) {
+        this.srcQp = qpn;
+        return this;
+    }
+
+    public WorkCompletion wcFlags(int flags) {
+        this.wcFlags |= flags;
+        return this;
+    }
+
+    public WorkCompletion vendorErr(int err) {
+        this.vendorErr = err;
+        return this;
+    }
+
+    public WorkCompletion sl(int sl) {
+        this.sl = sl;
+        return this;
+    }
+
+    public WorkCompletion slid(int slid) {
+        this.slid = slid;
+        return this;
+    }
+
+    public WorkCompletion pkeyIndex(int index) {
+        this.pkeyIndex = index;
+        return this;
+    }
+
+    /** Copies every field of another completion. */
+    public WorkCompletion copyFrom(WorkCompletion o) {
+        wrId = o.wrId;
+        status = o.status;
+        opcode = o.opcode;
+        vendorErr = o.vendorErr;
+        byteLen = o.byteLen;
+        immData = o.immData;
+        qpNum = o.qpNum;
+        srcQp = o.srcQp;
+        wcFlags = o.wcFlags;
+        pkeyIndex = o.pkeyIndex;
+        slid = o.slid;
+        sl = o.sl;
+        dlidPathBits = o.dlidPathBits;
+        return this;
+    }
+
+    @Override
+    public String toString() {
+        return "wc{wr_id=" + wrId + ", status=" + status + ", opcode=" + opcode + ", byte_len=" + byteLen
+                + ", qp_num=0x" + Integer.toHexString(qpNum) + ((wcFlags & WcFlags.WITH_IMM) != 0
+                ? ", imm=0x" + Integer.toHexString(immData) : "") + (srcQp != 0 ? ", src_qp=0x" + Integer.toHexString(srcQp) : "")
+                + (vendorErr != 0 ? ", vendor_err=0x" + Integer.toHexString(vendorErr) : "") + "}";
+    }
+}

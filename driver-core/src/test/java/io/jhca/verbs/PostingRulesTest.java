@@ -1,0 +1,157 @@
+package io.jhca.verbs;
+
+import io.jhca.memory.DmaRegion;
+import io.jhca.verbs.fake.FakeQp;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** Work-request checks shared by both posting styles; a full queue is a return value. */
+class PostingRulesTest extends VerbsTestSupport {
+    private ProtectionDomain pd;
+    private CompletionQueue cq;
+    private MemoryRegion mr;
+
+    @BeforeEach
+    void resources() {
+        pd = track(ctx.allocatePd());
+        cq = track(ctx.createCq(64));
+        DmaRegion mem = memory(65536);
+        mr = track(pd.register(mem, Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+    }
+
+    @Test
+    void sendsNeedRtsAndReceivesNeedInit() {
+        QueuePair qp = track(pd.createQp(QpInitAttributes.rc(cq, cq)));
+        SendWr wr = new SendWr().opcode(WrOpcode.SEND).sge(mr, 0, 8);
+        RecvWr rwr = new RecvWr().sge(mr, 0, 8);
+        refused(VerbsException.EINVAL, "state RESET (needs RTS)", () -> qp.postSend(wr));
+        refused(VerbsException.EINVAL, "state RESET (needs INIT", () -> qp.postRecv(rwr));
+        refused(VerbsException.EINVAL, "state RESET", () -> qp.sendQueue().start());
+        qp.modify(QpAttributes.toInit(1));
+        assertEquals(1, qp.postRecv(rwr));
+        refused(VerbsException.EINVAL, "state INIT", () -> qp.postSend(wr));
+        qp.modify(QpAttributes.toRtr(0x12, 0, AhAttributes.to(ctx.queryGid(1, 1)).sgidIndex(1), Mtu.MTU_1024));
+        refused(VerbsException.EINVAL, "state RTR", () -> qp.postSend(wr));
+        qp.modify(QpAttributes.toRts(0));
+        assertEquals(1, qp.postSend(wr));
+        qp.modify(QpAttributes.toState(QpState.ERR));
+        assertEquals(1, qp.postSend(wr), "posting in ERR is allowed: the WR is flushed");
+    }
+
+    @Test
+    void malformedWorkRequestsAreRefusedWithTheReason() {
+        QueuePair rc = rtsQp(pd, QpInitAttributes.rc(cq, cq).maxSendSge(2).maxInlineData(32));
+        SendWr wr = new SendWr(4);
+        wr.opcode(WrOpcode.SEND).numSge(3);
+        refused(VerbsException.EINVAL, "3 SGEs exceed max_send_sge 2", () -> rc.postSend(wr));
+        wr.numSge(1).sge(0).set(mr, 0, 33);
+        wr.sendFlags(SendFlags.INLINE);
+        refused(VerbsException.EINVAL, "inline data of 33 bytes exceeds max_inline_data 32", () -> rc.postSend(wr));
+        wr.opcode(WrOpcode.RDMA_READ);
+        refused(VerbsException.EINVAL, "INLINE is not allowed", () -> rc.postSend(wr));
+        wr.sendFlags(0).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).sge(0).set(mr, 0, 4);
+        refused(VerbsException.EINVAL, "exactly one 8-byte SGE", () -> rc.postSend(wr));
+        wr.sge(0).set(mr, 0, 8);
+        wr.atomic(0x1004, 1, 1, 0);
+        refused(VerbsException.EINVAL, "not 8-byte aligned", () -> rc.postSend(wr));
+        wr.sendFlags(0x100);
+        refused(VerbsException.EINVAL, "unknown send flags", () -> rc.postSend(wr));
+        assertEquals(0, ((FakeQp) rc).sendsQueued, "nothing of a refused WR is posted");
+
+        QueuePair ud = rtsQp(pd, QpInitAttributes.ud(cq, cq));
+        SendWr uwr = new SendWr().opcode(WrOpcode.RDMA_WRITE).sge(mr, 0, 8);
+        refused(VerbsException.EINVAL, "not supported on UD", () -> ud.postSend(uwr));
+        uwr.opcode(WrOpcode.SEND);
+        refused(VerbsException.EINVAL, "no (open) address handle", () -> ud.postSend(uwr));
+
+        QueuePair uc = rtsQp(pd, QpInitAttributes.uc(cq, cq));
+        SendWr cwr = new SendWr().opcode(WrOpcode.RDMA_READ).sge(mr, 0, 8);
+        refused(VerbsException.EINVAL, "not supported on UC", () -> uc.postSend(cwr));
+    }
+
+    @Test
+    void aFullQueueIsAReturnValueNotAnException() {
+        QueuePair qp = rtsQp(pd, QpInitAttributes.rc(cq, cq).maxSendWr(4).maxRecvWr(2));
+        SendWr[] chain = new SendWr[6];
+        for (int i = 0; i < chain.length; i++) {
+            chain[i] = new SendWr().wrId(i).opcode(WrOpcode.SEND).sge(mr, 0, 8);
+            if (i > 0) {
+                chain[i - 1].next(chain[i]);
+            }
+        }
+        assertEquals(4, qp.postSend(chain[0]), "4 of 6 fit");
+        assertEquals(0, qp.postSend(chain[0]));
+        assertEquals(1, ((FakeQp) qp).sendDoorbells, "one doorbell for the chain, none when nothing was posted");
+        RecvWr r1 = new RecvWr().sge(mr, 0, 8);
+        RecvWr r2 = new RecvWr().sge(mr, 8, 8);
+        RecvWr r3 = new RecvWr().sge(mr, 16, 8);
+        r1.next(r2).next(r3);
+        assertEquals(2, qp.postRecv(r1));
+    }
+
+    @Test
+    void builderChecksLikePostSendAndDropsTheBatchOnMisuse() {
+        QueuePair qp = rtsQp(pd, QpInitAttributes.rc(cq, cq).maxSendWr(3).maxSendSge(2).maxInlineData(16));
+        FakeQp fq = (FakeQp) qp;
+        SendQueue sq = qp.sendQueue();
+        sq.start();
+        sq.wrId(1).flags(SendFlags.SIGNALED).rdmaWrite(mr.rkey(), mr.address()).sge(mr, 0, 8).sge(mr, 8, 8);
+        sq.wrId(2).send().inlineData(new UnsafeBuffer(new byte[16]), 0, 16);
+        assertEquals(0, sq.complete());
+        assertEquals(2, fq.sendsQueued);
+        assertEquals(1, fq.sendDoorbells);
+
+        sq.start();
+        sq.send().sge(mr, 0, 1).sge(mr, 1, 1);
+        refused(VerbsException.EINVAL, "3 SGEs exceed max_send_sge 2", () -> sq.sge(mr, 2, 1));
+        assertEquals(2, fq.sendsQueued, "the batch was dropped");
+        sq.start();
+        refused(VerbsException.EINVAL, "17 bytes exceeds max_inline_data 16",
+                () -> sq.send().inlineData(new UnsafeBuffer(new byte[17]), 0, 17));
+        sq.start();
+        refused(VerbsException.EINVAL, "needs exactly one 8-byte SGE", () -> sq.atomicFetchAdd(mr.rkey(), mr.address(), 1).complete());
+        sq.start();
+        refused(VerbsException.EINVAL, "sge() without an opcode", () -> sq.sge(mr, 0, 8));
+        refused(VerbsException.EINVAL, "before start()", sq::send);
+        sq.start();
+        refused(VerbsException.EINVAL, "start() twice", sq::start);
+        assertEquals(2, fq.sendsQueued);
+        assertEquals(1, fq.sendDoorbells);
+    }
+
+    @Test
+    void builderReportsAFullQueueAtCompleteAndPostsNothingOfTheBatch() {
+        QueuePair qp = rtsQp(pd, QpInitAttributes.rc(cq, cq).maxSendWr(2));
+        FakeQp fq = (FakeQp) qp;
+        SendQueue sq = qp.sendQueue();
+        sq.start();
+        for (int i = 0; i < 3; i++) {
+            sq.wrId(i).send().sge(mr, 0, 8);
+        }
+        assertEquals(VerbsException.ENOMEM, sq.complete());
+        assertEquals(0, fq.sendsQueued);
+        assertEquals(0, fq.sendDoorbells);
+        sq.start();
+        sq.send().sge(mr, 0, 8);
+        assertEquals(0, sq.complete());
+        assertEquals(1, fq.sendsQueued);
+    }
+
+    @Test
+    void udBuilderNeedsAnAddress() {
+        QueuePair ud = rtsQp(pd, QpInitAttributes.ud(cq, cq));
+        AddressHandle ah = track(pd.createAh(AhAttributes.to(ctx.queryGid(1, 1)).sgidIndex(1)));
+        SendQueue sq = ud.sendQueue();
+        sq.start();
+        sq.send().sge(mr, 0, 8);
+        refused(VerbsException.EINVAL, "without udAddr", sq::complete);
+        sq.start();
+        sq.send().udAddr(ah, 0x12, 0x11111111).sge(mr, 0, 8);
+        assertEquals(0, sq.complete());
+        sq.start();
+        refused(VerbsException.EINVAL, "not supported on UD", () -> sq.rdmaRead(1, 0));
+    }
+}
