@@ -1,0 +1,39 @@
+package io.jhca.mlx5.wqe;
+
+import java.nio.ByteOrder;
+
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+/**
+ * Remote address segment of RDMA and atomic WQEs ({@code struct mlx5_wqe_raddr_seg}, mlx5dv.h, 16 bytes):
+ * 0 be64 {@code raddr}, 8 be32 {@code rkey}, 12 be32 reserved (written 0). Filled as rdma-core qp.c
+ * {@code set_raddr_seg} does.
+ */
+public final class RaddrSeg {
+
+    public static final int SIZE = 16;
+    public static final int RADDR_OFFSET = 0;
+    public static final int RKEY_OFFSET = 8;
+    public static final int RESERVED_OFFSET = 12;
+
+    private RaddrSeg() {
+    }
+
+    public static void set(MutableDirectBuffer buffer, int offset, long raddr, int rkey) {
+        Segments.checkBounds(buffer, offset, SIZE);
+        buffer.putLong(offset + RADDR_OFFSET, raddr, ByteOrder.BIG_ENDIAN);
+        buffer.putInt(offset + RKEY_OFFSET, rkey, ByteOrder.BIG_ENDIAN);
+        buffer.putInt(offset + RESERVED_OFFSET, 0);
+    }
+
+    public static long raddr(DirectBuffer buffer, int offset) {
+        Segments.checkBounds(buffer, offset, SIZE);
+        return buffer.getLong(offset + RADDR_OFFSET, ByteOrder.BIG_ENDIAN);
+    }
+
+    public static int rkey(DirectBuffer buffer, int offset) {
+        Segments.checkBounds(buffer, offset, SIZE);
+        return buffer.getInt(offset + RKEY_OFFSET, ByteOrder.BIG_ENDIAN);
+    }
+}
