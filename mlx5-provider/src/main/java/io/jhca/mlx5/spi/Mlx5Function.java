@@ -1,0 +1,53 @@
+package io.jhca.mlx5.spi;
+
+import io.jhca.doorbell.MmioWindow;
+import io.jhca.memory.DmaRegion;
+
+import java.net.InetAddress;
+import java.util.List;
+
+/**
+ * A ConnectX PCI function as the driver sees it: BAR0 (initialization segment, command doorbell, UAR pages)
+ * and a way to give the device DMA access to host memory. Backends: vfio (a real device bound to vfio-pci)
+ * and the device model in hw-lab ({@code io.jhca.lab.sim}), which implements this interface over simulated
+ * BAR0 memory that its firmware thread watches.
+ *
+ * <p>The driver owns everything above this line: it brings the function up through the command queue,
+ * hands the firmware its pages, creates every object and formats every WQE itself.
+ */
+public interface Mlx5Function extends AutoCloseable {
+
+    /** The device name the verbs API shows, e.g. "mlx5_0". */
+    String name();
+
+    /** Where the function is: a PCI address ("0000:03:00.0") or a model's name ("sim:0"). */
+    String location();
+
+    /** The whole of BAR0, mapped: init segment at offset 0, UAR page n at n * 4096. */
+    MmioWindow bar0();
+
+    /**
+     * Pinned memory the device can reach by DMA (command queue, mailboxes, firmware pages, rings, doorbell
+     * records), with its IOVAs. The vfio backend maps it into the IOMMU; the model uses identity IOVAs.
+     */
+    DmaRegion allocateDma(long bytes);
+
+    /**
+     * Makes a user region reachable by the device before it is registered as an MR (vfio: VFIO_IOMMU_MAP_DMA;
+     * the model: nothing). The IOVA of each byte is then {@code region.iova(offset)}.
+     */
+    void mapForDevice(DmaRegion region);
+
+    /** Undoes {@link #mapForDevice} after the MR is gone. */
+    void unmapForDevice(DmaRegion region);
+
+    /**
+     * The IP addresses of the port's netdev, in GID table order: the driver programs them as RoCEv2 GIDs
+     * (SET_ROCE_ADDRESS), as the kernel's mlx5_ib does from the netdev's addresses.
+     */
+    List<InetAddress> portAddresses();
+
+    /** Releases BAR0 and the function (stops a model's firmware). */
+    @Override
+    void close();
+}

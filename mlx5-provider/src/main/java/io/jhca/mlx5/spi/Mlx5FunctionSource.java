@@ -1,0 +1,17 @@
+package io.jhca.mlx5.spi;
+
+import java.util.List;
+
+/**
+ * Finds ConnectX functions, through {@link java.util.ServiceLoader}: the vfio backend lists devices bound to
+ * vfio-pci, hw-lab's device model lists its simulated ones. A source opens a function only when asked,
+ * so listing devices never starts hardware or a model.
+ */
+public interface Mlx5FunctionSource {
+
+    /** Names of the functions present, e.g. ["mlx5_0", "mlx5_1"]. */
+    List<String> names();
+
+    /** Opens one function by name; each open returns a fresh function (close it when the device closes). */
+    Mlx5Function open(String name);
+}

@@ -1,0 +1,116 @@
+/*
+ * C baseline for jhca's mlx5 data path: the same WQEs, built with rdma-core's mlx5dv.h helpers, written into
+ * the same kind of memory and announced with the same doorbell sequence as rdma-core's post_send_db, timed the
+ * same way as the Java benchmark (Mlx5DataPathBenchmark), so the Java/C ratio means something.
+ *
+ * One operation = post BATCH RDMA WRITE WQEs (ctrl + raddr + one data segment, the last one signaled),
+ * ring one doorbell (DBR store, store fence, 8-byte doorbell to the current BlueFlame half, store fence, toggle
+ * the half), then the stub device writes the CQE of the last WQE (body, then op_own with the owner bit) and the
+ * driver polls it (ownership check, load fence, parse, consumer index + CQ doorbell record).
+ * Rings, doorbell record, "UAR" page and CQ are anonymous page-aligned memory: no device, so this measures the
+ * CPU cost of the driver, exactly as the Java side does.
+ *
+ * Usage: mlx5_post_baseline BATCH ITERATIONS  -> prints "batch=%d ns_per_op=%.2f ns_per_wqe=%.2f"
+ */
+#define _GNU_SOURCE
+#include <infiniband/mlx5dv.h>
+#include <endian.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#define SQ_WQEBBS 1024u /* power of two, as the Java ring */
+#define CQ_ENTRIES 256u
+
+/* rdma-core util/udma_barrier.h on x86-64: udma_to_device_barrier = compiler barrier,
+ * mmio_flush_writes / mmio_wc_start = sfence, udma_from_device_barrier = lfence. */
+#define compiler_barrier() asm volatile("" ::: "memory")
+#define sfence() asm volatile("sfence" ::: "memory")
+#define lfence() asm volatile("lfence" ::: "memory")
+
+static void *pages(size_t n) {
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) { perror("mmap"); exit(1); }
+    return p;
+}
+
+static double now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+    unsigned batch = argc > 1 ? (unsigned) atoi(argv[1]) : 1;
+    long iters = argc > 2 ? atol(argv[2]) : 10000000L;
+    uint8_t *sq = pages(SQ_WQEBBS * 64);
+    volatile uint32_t *dbr = pages(4096);
+    uint8_t *uar = pages(4096);
+    uint8_t *cq = pages(CQ_ENTRIES * 64);
+    volatile uint32_t *cq_dbr = pages(4096);
+    uint8_t *buf = pages(4096);
+    const uint32_t qpn = 0x11, lkey = 0x100, rkey = 0x200;
+    uint32_t cur_post = 0, ci = 0, bf_offset = 0x800;
+    uint64_t sum = 0;
+
+    for (unsigned i = 0; i < CQ_ENTRIES; i++) {
+        ((struct mlx5_cqe64 *) (cq + i * 64))->op_own = MLX5_CQE_INVALID << 4 | 1; /* rdma-core's initial value */
+    }
+
+    for (int phase = 0; phase < 2; phase++) { /* phase 0 warms up, phase 1 is timed */
+        long n = phase == 0 ? iters / 10 : iters;
+        double t0 = now_ns();
+        for (long it = 0; it < n; it++) {
+            struct mlx5_wqe_ctrl_seg *ctrl = NULL;
+            for (unsigned b = 0; b < batch; b++) {
+                uint8_t *wqe = sq + ((cur_post & (SQ_WQEBBS - 1)) << 6);
+                ctrl = (struct mlx5_wqe_ctrl_seg *) wqe;
+                struct mlx5_wqe_raddr_seg *raddr = (struct mlx5_wqe_raddr_seg *) (wqe + 16);
+                struct mlx5_wqe_data_seg *data = (struct mlx5_wqe_data_seg *) (wqe + 32);
+                uint8_t fm_ce_se = b + 1 == batch ? MLX5_WQE_CTRL_CQ_UPDATE : 0;
+                mlx5dv_set_ctrl_seg(ctrl, (uint16_t) cur_post, MLX5_OPCODE_RDMA_WRITE, 0, qpn, fm_ce_se, 3, 0, 0);
+                raddr->raddr = htobe64((uint64_t) (uintptr_t) buf + 64);
+                raddr->rkey = htobe32(rkey);
+                raddr->reserved = 0;
+                mlx5dv_set_data_seg(data, 64, lkey, (uintptr_t) buf);
+                cur_post += 1; /* 3 DS = one WQEBB */
+            }
+            /* post_send_db */
+            compiler_barrier();
+            dbr[1] = htobe32(cur_post & 0xffff);
+            sfence();
+            *(volatile uint64_t *) (uar + bf_offset) = *(uint64_t *) ctrl;
+            sfence();
+            bf_offset ^= 0x100;
+
+            /* stub device: the CQE of the last WQE, body first, then op_own */
+            struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *) (cq + ((ci & (CQ_ENTRIES - 1)) << 6));
+            cqe->wqe_counter = htobe16((uint16_t) (cur_post - 1));
+            cqe->sop_drop_qpn = htobe32(MLX5_OPCODE_RDMA_WRITE << 24 | qpn);
+            cqe->byte_cnt = htobe32(64);
+            compiler_barrier();
+            cqe->op_own = MLX5_CQE_REQ << 4 | ((ci & CQ_ENTRIES) ? 1 : 0);
+
+            /* driver: poll it (rdma-core get_sw_cqe + parse) */
+            struct mlx5_cqe64 *c = (struct mlx5_cqe64 *) (cq + ((ci & (CQ_ENTRIES - 1)) << 6));
+            uint8_t op_own = *(volatile uint8_t *) &c->op_own;
+            if ((op_own >> 4) == MLX5_CQE_INVALID || ((op_own & 1) ^ !!(ci & CQ_ENTRIES))) {
+                fprintf(stderr, "CQE not owned by software at ci=%u\n", ci);
+                return 1;
+            }
+            lfence();
+            sum += be16toh(c->wqe_counter) + be32toh(c->byte_cnt) + (be32toh(c->sop_drop_qpn) & 0xffffff);
+            ci++;
+            cq_dbr[0] = htobe32(ci & 0xffffff);
+        }
+        double t1 = now_ns();
+        if (phase == 1) {
+            printf("batch=%u ns_per_op=%.2f ns_per_wqe=%.2f checksum=%llu\n", batch, (t1 - t0) / n,
+                   (t1 - t0) / n / batch, (unsigned long long) (sum & 0xff));
+        }
+    }
+    return 0;
+}
