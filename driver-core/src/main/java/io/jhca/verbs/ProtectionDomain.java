@@ -20,6 +20,9 @@ public abstract class ProtectionDomain extends VerbsResource {
 
     /** Registers a whole region. */
     public final MemoryRegion register(DmaRegion region, Access... access) {
+        if (region.isClosed()) {
+            throw new VerbsException(VerbsException.EINVAL, "register MR: the DMA region is closed");
+        }
         return register(region, 0, region.length(), Access.mask(access));
     }
 

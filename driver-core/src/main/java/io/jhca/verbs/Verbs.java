@@ -3,7 +3,9 @@ package io.jhca.verbs;
 import io.jhca.verbs.spi.Provider;
 
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
+import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 
 /** Entry point: lists devices across every provider on the class path and opens them. */
@@ -21,7 +23,18 @@ public final class Verbs {
                 p = providers;
                 if (p == null) {
                     List<Provider> found = new ArrayList<>();
-                    ServiceLoader.load(Provider.class, Verbs.class.getClassLoader()).forEach(found::add);
+                    Iterator<Provider> it = ServiceLoader.load(Provider.class, Verbs.class.getClassLoader()).iterator();
+                    while (true) {
+                        try {
+                            if (!it.hasNext()) {
+                                break;
+                            }
+                            found.add(it.next());
+                        } catch (ServiceConfigurationError e) {
+                            // One broken provider must not hide the others' devices; say why it is missing.
+                            System.err.println("jhca: an RDMA provider failed to load and is skipped: " + e.getMessage());
+                        }
+                    }
                     providers = p = List.copyOf(found);
                 }
             }
@@ -33,7 +46,11 @@ public final class Verbs {
     public static List<DeviceInfo> devices() {
         List<DeviceInfo> all = new ArrayList<>();
         for (Provider p : providers()) {
-            all.addAll(p.devices());
+            try {
+                all.addAll(p.devices());
+            } catch (RuntimeException | LinkageError e) {
+                System.err.println("jhca: provider " + p.name() + " could not list its devices and is skipped: " + e);
+            }
         }
         return all;
     }
