@@ -1,0 +1,176 @@
+package io.jhca.rxe;
+
+import java.io.IOException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.agrona.concurrent.AgentRunner;
+
+import io.jhca.rxe.link.FaultyLink;
+import io.jhca.rxe.link.Link;
+import io.jhca.rxe.link.UdpLink;
+import io.jhca.rxe.transport.Engine;
+import io.jhca.rxe.transport.MrTable;
+import io.jhca.rxe.transport.RxeCounters;
+import io.jhca.rxe.transport.Tracer;
+import io.jhca.rxe.wire.PcapWriter;
+import io.jhca.verbs.AsyncEvent;
+import io.jhca.verbs.CompletionQueue;
+import io.jhca.verbs.Context;
+import io.jhca.verbs.DeviceAttributes;
+import io.jhca.verbs.Gid;
+import io.jhca.verbs.PortAttributes;
+import io.jhca.verbs.ProtectionDomain;
+import io.jhca.verbs.VerbsException;
+
+/**
+ * An open rxe device: its UDP link (bound to {@code <address>:4791}, wrapped in a {@link FaultyLink} when faults
+ * are configured), its key table, counters and progress {@link Engine}, run by its own thread or by
+ * {@link #progress()} from the application's polling loop.
+ */
+public final class RxeContext extends Context {
+
+    private final RxeDeviceConfig config;
+    private final RxeDeviceAttributes attributes;
+    private final Link link;
+    private final RxeCounters counters = new RxeCounters();
+    private final MrTable mrs = new MrTable();
+    private final Engine engine;
+    private final AgentRunner runner;
+    private final Tracer tracer;
+    private final AtomicInteger nextQpn = new AtomicInteger(RxeDeviceAttributes.FIRST_QPN);
+    private final AtomicInteger nextCqn = new AtomicInteger(1);
+
+    RxeContext(final RxeDeviceConfig config) {
+        super(RxeProvider.info(config));
+        this.config = config;
+        this.attributes = new RxeDeviceAttributes(config.address(), config.netdevMtu());
+        final UdpLink udp;
+        try {
+            udp = UdpLink.open(new java.net.InetSocketAddress(config.address(), UdpLink.ROCE_V2_PORT),
+                    config.socketBuffer());
+        } catch (final IllegalStateException e) {
+            throw new VerbsException(VerbsException.EIO, "open " + config.name() + ": " + e.getMessage(), e);
+        }
+        this.link = config.hasFaults()
+                ? new FaultyLink(udp, config.txFaults(), config.rxFaults(), config.faultSeed()) : udp;
+        final boolean threaded = config.progressMode() == ProgressMode.THREAD;
+        this.engine = new Engine(config.name(), link, config.icrcMode(), attributes.port().activeMtu().bytes(),
+                threaded, mrs, counters);
+        Tracer t = null;
+        if (config.pcap() != null) {
+            try {
+                t = new Tracer(PcapWriter.create(config.pcap(), PcapWriter.LINKTYPE_RAW));
+                engine.tracer(t);
+            } catch (final IOException e) {
+                link.close();
+                throw new VerbsException(VerbsException.EIO, "open " + config.name() + ": cannot write pcap "
+                        + config.pcap() + ": " + e, e);
+            }
+        }
+        this.tracer = t;
+        if (threaded) {
+            runner = new AgentRunner(config.newIdleStrategy(), this::engineFailed, null, engine);
+            AgentRunner.startOnThread(runner, r -> {
+                final Thread th = new Thread(r, engine.roleName());
+                th.setDaemon(true);
+                return th;
+            });
+        } else {
+            runner = null;
+        }
+    }
+
+    private void engineFailed(final Throwable t) {
+        System.err.println("jhca rxe " + config.name() + ": engine error " + t);
+    }
+
+    public RxeDeviceConfig config() {
+        return config;
+    }
+
+    /** Per-device counters (rxe hw_counters names and drop reasons). */
+    public RxeCounters counters() {
+        return counters;
+    }
+
+    /** The packet link (a {@link FaultyLink} when faults are configured: its counters say what it did). */
+    public Link link() {
+        return link;
+    }
+
+    public Engine engine() {
+        return engine;
+    }
+
+    public RxeDeviceAttributes attributes() {
+        return attributes;
+    }
+
+    MrTable mrTable() {
+        return mrs;
+    }
+
+    int allocateQpn() {
+        final int qpn = nextQpn.getAndIncrement();
+        if (qpn > 0xFFFFFF) {
+            throw new VerbsException(VerbsException.ENOMEM, "create QP: QP numbers exhausted on " + name());
+        }
+        return qpn;
+    }
+
+    int allocateCqn() {
+        return nextCqn.getAndIncrement();
+    }
+
+    void post(final AsyncEvent event) {
+        postAsyncEvent(event);
+    }
+
+    @Override
+    public DeviceAttributes queryDevice() {
+        return attributes.device();
+    }
+
+    @Override
+    protected PortAttributes driverQueryPort(final int port) {
+        return attributes.port();
+    }
+
+    @Override
+    protected Gid driverQueryGid(final int port, final int index) {
+        return attributes.gid(index);
+    }
+
+    @Override
+    protected ProtectionDomain driverAllocPd() {
+        return new RxePd(this);
+    }
+
+    @Override
+    protected CompletionQueue driverCreateCq(final int cqe) {
+        return new RxeCq(this, allocateCqn(), cqe);
+    }
+
+    /** CALLER mode: one engine duty cycle on the calling thread; THREAD mode: 0 (the engine thread does it). */
+    @Override
+    public int progress() {
+        checkOpen();
+        return runner == null ? engine.doWork() : 0;
+    }
+
+    @Override
+    protected void destroy() {
+        if (runner != null) {
+            runner.close();
+        }
+        engine.markClosed();
+        link.close();
+        if (tracer != null) {
+            try {
+                tracer.close();
+            } catch (final IOException e) {
+                // the trace is best effort
+            }
+        }
+    }
+}

@@ -1,0 +1,357 @@
+package io.jhca.rxe;
+
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.SleepingIdleStrategy;
+import org.agrona.concurrent.YieldingIdleStrategy;
+
+import io.jhca.rxe.link.LinkFaults;
+import io.jhca.rxe.wire.Ipv4IdMode;
+
+/**
+ * How one rxe device is set up: its name, the IP address its RoCEv2 UDP socket binds, the link (fault injection
+ * per direction), who drives its engine and how the engine idles, and how received IPv4 ICRCs are checked.
+ * Immutable; built with {@link #builder(String)}. Every knob is described in the package documentation.
+ */
+public final class RxeDeviceConfig {
+
+    /** System property naming the devices: {@code rxe0=127.0.0.1,rxe1=if:eth0}. */
+    public static final String DEVICES_PROPERTY = "jhca.rxe.devices";
+    /** Environment variable with the same syntax, used when the property is absent. */
+    public static final String DEVICES_ENV = "JHCA_RXE_DEVICES";
+    /** System property: progress mode of configured devices, {@code thread} (default) or {@code caller}. */
+    public static final String PROGRESS_PROPERTY = "jhca.rxe.progress";
+    /** System property: idle strategy of engine threads: busy, yield, backoff (default) or sleep. */
+    public static final String IDLE_PROPERTY = "jhca.rxe.idle";
+    /** System property: IPv4 ICRC receive mode, {@code strict} (default) or {@code recover}. */
+    public static final String ICRC_PROPERTY = "jhca.rxe.icrc";
+    /** The devices when nothing is configured. */
+    public static final String DEFAULT_DEVICES = "rxe0=127.0.0.1,rxe1=127.0.0.2";
+
+    private final String name;
+    private final InetAddress address;
+    private final int netdevMtu;
+    private final LinkFaults txFaults;
+    private final LinkFaults rxFaults;
+    private final long faultSeed;
+    private final ProgressMode progressMode;
+    private final String idleStrategy;
+    private final Ipv4IdMode icrcMode;
+    private final int socketBuffer;
+    private final Path pcap;
+
+    private RxeDeviceConfig(final Builder b) {
+        this.name = b.name;
+        this.address = b.address;
+        this.netdevMtu = b.netdevMtu;
+        this.txFaults = b.txFaults;
+        this.rxFaults = b.rxFaults;
+        this.faultSeed = b.faultSeed;
+        this.progressMode = b.progressMode;
+        this.idleStrategy = b.idleStrategy;
+        this.icrcMode = b.icrcMode;
+        this.socketBuffer = b.socketBuffer;
+        this.pcap = b.pcap;
+    }
+
+    public static Builder builder(final String name) {
+        return new Builder(name);
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public InetAddress address() {
+        return address;
+    }
+
+    /**
+     * The MTU of the network device the address lives on (for the port's active MTU): as configured, else the
+     * interface's MTU, else 65536 for a loopback address (Linux lo), else 1500.
+     */
+    public int netdevMtu() {
+        if (netdevMtu > 0) {
+            return netdevMtu;
+        }
+        try {
+            final NetworkInterface nif = NetworkInterface.getByInetAddress(address);
+            if (nif != null && nif.getMTU() > 0) {
+                return nif.getMTU();
+            }
+        } catch (final SocketException e) {
+            // fall through to the defaults
+        }
+        return address.isLoopbackAddress() ? 65536 : 1500;
+    }
+
+    public LinkFaults txFaults() {
+        return txFaults;
+    }
+
+    public LinkFaults rxFaults() {
+        return rxFaults;
+    }
+
+    public long faultSeed() {
+        return faultSeed;
+    }
+
+    public boolean hasFaults() {
+        return !txFaults.isNone() || !rxFaults.isNone();
+    }
+
+    public ProgressMode progressMode() {
+        return progressMode;
+    }
+
+    public String idleStrategyName() {
+        return idleStrategy;
+    }
+
+    /** A fresh idle strategy of the configured kind. */
+    public IdleStrategy newIdleStrategy() {
+        switch (idleStrategy) {
+            case "busy":
+                return new BusySpinIdleStrategy();
+            case "yield":
+                return new YieldingIdleStrategy();
+            case "sleep":
+                return new SleepingIdleStrategy(100_000L);
+            default: // backoff: spin 100 times, yield 200 times, then park from 1 us up to 100 us
+                return new BackoffIdleStrategy(100, 200, 1_000L, 100_000L);
+        }
+    }
+
+    public Ipv4IdMode icrcMode() {
+        return icrcMode;
+    }
+
+    public int socketBuffer() {
+        return socketBuffer;
+    }
+
+    /** Where to write a pcap trace of every packet, or null. */
+    public Path pcap() {
+        return pcap;
+    }
+
+    @Override
+    public String toString() {
+        return name + "=" + address.getHostAddress() + " (" + progressMode + ", idle " + idleStrategy + ", icrc "
+                + icrcMode + (hasFaults() ? ", faults tx " + txFaults + " rx " + rxFaults : "") + ")";
+    }
+
+    // ------------------------------------------------------------------------------------------ configuration
+
+    /**
+     * The configured devices: the system property {@value #DEVICES_PROPERTY}, else the environment variable
+     * {@value #DEVICES_ENV}, else {@value #DEFAULT_DEVICES}; progress, idle and ICRC settings from their
+     * properties.
+     */
+    public static List<RxeDeviceConfig> fromEnvironment() {
+        String spec = System.getProperty(DEVICES_PROPERTY);
+        if (spec == null || spec.isBlank()) {
+            spec = System.getenv(DEVICES_ENV);
+        }
+        if (spec == null || spec.isBlank()) {
+            spec = DEFAULT_DEVICES;
+        }
+        final ProgressMode progress = ProgressMode.valueOf(
+                System.getProperty(PROGRESS_PROPERTY, "thread").trim().toUpperCase(Locale.ROOT));
+        final String idle = System.getProperty(IDLE_PROPERTY, "backoff").trim().toLowerCase(Locale.ROOT);
+        final String icrc = System.getProperty(ICRC_PROPERTY, "strict").trim().toLowerCase(Locale.ROOT);
+        final List<RxeDeviceConfig> out = new ArrayList<>();
+        for (final Builder b : parse(spec)) {
+            out.add(b.progressMode(progress).idleStrategy(idle).icrcMode(parseIcrc(icrc)).build());
+        }
+        return Collections.unmodifiableList(out);
+    }
+
+    private static Ipv4IdMode parseIcrc(final String s) {
+        switch (s) {
+            case "strict":
+                return Ipv4IdMode.STRICT_ID_ZERO;
+            case "recover":
+                return Ipv4IdMode.RECOVER_ID;
+            default:
+                throw new IllegalArgumentException(ICRC_PROPERTY + " must be strict or recover, not '" + s + "'");
+        }
+    }
+
+    /** Parses {@code name=address} and {@code name=if:<interface>} items separated by commas. */
+    public static List<Builder> parse(final String spec) {
+        final List<Builder> out = new ArrayList<>();
+        for (final String item : spec.split(",")) {
+            final String it = item.trim();
+            if (it.isEmpty()) {
+                continue;
+            }
+            final int eq = it.indexOf('=');
+            if (eq <= 0 || eq == it.length() - 1) {
+                throw new IllegalArgumentException("rxe device '" + it + "' is not name=address or name=if:<interface>");
+            }
+            final String name = it.substring(0, eq).trim();
+            final String where = it.substring(eq + 1).trim();
+            final Builder b = builder(name);
+            if (where.startsWith("if:")) {
+                b.networkInterface(where.substring(3));
+            } else {
+                b.address(literal(where));
+            }
+            out.add(b);
+        }
+        return out;
+    }
+
+    private static InetAddress literal(final String s) {
+        final String t = s.startsWith("[") && s.endsWith("]") ? s.substring(1, s.length() - 1) : s;
+        if (!t.matches("[0-9.]+") && !t.contains(":")) {
+            throw new IllegalArgumentException("'" + s + "' is not an IPv4 or IPv6 literal");
+        }
+        try {
+            return InetAddress.getByName(t); // a literal: no name lookup
+        } catch (final UnknownHostException e) {
+            throw new IllegalArgumentException("'" + s + "' is not an IP address", e);
+        }
+    }
+
+    /** Builder; {@link #address} or {@link #networkInterface} is required. */
+    public static final class Builder {
+        private final String name;
+        private InetAddress address;
+        private int netdevMtu;
+        private LinkFaults txFaults = LinkFaults.NONE;
+        private LinkFaults rxFaults = LinkFaults.NONE;
+        private long faultSeed = 1;
+        private ProgressMode progressMode = ProgressMode.THREAD;
+        private String idleStrategy = "backoff";
+        private Ipv4IdMode icrcMode = Ipv4IdMode.STRICT_ID_ZERO;
+        private int socketBuffer = io.jhca.rxe.link.UdpLink.DEFAULT_SOCKET_BUFFER;
+        private Path pcap;
+
+        private Builder(final String name) {
+            if (name == null || name.isBlank()) {
+                throw new IllegalArgumentException("an rxe device needs a name");
+            }
+            this.name = name;
+        }
+
+        public Builder address(final InetAddress a) {
+            this.address = Objects.requireNonNull(a);
+            return this;
+        }
+
+        public Builder address(final String literal) {
+            return address(literal(literal));
+        }
+
+        /** The interface's first IPv4 address, else its first IPv6 address that is not link-local; and its MTU. */
+        public Builder networkInterface(final String ifName) {
+            try {
+                final NetworkInterface nif = NetworkInterface.getByName(ifName);
+                if (nif == null) {
+                    throw new IllegalArgumentException("no network interface named '" + ifName + "'");
+                }
+                InetAddress v6 = null;
+                for (final InetAddress a : Collections.list(nif.getInetAddresses())) {
+                    if (a instanceof Inet4Address) {
+                        this.address = a;
+                        break;
+                    }
+                    if (v6 == null && a instanceof Inet6Address && !a.isLinkLocalAddress()) {
+                        v6 = a;
+                    }
+                }
+                if (this.address == null) {
+                    if (v6 == null) {
+                        throw new IllegalArgumentException("network interface '" + ifName + "' has no usable IP address");
+                    }
+                    this.address = InetAddress.getByAddress(v6.getAddress()); // without the scope
+                }
+                if (netdevMtu == 0 && nif.getMTU() > 0) {
+                    netdevMtu = nif.getMTU();
+                }
+                return this;
+            } catch (final SocketException | UnknownHostException e) {
+                throw new IllegalArgumentException("cannot read network interface '" + ifName + "': " + e, e);
+            }
+        }
+
+        /** The netdev MTU the port's active MTU is derived from (rxe: largest IB MTU within MTU - 80). */
+        public Builder netdevMtu(final int mtu) {
+            this.netdevMtu = mtu;
+            return this;
+        }
+
+        /** Fault injection on sent packets. */
+        public Builder txFaults(final LinkFaults f) {
+            this.txFaults = Objects.requireNonNull(f);
+            return this;
+        }
+
+        /** Fault injection on received packets. */
+        public Builder rxFaults(final LinkFaults f) {
+            this.rxFaults = Objects.requireNonNull(f);
+            return this;
+        }
+
+        public Builder faultSeed(final long seed) {
+            this.faultSeed = seed;
+            return this;
+        }
+
+        public Builder progressMode(final ProgressMode m) {
+            this.progressMode = Objects.requireNonNull(m);
+            return this;
+        }
+
+        /** busy, yield, backoff or sleep. */
+        public Builder idleStrategy(final String s) {
+            final String v = s.trim().toLowerCase(Locale.ROOT);
+            if (!v.equals("busy") && !v.equals("yield") && !v.equals("backoff") && !v.equals("sleep")) {
+                throw new IllegalArgumentException("idle strategy must be busy, yield, backoff or sleep, not '" + s + "'");
+            }
+            this.idleStrategy = v;
+            return this;
+        }
+
+        public Builder icrcMode(final Ipv4IdMode m) {
+            this.icrcMode = Objects.requireNonNull(m);
+            return this;
+        }
+
+        /** Bytes asked for SO_RCVBUF and SO_SNDBUF of the UDP socket. */
+        public Builder socketBuffer(final int bytes) {
+            this.socketBuffer = bytes;
+            return this;
+        }
+
+        /** Trace every packet sent and received to this pcap file. */
+        public Builder pcap(final Path file) {
+            this.pcap = file;
+            return this;
+        }
+
+        public RxeDeviceConfig build() {
+            if (address == null) {
+                throw new IllegalArgumentException("rxe device " + name + " has no address");
+            }
+            return new RxeDeviceConfig(this);
+        }
+    }
+}

@@ -1,0 +1,64 @@
+package io.jhca.rxe;
+
+import io.jhca.memory.DmaRegion;
+import io.jhca.verbs.AddressHandle;
+import io.jhca.verbs.AhAttributes;
+import io.jhca.verbs.MemoryRegion;
+import io.jhca.verbs.ProtectionDomain;
+import io.jhca.verbs.QpCapabilities;
+import io.jhca.verbs.QpInitAttributes;
+import io.jhca.verbs.QueuePair;
+
+/** A protection domain of an rxe device: the engine compares PD identities before any memory access. */
+final class RxePd extends ProtectionDomain {
+
+    private final RxeContext context;
+
+    RxePd(final RxeContext context) {
+        super(context);
+        this.context = context;
+    }
+
+    RxeContext rxe() {
+        return context;
+    }
+
+    /** A key chosen through {@link RxeKeys} for the registration in progress, or 0. Guarded by this PD. */
+    private int chosenKey;
+
+    /** Registers through the shared checks of {@link ProtectionDomain#register} under a chosen key. */
+    synchronized MemoryRegion registerWithKey(final DmaRegion region, final long offset, final long length,
+            final int accessMask, final int key) {
+        chosenKey = key;
+        try {
+            return register(region, offset, length, accessMask);
+        } finally {
+            chosenKey = 0;
+        }
+    }
+
+    @Override
+    protected MemoryRegion driverRegister(final DmaRegion region, final long offset, final long length, final int accessMask) {
+        final int key;
+        synchronized (this) {
+            key = chosenKey;
+        }
+        return key != 0 ? RxeMr.registerWithKey(this, region, offset, length, accessMask, key)
+                : RxeMr.register(this, region, offset, length, accessMask);
+    }
+
+    @Override
+    protected QueuePair driverCreateQp(final QpInitAttributes init, final QpCapabilities requested) {
+        return new RxeQp(this, init, requested);
+    }
+
+    @Override
+    protected AddressHandle driverCreateAh(final AhAttributes attributes) {
+        return new RxeAh(this, attributes);
+    }
+
+    @Override
+    protected void destroy() {
+        // nothing of its own: MRs, QPs and AHs (which refuse to outlive it) hold the resources
+    }
+}

@@ -1,0 +1,154 @@
+package io.jhca.rxe;
+
+import org.agrona.UnsafeApi;
+
+import io.jhca.rxe.transport.Peer;
+import io.jhca.rxe.transport.RecvRing;
+import io.jhca.rxe.transport.RecvWqe;
+import io.jhca.rxe.transport.SendRing;
+import io.jhca.rxe.transport.SendWqe;
+import io.jhca.rxe.transport.TransportQp;
+import io.jhca.verbs.AsyncEvent;
+import io.jhca.verbs.MemoryRegion;
+import io.jhca.verbs.QpAttrMask;
+import io.jhca.verbs.QpAttributes;
+import io.jhca.verbs.QpCapabilities;
+import io.jhca.verbs.QpInitAttributes;
+import io.jhca.verbs.QpState;
+import io.jhca.verbs.QueuePair;
+import io.jhca.verbs.RecvWr;
+import io.jhca.verbs.SendFlags;
+import io.jhca.verbs.SendQueue;
+import io.jhca.verbs.SendWr;
+import io.jhca.verbs.Sge;
+import io.jhca.verbs.VerbsException;
+
+/**
+ * A QP of an rxe device. Posting writes WQEs straight into preallocated ring slots (SGE descriptors copied,
+ * data not; INLINE data copied into the slot) and publishes them with one release store (the doorbell); the
+ * device's engine does the rest. QP numbers start at 0x11 as in rxe; QP1 (GSI) is not provided.
+ */
+final class RxeQp extends QueuePair implements TransportQp.Events {
+
+    private final RxeContext context;
+    private final SendRing sq;
+    private final RecvRing rq;
+    private final TransportQp transport;
+    private final RxeSendQueue builder;
+
+    RxeQp(final RxePd pd, final QpInitAttributes init, final QpCapabilities requested) {
+        super(pd, init, requested);
+        this.context = pd.rxe();
+        final int qpn = context.allocateQpn();
+        qpn(qpn);
+        this.sq = new SendRing(requested.maxSendWr(), requested.maxSendSge(), requested.maxInlineData());
+        this.rq = new RecvRing(requested.maxRecvWr(), requested.maxRecvSge());
+        capabilities(new QpCapabilities(sq.capacity(), rq.capacity(), requested.maxSendSge(), requested.maxRecvSge(),
+                requested.maxInlineData()));
+        this.transport = new TransportQp(context.engine(), qpn, init.type(), pd, ((RxeCq) init.sendCq()).ring(),
+                ((RxeCq) init.recvCq()).ring(), init.sqSigAll(), sq, rq, this);
+        this.builder = new RxeSendQueue(this, sq);
+        context.engine().addQp(transport);
+    }
+
+    @Override
+    public SendQueue sendQueue() {
+        return builder;
+    }
+
+    @Override
+    protected void driverModify(final QpAttributes attr, final QpState current, final QpState next) {
+        final Peer peer = attr.has(QpAttrMask.AV) ? RxeAh.peerOf(context, attr.ah().dgid(), "modify " + describe()) : null;
+        final QpAttributes copy = attr.copy();
+        context.engine().runOnEngine(() -> transport.applyModify(copy, next, peer));
+    }
+
+    @Override
+    protected boolean driverPostSend(final SendWr wr) {
+        final SendWqe w = sq.tailSlot();
+        if (w == null) {
+            return false;
+        }
+        w.open(wr.wrId(), wr.opcode(), wr.sendFlags(), wr.immData(), wr.rkey(), wr.remoteAddr(), wr.compareAdd(),
+                wr.swap());
+        if ((wr.sendFlags() & SendFlags.INLINE) != 0) {
+            copyInline(wr, w);
+        } else {
+            for (int i = 0; i < wr.numSge(); i++) {
+                final Sge s = wr.sge(i);
+                w.addSge(s.addr(), s.length(), s.lkey());
+            }
+        }
+        if (wr.ah() != null) {
+            w.udPeer = ((RxeAh) wr.ah()).peer();
+            w.remoteQpn = wr.remoteQpn();
+            w.remoteQkey = wr.remoteQkey();
+        }
+        sq.advanceTail();
+        return true;
+    }
+
+    /**
+     * INLINE: the gathered bytes are copied into the slot now. Java cannot check a raw address, so each SGE must
+     * lie in a registration of this QP's PD (found by its lkey); anything else is refused.
+     */
+    private void copyInline(final SendWr wr, final SendWqe w) {
+        w.inline = true;
+        int at = 0;
+        for (int i = 0; i < wr.numSge(); i++) {
+            final Sge s = wr.sge(i);
+            if (s.length() == 0) {
+                continue;
+            }
+            final MemoryRegion mr = context.mrTable().byLkey(s.lkey());
+            if (mr == null || mr.pd() != pd() || !mr.contains(s.addr(), s.length() & 0xFFFFFFFFL)) {
+                sq.rollback();
+                throw new VerbsException(VerbsException.EINVAL, "post send on " + describe() + ": INLINE SGE " + s
+                        + " does not lie in a memory registration of this QP's PD");
+            }
+            w.inlineData.boundsCheck(at, s.length());
+            UnsafeApi.copyMemory(null, s.addr(), w.inlineData.byteArray(), w.inlineData.addressOffset() + at, s.length());
+            at += s.length();
+        }
+        w.inlineLength = at;
+        w.length = at;
+    }
+
+    @Override
+    protected void driverRingSendDoorbell() {
+        sq.publish();
+    }
+
+    @Override
+    protected boolean driverPostRecv(final RecvWr wr) {
+        final RecvWqe w = rq.tailSlot();
+        if (w == null) {
+            return false;
+        }
+        w.open(wr.wrId());
+        for (int i = 0; i < wr.numSge(); i++) {
+            final Sge s = wr.sge(i);
+            w.addSge(s.addr(), s.length(), s.lkey());
+        }
+        rq.advanceTail();
+        return true;
+    }
+
+    @Override
+    protected void driverRingRecvDoorbell() {
+        rq.publish();
+    }
+
+    @Override
+    public void enteredError(final AsyncEvent.Type event, final String detail) {
+        enterError();
+        if (event != null) {
+            context.post(new AsyncEvent(event, describe(), detail));
+        }
+    }
+
+    @Override
+    protected void destroy() {
+        context.engine().removeQp(transport);
+    }
+}

@@ -1,0 +1,78 @@
+package io.jhca.rxe;
+
+import org.agrona.DirectBuffer;
+
+import io.jhca.rxe.transport.SendRing;
+import io.jhca.rxe.transport.SendWqe;
+import io.jhca.verbs.AddressHandle;
+import io.jhca.verbs.SendQueue;
+import io.jhca.verbs.WrOpcode;
+
+/**
+ * The in-place send builder of an rxe QP: each call writes its field straight into the WQE slot at the ring's
+ * tail; {@code complete()} publishes the batch with one release store. Nothing is allocated.
+ */
+final class RxeSendQueue extends SendQueue {
+
+    private final SendRing sq;
+    private SendWqe open;
+
+    RxeSendQueue(final RxeQp qp, final SendRing sq) {
+        super(qp);
+        this.sq = sq;
+    }
+
+    @Override
+    protected void driverStart() {
+        open = null;
+    }
+
+    @Override
+    protected boolean driverOpenWr(final WrOpcode op, final long wrId, final int sendFlags, final int imm,
+            final int rkey, final long remoteAddr, final long compareAdd, final long swap) {
+        final SendWqe w = sq.tailSlot();
+        if (w == null) {
+            return false;
+        }
+        w.open(wrId, op, sendFlags, imm, rkey, remoteAddr, compareAdd, swap);
+        open = w;
+        return true;
+    }
+
+    @Override
+    protected void driverUdAddr(final AddressHandle ah, final int remoteQpn, final int remoteQkey) {
+        open.udPeer = ((RxeAh) ah).peer();
+        open.remoteQpn = remoteQpn;
+        open.remoteQkey = remoteQkey;
+    }
+
+    @Override
+    protected void driverSge(final int lkey, final long addr, final int length) {
+        open.addSge(addr, length, lkey);
+    }
+
+    @Override
+    protected void driverInline(final DirectBuffer src, final int offset, final int length) {
+        open.inline = true;
+        open.inlineData.putBytes(open.inlineLength, src, offset, length);
+        open.inlineLength += length;
+        open.length = open.inlineLength;
+    }
+
+    @Override
+    protected void driverCloseWr() {
+        sq.advanceTail();
+        open = null;
+    }
+
+    @Override
+    protected void driverComplete() {
+        sq.publish();
+    }
+
+    @Override
+    protected void driverAbort() {
+        sq.rollback();
+        open = null;
+    }
+}

@@ -1,0 +1,250 @@
+package io.jhca.rxe.link;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * A {@link Link} that loses, duplicates, reorders, delays and corrupts packets, per direction, with a seeded
+ * random generator, to exercise the transport's recovery. Held packets (delayed, reordered, duplicates) live
+ * in a fixed pool of preallocated buffers; when the pool is exhausted a packet passes untouched. Held packets
+ * are released by later {@link #send} and {@link #receive} calls (the engine calls receive every duty cycle).
+ * Counters say what was done.
+ */
+public final class FaultyLink implements Link {
+
+    /** Counter indices: {@link #counter(Direction, Fault)}. */
+    public enum Fault { PASSED, DROPPED, DUPLICATED, REORDERED, DELAYED, CORRUPTED }
+
+    public enum Direction { TX, RX }
+
+    private static final int POOL = 64;
+    private static final int SLOT_BYTES = 16 * 1024;
+    private static final int FAULTS = Fault.values().length;
+
+    private final Link inner;
+    private final LinkFaults tx;
+    private final LinkFaults rx;
+    private final SplittableRandom random;
+    private final AtomicLongArray counters = new AtomicLongArray(2 * FAULTS);
+    private final Held txHeld = new Held();
+    private final Held rxHeld = new Held();
+
+    public FaultyLink(final Link inner, final LinkFaults tx, final LinkFaults rx, final long seed) {
+        this.inner = inner;
+        this.tx = tx;
+        this.rx = rx;
+        this.random = new SplittableRandom(seed);
+    }
+
+    public Link inner() {
+        return inner;
+    }
+
+    /** How often {@code fault} was applied in {@code direction}. */
+    public long counter(final Direction direction, final Fault fault) {
+        return counters.get(direction.ordinal() * FAULTS + fault.ordinal());
+    }
+
+    private void count(final int dir, final Fault fault) {
+        final int i = dir * FAULTS + fault.ordinal();
+        counters.lazySet(i, counters.get(i) + 1);
+    }
+
+    @Override
+    public boolean send(final ByteBuffer datagram, final InetSocketAddress peer) {
+        final long now = System.nanoTime();
+        releaseTx(now, false);
+        if (tx.isNone()) {
+            return inner.send(datagram, peer);
+        }
+        final int start = datagram.position();
+        final int length = datagram.remaining();
+        if (chance(tx.drop())) {
+            count(0, Fault.DROPPED);
+            datagram.position(datagram.limit());
+            return true;
+        }
+        if (chance(tx.corrupt()) && length > 0) {
+            flipBit(datagram, start, length);
+            count(0, Fault.CORRUPTED);
+        }
+        if (chance(tx.delay()) && txHeld.hold(datagram, peer, now + tx.delayNanos(), false)) {
+            count(0, Fault.DELAYED);
+            datagram.position(datagram.limit());
+            return true;
+        }
+        if (chance(tx.reorder()) && txHeld.hold(datagram, peer, now + tx.delayNanos(), true)) {
+            count(0, Fault.REORDERED);
+            datagram.position(datagram.limit());
+            return true;
+        }
+        final boolean duplicate = chance(tx.duplicate());
+        final boolean sent = inner.send(datagram, peer);
+        count(0, Fault.PASSED);
+        if (duplicate) {
+            datagram.position(start);
+            inner.send(datagram, peer);
+            count(0, Fault.DUPLICATED);
+        }
+        releaseTx(now, true);
+        return sent;
+    }
+
+    private void releaseTx(final long now, final boolean afterPacket) {
+        for (int i = 0; i < txHeld.count; ) {
+            final Slot s = txHeld.slots[i];
+            if (now - s.due >= 0 || (afterPacket && s.afterNext)) {
+                s.data.flip();
+                inner.send(s.data, s.peer);
+                txHeld.remove(i);
+            } else {
+                i++;
+            }
+        }
+    }
+
+    @Override
+    public InetSocketAddress receive(final ByteBuffer buffer) {
+        final long now = System.nanoTime();
+        releaseTx(now, false);
+        final InetSocketAddress due = rxHeld.takeDue(now, buffer);
+        if (due != null) {
+            return due;
+        }
+        if (rx.isNone()) {
+            return inner.receive(buffer);
+        }
+        final int start = buffer.position();
+        while (true) {
+            final InetSocketAddress src = inner.receive(buffer);
+            if (src == null) {
+                return null;
+            }
+            final int length = buffer.position() - start;
+            if (chance(rx.drop())) {
+                count(1, Fault.DROPPED);
+                buffer.position(start);
+                continue;
+            }
+            if (chance(rx.corrupt()) && length > 0) {
+                flipBit(buffer, start, length);
+                count(1, Fault.CORRUPTED);
+            }
+            if (chance(rx.delay()) && rxHeld.holdReceived(buffer, start, src, now + rx.delayNanos(), false)) {
+                count(1, Fault.DELAYED);
+                buffer.position(start);
+                continue;
+            }
+            if (chance(rx.reorder()) && rxHeld.holdReceived(buffer, start, src, now + rx.delayNanos(), true)) {
+                count(1, Fault.REORDERED);
+                buffer.position(start);
+                continue;
+            }
+            if (chance(rx.duplicate()) && rxHeld.holdReceived(buffer, start, src, now, false)) {
+                count(1, Fault.DUPLICATED);
+            }
+            rxHeld.afterNextPassed(now);
+            count(1, Fault.PASSED);
+            return src;
+        }
+    }
+
+    private boolean chance(final double p) {
+        return p > 0 && random.nextDouble() < p;
+    }
+
+    private void flipBit(final ByteBuffer b, final int start, final int length) {
+        final int at = start + random.nextInt(length);
+        b.put(at, (byte) (b.get(at) ^ (1 << random.nextInt(8))));
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return inner.localAddress();
+    }
+
+    @Override
+    public void close() {
+        inner.close();
+    }
+
+    /** One held packet. */
+    private static final class Slot {
+        final ByteBuffer data = ByteBuffer.allocateDirect(SLOT_BYTES);
+        InetSocketAddress peer;
+        long due;
+        boolean afterNext;
+    }
+
+    /** Held packets of one direction, in arrival order; the slots are preallocated and recycled. */
+    private static final class Held {
+        final Slot[] slots = new Slot[POOL];
+        int count;
+
+        Held() {
+            for (int i = 0; i < POOL; i++) {
+                slots[i] = new Slot();
+            }
+        }
+
+        /** Copies datagram[position, limit) into a free slot; false (and nothing held) when none is free. */
+        boolean hold(final ByteBuffer datagram, final InetSocketAddress peer, final long due, final boolean afterNext) {
+            return copyIn(datagram, datagram.position(), datagram.limit(), peer, due, afterNext);
+        }
+
+        /** Copies buffer[start, position) into a free slot. */
+        boolean holdReceived(final ByteBuffer buffer, final int start, final InetSocketAddress src, final long due,
+                final boolean afterNext) {
+            return copyIn(buffer, start, buffer.position(), src, due, afterNext);
+        }
+
+        private boolean copyIn(final ByteBuffer from, final int start, final int end, final InetSocketAddress peer,
+                final long due, final boolean afterNext) {
+            final int length = end - start;
+            if (count == POOL || length > SLOT_BYTES) {
+                return false;
+            }
+            final Slot s = slots[count++];
+            s.data.clear();
+            s.data.put(0, from, start, length); // absolute bulk copy: positions untouched
+            s.data.position(length);
+            s.peer = peer;
+            s.due = due;
+            s.afterNext = afterNext;
+            return true;
+        }
+
+        void afterNextPassed(final long now) {
+            for (int i = 0; i < count; i++) {
+                if (slots[i].afterNext) {
+                    slots[i].afterNext = false;
+                    slots[i].due = now;
+                }
+            }
+        }
+
+        /** Copies the oldest due packet into buffer at its position and returns its source, or null. */
+        InetSocketAddress takeDue(final long now, final ByteBuffer buffer) {
+            for (int i = 0; i < count; i++) {
+                final Slot s = slots[i];
+                if (now - s.due >= 0 && s.data.position() <= buffer.remaining()) {
+                    s.data.flip();
+                    buffer.put(s.data);
+                    final InetSocketAddress peer = s.peer;
+                    remove(i);
+                    return peer;
+                }
+            }
+            return null;
+        }
+
+        /** Removes slot i keeping the order; the slot object moves to the free end. */
+        void remove(final int i) {
+            final Slot s = slots[i];
+            System.arraycopy(slots, i + 1, slots, i, count - i - 1);
+            slots[--count] = s;
+        }
+    }
+}

@@ -1,0 +1,31 @@
+package io.jhca.rxe.link;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+
+/**
+ * Packet I/O of a software RoCEv2 device: whole UDP payloads (BTH .. ICRC) to and from IP peers. Non-blocking
+ * both ways; used by one thread at a time (the device's engine).
+ */
+public interface Link extends AutoCloseable {
+
+    /**
+     * Sends {@code datagram}'s bytes from its position to its limit as one UDP datagram to {@code peer}
+     * (address and UDP port, normally 4791). Returns false if the datagram was not handed to the network
+     * (no room, an error): RoCE then treats it as lost and its retry logic recovers.
+     */
+    boolean send(ByteBuffer datagram, InetSocketAddress peer);
+
+    /**
+     * Receives one datagram into {@code buffer} at its position (the position advances by its length) and
+     * returns where it came from, or null when nothing is waiting. A datagram longer than the room left is
+     * truncated, so offer a buffer larger than any valid packet and treat a full buffer as malformed.
+     */
+    InetSocketAddress receive(ByteBuffer buffer);
+
+    /** The local address and UDP port the link is bound to. */
+    InetSocketAddress localAddress();
+
+    @Override
+    void close();
+}

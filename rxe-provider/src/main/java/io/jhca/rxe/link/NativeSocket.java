@@ -1,0 +1,79 @@
+package io.jhca.rxe.link;
+
+import java.lang.reflect.Method;
+import java.nio.channels.DatagramChannel;
+
+import jnr.ffi.LastError;
+import jnr.ffi.LibraryLoader;
+import jnr.ffi.Runtime;
+import jnr.ffi.annotations.In;
+import jnr.ffi.annotations.SaveError;
+import jnr.ffi.byref.IntByReference;
+
+/**
+ * The socket options the JDK 17 API lacks, set with setsockopt(2) through jnr-ffi on a channel's file
+ * descriptor. The descriptor comes from {@code sun.nio.ch.SelChImpl#getFDVal}, which needs
+ * {@code --add-opens java.base/sun.nio.ch=ALL-UNNAMED}. Control path only.
+ */
+final class NativeSocket {
+
+    /** IPPROTO_IP (netinet/in.h). */
+    static final int IPPROTO_IP = 0;
+    /** IP_MTU_DISCOVER (linux/in.h). */
+    static final int IP_MTU_DISCOVER = 10;
+    /** IP_PMTUDISC_DO: always set DF; with an unconnected socket Linux then sends IPv4 ID 0 (rocev2.md §2.4). */
+    static final int IP_PMTUDISC_DO = 2;
+    /** SOL_UDP (= IPPROTO_UDP). */
+    static final int SOL_UDP = 17;
+    /** UDP_NO_CHECK6_RX (linux/udp.h): accept UDPv6 datagrams with checksum 0, as rxe sends them. */
+    static final int UDP_NO_CHECK6_RX = 102;
+
+    /** The libc binding; public only because jnr-ffi generates its implementation in another class loader. */
+    public interface LibC {
+        @SaveError
+        int setsockopt(int fd, int level, int optname, @In IntByReference optval, int optlen);
+
+        String strerror(int errnum);
+    }
+
+    private static volatile LibC libc;
+
+    private NativeSocket() {
+    }
+
+    private static LibC libc() {
+        LibC l = libc;
+        if (l == null) {
+            synchronized (NativeSocket.class) {
+                l = libc;
+                if (l == null) {
+                    libc = l = LibraryLoader.create(LibC.class).load("c");
+                }
+            }
+        }
+        return l;
+    }
+
+    /** The kernel file descriptor of a channel. */
+    static int fd(final DatagramChannel channel) {
+        try {
+            final Class<?> selChImpl = Class.forName("sun.nio.ch.SelChImpl");
+            final Method getFdVal = selChImpl.getMethod("getFDVal");
+            getFdVal.setAccessible(true);
+            return (Integer) getFdVal.invoke(channel);
+        } catch (final ReflectiveOperationException | RuntimeException e) {
+            throw new IllegalStateException("cannot read the socket's file descriptor (sun.nio.ch.SelChImpl#getFDVal);"
+                    + " run the JVM with --add-opens java.base/sun.nio.ch=ALL-UNNAMED", e);
+        }
+    }
+
+    /** setsockopt(fd, level, name, &value, 4); throws with errno on failure. */
+    static void setInt(final int fd, final int level, final int name, final int value, final String what) {
+        final LibC c = libc();
+        final int rc = c.setsockopt(fd, level, name, new IntByReference(value), 4);
+        if (rc != 0) {
+            final int errno = LastError.getLastError(Runtime.getRuntime(c));
+            throw new IllegalStateException("setsockopt(" + what + ") failed: errno " + errno + " (" + c.strerror(errno) + ")");
+        }
+    }
+}

@@ -1,0 +1,118 @@
+package io.jhca.rxe.link;
+
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+
+/**
+ * RoCEv2 over a kernel UDP socket: a non-blocking, unconnected {@link DatagramChannel} bound to
+ * {@code <device address>:4791}.
+ *
+ * <p>IPv4: the ICRC covers the IPv4 Identification, which a UDP socket does not choose. An unconnected socket
+ * with IP_MTU_DISCOVER = IP_PMTUDISC_DO sends DF datagrams with ID 0 (Linux ip_select_ident_segs; observed,
+ * rocev2.md §2.4), so that is set here and our ICRCs are computed with ID 0. IPv6: UDP_NO_CHECK6_RX is set so
+ * that datagrams with UDP checksum 0, as Linux rxe sends them, are not dropped by the kernel.
+ *
+ * <p>Allocation: sending a direct buffer allocates nothing; {@code receive} returns the JDK's cached
+ * InetSocketAddress while datagrams keep coming from the same source (JDK 17 DatagramChannelImpl keeps the last
+ * sender), so only a change of sender allocates one address object.
+ */
+public final class UdpLink implements Link {
+
+    /** The RoCEv2 UDP destination port (IANA; rxe ROCE_V2_UDP_DPORT). */
+    public static final int ROCE_V2_PORT = 4791;
+    /** Default socket buffer request: a window of 128 packets of 4 KiB must fit in the receiver's buffer. */
+    public static final int DEFAULT_SOCKET_BUFFER = 4 << 20;
+
+    private final DatagramChannel channel;
+    private final InetSocketAddress local;
+    private long sendErrors;
+
+    private UdpLink(final DatagramChannel channel, final InetSocketAddress local) {
+        this.channel = channel;
+        this.local = local;
+    }
+
+    /** Binds {@code address:4791} with {@link #DEFAULT_SOCKET_BUFFER} socket buffers. */
+    public static UdpLink open(final InetAddress address) {
+        return open(new InetSocketAddress(address, ROCE_V2_PORT), DEFAULT_SOCKET_BUFFER);
+    }
+
+    /**
+     * Binds {@code local}; {@code socketBuffer} is asked for SO_RCVBUF and SO_SNDBUF (the kernel caps it at
+     * net.core.rmem_max / wmem_max).
+     */
+    public static UdpLink open(final InetSocketAddress local, final int socketBuffer) {
+        final boolean v4 = local.getAddress() instanceof Inet4Address;
+        DatagramChannel ch = null;
+        try {
+            ch = DatagramChannel.open(v4 ? StandardProtocolFamily.INET : StandardProtocolFamily.INET6);
+            ch.configureBlocking(false);
+            ch.setOption(StandardSocketOptions.SO_RCVBUF, socketBuffer);
+            ch.setOption(StandardSocketOptions.SO_SNDBUF, socketBuffer);
+            ch.bind(local);
+            final int fd = NativeSocket.fd(ch);
+            if (v4) {
+                NativeSocket.setInt(fd, NativeSocket.IPPROTO_IP, NativeSocket.IP_MTU_DISCOVER,
+                        NativeSocket.IP_PMTUDISC_DO, "IP_MTU_DISCOVER=IP_PMTUDISC_DO");
+            } else {
+                NativeSocket.setInt(fd, NativeSocket.SOL_UDP, NativeSocket.UDP_NO_CHECK6_RX, 1, "UDP_NO_CHECK6_RX");
+            }
+            return new UdpLink(ch, (InetSocketAddress) ch.getLocalAddress());
+        } catch (final IOException | RuntimeException e) {
+            if (ch != null) {
+                try {
+                    ch.close();
+                } catch (final IOException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw new IllegalStateException("cannot open the RoCEv2 UDP socket on " + local + ": " + e.getMessage()
+                    + (e instanceof java.net.BindException ? " (is another RoCE device, e.g. the kernel's rdma_rxe,"
+                    + " already bound to this address and port?)" : ""), e);
+        }
+    }
+
+    @Override
+    public boolean send(final ByteBuffer datagram, final InetSocketAddress peer) {
+        try {
+            return channel.send(datagram, peer) > 0;
+        } catch (final IOException e) {
+            sendErrors++; // e.g. ENETUNREACH; the transport's retry covers it
+            return false;
+        }
+    }
+
+    @Override
+    public InetSocketAddress receive(final ByteBuffer buffer) {
+        try {
+            return (InetSocketAddress) channel.receive(buffer);
+        } catch (final IOException e) {
+            return null;
+        }
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return local;
+    }
+
+    /** Datagrams the kernel refused with an error. */
+    public long sendErrors() {
+        return sendErrors;
+    }
+
+    @Override
+    public void close() {
+        try {
+            channel.close();
+        } catch (final IOException e) {
+            // nothing more to release
+        }
+    }
+}

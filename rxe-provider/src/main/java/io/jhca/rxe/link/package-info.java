@@ -1,0 +1,7 @@
+/**
+ * Packet I/O of rxe devices: a {@link io.jhca.rxe.link.Link} moves whole RoCEv2 UDP payloads (BTH to ICRC).
+ * {@link io.jhca.rxe.link.UdpLink} is a non-blocking kernel UDP socket on port 4791 (IP_PMTUDISC_DO on IPv4 so the IP
+ * ID is 0, UDP_NO_CHECK6_RX on IPv6 so rxe's zero-checksum datagrams arrive); {@link io.jhca.rxe.link.FaultyLink}
+ * wraps any link with seeded, counted packet loss, duplication, reordering, delay and corruption per direction.
+ */
+package io.jhca.rxe.link;

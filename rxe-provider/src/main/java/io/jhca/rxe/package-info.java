@@ -1,0 +1,56 @@
+/**
+ * The rxe provider: a software RoCEv2 HCA. Each device is a UDP socket on {@code <address>:4791} and a Java
+ * transport engine that speaks the RoCEv2 wire protocol the way Linux Soft-RoCE (rdma_rxe) does, so it can talk to
+ * another jhca rxe device or, in principle, to a Linux rxe peer.
+ *
+ * <h2>Devices</h2>
+ * Without configuration the provider offers {@code rxe0} on 127.0.0.1 and {@code rxe1} on 127.0.0.2. Otherwise:
+ * <ul>
+ * <li>system property {@code jhca.rxe.devices}, else environment variable {@code JHCA_RXE_DEVICES}: a comma-separated
+ * list of {@code name=address} (an IPv4 or IPv6 literal; no name lookup) or {@code name=if:<interface>} (the
+ * interface's first IPv4 address, else its first IPv6 address that is not link-local; its MTU too), e.g.
+ * {@code rxe0=10.0.0.1,rxe1=if:eth1,rxe6=fd00::1};</li>
+ * <li>system property {@code jhca.rxe.progress}: {@code thread} (default) or {@code caller}, see below;</li>
+ * <li>system property {@code jhca.rxe.idle}: idle strategy of engine threads, {@code busy}, {@code yield},
+ * {@code backoff} (default: spin, yield, then park 1 to 100 us) or {@code sleep} (park 100 us);</li>
+ * <li>system property {@code jhca.rxe.icrc}: how received IPv4 ICRCs are checked, {@code strict} (default) or
+ * {@code recover}, see below.</li>
+ * </ul>
+ * In code, {@link io.jhca.rxe.RxeDeviceConfig#builder(String)} sets all of these per device, plus:
+ * {@code netdevMtu} (the MTU the port's active MTU derives from; default the interface's, 65536 for loopback
+ * addresses, else 1500), {@code txFaults}/{@code rxFaults} ({@link io.jhca.rxe.link.LinkFaults}: drop, duplicate,
+ * reorder, delay, corrupt probabilities per direction) with {@code faultSeed}, {@code socketBuffer} (SO_RCVBUF and
+ * SO_SNDBUF asked for, default 4 MiB, capped by net.core.rmem_max/wmem_max) and {@code pcap} (trace every packet sent
+ * and received to a pcap file tshark decodes as "RRoCE"); {@link io.jhca.rxe.RxeProvider#open(RxeDeviceConfig)}
+ * opens such a device whatever the environment says.
+ *
+ * <h2>Progress</h2>
+ * {@link io.jhca.rxe.ProgressMode#THREAD}: each device runs its engine on a daemon thread (an Agrona AgentRunner with
+ * the configured idle strategy). {@link io.jhca.rxe.ProgressMode#CALLER}: no thread; the application drives the
+ * engine by calling {@code Context.progress()} from its polling loop (one duty cycle per call), and then all calls on
+ * that device must come from that one thread. Posting is single-writer per queue and polling single-reader per CQ in
+ * both modes; WQEs and CQEs are handed over with release/acquire stores of ring indices, never with locks.
+ *
+ * <h2>What it reports</h2>
+ * Linux rxe's device attributes (rxe_param.h: vendor 0xFFFFFF, max_qp_wr 2^20, 32 SGEs, max_cqe 32767,
+ * max_qp_rd_atom 128, max_inline_data 400, ...), one ACTIVE Ethernet port with max MTU 4096 and active MTU the
+ * largest IB MTU within netdev MTU - 80 (loopback: 4096, 1500: 1024), a GID table of 1024 entries with index 0 the
+ * IPv6 link-local GID (fe80::EUI-64) and index 1 the device address ({@code ::ffff:a.b.c.d} for IPv4), and a node
+ * GUID that is the EUI-64 of a locally administered MAC derived from the IP (02:00:a:b:c:d). QP numbers start at
+ * 0x11; QP1 (GSI) is not provided. Memory keys are a 24-bit index and an 8-bit tag; rkey = lkey when remote access
+ * was granted, else 0. Per-device counters ({@code RxeContext.counters()}) use rxe's hw_counters names and count
+ * every dropped packet by reason.
+ *
+ * <h2>ICRC over IPv4</h2>
+ * The ICRC covers the IPv4 Identification, which a UDP socket does not choose. The link sets IP_PMTUDISC_DO, so
+ * Linux sends DF datagrams with ID 0 from the unconnected socket, and our ICRCs are computed for ID 0 (verified on
+ * captured packets). On receive the IP header is invisible; {@code strict} assumes ID 0 (jhca peers) and checks all
+ * 32 bits, {@code recover} solves for the ID and checks the remaining 16 bits; it is what a Linux rxe peer over IPv4
+ * needs, since rxe sends non-zero IDs. IPv6 has no such field: both sides compute exact ICRCs.
+ *
+ * <h2>JVM options</h2>
+ * The link reaches the socket's file descriptor through {@code sun.nio.ch.SelChImpl#getFDVal} and Agrona reaches
+ * {@code jdk.internal.misc.Unsafe}: run with {@code --add-opens java.base/sun.nio.ch=ALL-UNNAMED
+ * --add-opens java.base/jdk.internal.misc=ALL-UNNAMED}.
+ */
+package io.jhca.rxe;

@@ -1,0 +1,345 @@
+package io.jhca.rxe.transport;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import io.jhca.rxe.link.Link;
+import io.jhca.rxe.wire.Ipv4IdMode;
+import io.jhca.rxe.wire.Opcode;
+import io.jhca.rxe.wire.PacketValidator;
+import io.jhca.verbs.QpState;
+import io.jhca.verbs.QpType;
+
+/**
+ * The progress engine of one software device, an Agrona {@link Agent}: each duty cycle it runs queued control
+ * commands, receives up to {@link #RX_BUDGET} packets from the link (validated, ICRC checked, dispatched to the
+ * responder or completer of their QP), then lets every QP fire its timers, continue a READ reply and send (up to
+ * {@link #TX_BUDGET} packets each). It runs on its own thread (an AgentRunner) or from the application's polling
+ * loop ({@code Context.progress()}).
+ *
+ * <p>Every transport structure is touched by the engine only. Applications reach it through the send/receive
+ * rings (release/acquire indices) and through {@link #runOnEngine}, which runs a control action (QP create,
+ * modify, destroy, MR deregistration) between two packets and waits for it, so no action ever races a copy.
+ *
+ * <p>Received packets are checked in rxe_recv.c's spirit: length, opcode, TVer, P_Key and ICRC (by the wire
+ * {@link PacketValidator}), destination QP (0 and unknown QPNs dropped), QP type against the opcode's transport,
+ * QP state, and for RC/UC the source address against the QP's destination; UD Q_Keys are checked by the
+ * responder. Each drop is counted by reason in {@link RxeCounters}; nothing stops the engine.
+ *
+ * <p>Receive-side ICRC: a UDP socket does not show the IP header, so the covered fields are reconstructed from
+ * what is known: source address and port from the datagram, our own address, lengths from the UDP payload, DF,
+ * protocol 17; the IPv4 Identification is taken as 0 ({@link Ipv4IdMode#STRICT_ID_ZERO}, what jhca sends) or
+ * solved for ({@link Ipv4IdMode#RECOVER_ID}, needed for peers such as Linux rxe that send non-zero IDs).
+ */
+public final class Engine implements Agent {
+
+    public static final int RX_BUDGET = 64;
+    public static final int TX_BUDGET = 32;
+    /** Receive buffer: larger than any valid packet, so a full buffer means an oversize (truncated) datagram. */
+    static final int RX_CAPACITY = 16 * 1024;
+
+    final RxeCounters counters;
+    final MrTable mrs;
+    final MemoryAccess memory;
+    final PacketOut out;
+    final Peer local;
+    final int portMtu;
+    private final Link link;
+    private final String name;
+    private final Ipv4IdMode icrcMode;
+    private final PacketValidator validator = new PacketValidator();
+    private final ByteBuffer rxByteBuffer = ByteBuffer.allocateDirect(RX_CAPACITY);
+    private final UnsafeBuffer rx = new UnsafeBuffer(rxByteBuffer);
+    private final RxPacket packet = new RxPacket();
+    private final Int2ObjectHashMap<TransportQp> byQpn = new Int2ObjectHashMap<>();
+    private TransportQp[] qps = new TransportQp[16];
+    private int qpCount;
+    private final ManyToOneConcurrentArrayQueue<Command> commands = new ManyToOneConcurrentArrayQueue<>(1024);
+    private final boolean threaded;
+    private volatile Thread thread;
+    private volatile boolean closed;
+    private volatile Throwable lastError;
+    private InetSocketAddress lastSource;
+    private Peer lastPeer;
+    private Tracer tracer;
+
+    /**
+     * @param threaded true if an AgentRunner will run this engine; false for the caller's own progress loop
+     * @param portMtu  the port's active MTU in bytes (UD messages longer than it are not sent, as in rxe)
+     */
+    public Engine(final String name, final Link link, final Ipv4IdMode icrcMode, final int portMtu,
+            final boolean threaded, final MrTable mrs, final RxeCounters counters) {
+        this.name = name;
+        this.link = link;
+        this.icrcMode = icrcMode;
+        this.portMtu = portMtu;
+        this.threaded = threaded;
+        this.mrs = mrs;
+        this.counters = counters;
+        this.memory = new MemoryAccess(mrs);
+        this.local = new Peer(link.localAddress());
+        this.out = new PacketOut(link, local, counters);
+    }
+
+    /** Records every packet sent and received to a pcap file (debugging); set before the engine starts. */
+    public void tracer(final Tracer t) {
+        tracer = t;
+        out.tracer(t);
+    }
+
+    public Peer local() {
+        return local;
+    }
+
+    public RxeCounters counters() {
+        return counters;
+    }
+
+    /** The last unexpected exception the engine caught (a bug if not null), for tests and tools. */
+    public Throwable lastError() {
+        return lastError;
+    }
+
+    @Override
+    public String roleName() {
+        return "jhca-rxe-" + name;
+    }
+
+    @Override
+    public void onStart() {
+        thread = Thread.currentThread();
+    }
+
+    @Override
+    public void onClose() {
+        closed = true;
+        drainCommands();
+    }
+
+    /** The device is going away: from now on control actions run on the caller's thread. */
+    public void markClosed() {
+        closed = true;
+    }
+
+    @Override
+    public int doWork() {
+        int work = drainCommands();
+        final long now = System.nanoTime();
+        work += receive(now);
+        for (int i = 0; i < qpCount; i++) {
+            final TransportQp qp = qps[i];
+            try {
+                work += qp.run(now, TX_BUDGET);
+            } catch (final RuntimeException e) {
+                engineError(e);
+            }
+        }
+        return work;
+    }
+
+    private int receive(final long now) {
+        int n = 0;
+        while (n < RX_BUDGET) {
+            rxByteBuffer.clear();
+            final InetSocketAddress src = link.receive(rxByteBuffer);
+            if (src == null) {
+                break;
+            }
+            n++;
+            counters.increment(RxeCounters.Counter.RCVD_PKTS);
+            final int length = rxByteBuffer.position();
+            if (length >= RX_CAPACITY) {
+                counters.increment(RxeCounters.Counter.DROP_OVERSIZE);
+                continue;
+            }
+            try {
+                onPacket(src, length, now);
+            } catch (final RuntimeException e) {
+                engineError(e);
+            }
+        }
+        return n;
+    }
+
+    private void onPacket(final InetSocketAddress src, final int length, final long now) {
+        final Peer from = source(src);
+        final int status;
+        int ipv4Id = 0;
+        if (from.isIpv4() != local.isIpv4()) {
+            counters.increment(RxeCounters.Counter.DROP_BAD_SRC_ADDR);
+            return;
+        }
+        if (local.isIpv4()) {
+            status = validator.validateIpv4(icrcMode, from.ipv4Address(), local.ipv4Address(), src.getPort(),
+                    local.socketAddress().getPort(), rx, 0, length);
+            ipv4Id = validator.lastIpv4Id();
+        } else {
+            status = validator.validateIpv6(from.hi(), from.lo(), local.hi(), local.lo(), src.getPort(),
+                    local.socketAddress().getPort(), rx, 0, length);
+        }
+        if (tracer != null) {
+            tracer.trace(from, local, src.getPort(), local.socketAddress().getPort(), rx, 0, length, ipv4Id);
+        }
+        if (status != PacketValidator.OK) {
+            countDrop(status);
+            return;
+        }
+        packet.decode(rx, length, from, ipv4Id);
+        if (packet.destQp == 0) {
+            counters.increment(RxeCounters.Counter.DROP_QP0); // rxe: QP0 unsupported on RoCE
+            return;
+        }
+        final TransportQp qp = byQpn.get(packet.destQp);
+        if (qp == null) {
+            counters.increment(RxeCounters.Counter.DROP_UNKNOWN_QPN);
+            return;
+        }
+        final int op = packet.opcode;
+        final int transport = Opcode.transport(op);
+        final QpType expected = transport == Opcode.TRANSPORT_RC ? QpType.RC
+                : transport == Opcode.TRANSPORT_UC ? QpType.UC : transport == Opcode.TRANSPORT_UD ? QpType.UD : null;
+        if (qp.type != expected) {
+            counters.increment(RxeCounters.Counter.DROP_BAD_QP_TYPE);
+            return;
+        }
+        final boolean request = Opcode.isRequest(op);
+        if (request ? !qp.canRespond() : !(qp.state == QpState.RTS || qp.state == QpState.SQD)) {
+            counters.increment(RxeCounters.Counter.DROP_BAD_QP_STATE);
+            return;
+        }
+        if (qp.type != QpType.UD && (qp.peer == null || !from.sameAddress(qp.peer))) {
+            counters.increment(RxeCounters.Counter.DROP_BAD_SRC_ADDR); // rxe: IP source must be the QP's peer
+            return;
+        }
+        if (request) {
+            qp.responder.onRequest(packet);
+        } else {
+            qp.completer.onResponse(packet, now);
+        }
+    }
+
+    /** The datagram's source decoded; the JDK hands back the same object while the sender does not change. */
+    private Peer source(final InetSocketAddress src) {
+        if (src != lastSource) {
+            lastPeer = new Peer(src);
+            lastSource = src;
+        }
+        return lastPeer;
+    }
+
+    private void countDrop(final int status) {
+        switch (status) {
+            case PacketValidator.TRUNCATED:
+                counters.increment(RxeCounters.Counter.DROP_TRUNCATED);
+                break;
+            case PacketValidator.BAD_LENGTH:
+                counters.increment(RxeCounters.Counter.DROP_BAD_LENGTH);
+                break;
+            case PacketValidator.UNKNOWN_OPCODE:
+                counters.increment(RxeCounters.Counter.DROP_UNKNOWN_OPCODE);
+                break;
+            case PacketValidator.BAD_TVER:
+                counters.increment(RxeCounters.Counter.DROP_BAD_TVER);
+                break;
+            case PacketValidator.BAD_PKEY:
+                counters.increment(RxeCounters.Counter.DROP_BAD_PKEY);
+                break;
+            default:
+                counters.increment(RxeCounters.Counter.DROP_BAD_ICRC);
+        }
+    }
+
+    private void engineError(final RuntimeException e) {
+        counters.increment(RxeCounters.Counter.ENGINE_ERRORS);
+        if (lastError == null) {
+            System.err.println("jhca rxe engine " + name + ": unexpected " + e);
+            e.printStackTrace();
+        }
+        lastError = e;
+    }
+
+    // ------------------------------------------------------------------------------------------ control path
+
+    /** Registers a QP so packets reach it (control path, engine thread). */
+    public void addQp(final TransportQp qp) {
+        runOnEngine(() -> {
+            if (qpCount == qps.length) {
+                qps = java.util.Arrays.copyOf(qps, qpCount * 2);
+            }
+            qps[qpCount++] = qp;
+            byQpn.put(qp.qpn, qp);
+        });
+    }
+
+    public void removeQp(final TransportQp qp) {
+        runOnEngine(() -> {
+            byQpn.remove(qp.qpn);
+            for (int i = 0; i < qpCount; i++) {
+                if (qps[i] == qp) {
+                    qps[i] = qps[--qpCount];
+                    qps[qpCount] = null;
+                    break;
+                }
+            }
+        });
+    }
+
+    /**
+     * Runs {@code action} where it cannot race the engine: at once if the caller drives the engine itself (CALLER
+     * mode), is the engine thread, or the engine is closed; otherwise queued for the engine thread, which runs it
+     * between two packets, and waited for. Exceptions are rethrown to the caller.
+     */
+    public void runOnEngine(final Runnable action) {
+        if (!threaded || closed || Thread.currentThread() == thread) {
+            action.run();
+            return;
+        }
+        final Command c = new Command(action);
+        while (!commands.offer(c)) {
+            Thread.yield();
+        }
+        while (!c.done) {
+            if (closed && commands.remove(c)) {
+                action.run(); // the engine stopped before taking it
+                return;
+            }
+            Thread.yield();
+        }
+        if (c.error != null) {
+            if (c.error instanceof RuntimeException) {
+                throw (RuntimeException) c.error;
+            }
+            throw new IllegalStateException(c.error);
+        }
+    }
+
+    private int drainCommands() {
+        int n = 0;
+        Command c;
+        while ((c = commands.poll()) != null) {
+            try {
+                c.action.run();
+            } catch (final Throwable t) {
+                c.error = t;
+            }
+            c.done = true;
+            n++;
+        }
+        return n;
+    }
+
+    private static final class Command {
+        final Runnable action;
+        volatile boolean done;
+        Throwable error;
+
+        Command(final Runnable action) {
+            this.action = action;
+        }
+    }
+}

@@ -1,0 +1,568 @@
+package io.jhca.rxe.transport;
+
+import static java.nio.ByteOrder.BIG_ENDIAN;
+
+import org.agrona.UnsafeApi;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import io.jhca.rxe.wire.Aeth;
+import io.jhca.rxe.wire.AtomicEth;
+import io.jhca.rxe.wire.Bth;
+import io.jhca.rxe.wire.Deth;
+import io.jhca.rxe.wire.Opcode;
+import io.jhca.rxe.wire.PacketLayout;
+import io.jhca.rxe.wire.Psn;
+import io.jhca.rxe.wire.Reth;
+import io.jhca.verbs.Access;
+import io.jhca.verbs.AsyncEvent;
+import io.jhca.verbs.MemoryRegion;
+import io.jhca.verbs.QpType;
+import io.jhca.verbs.WcOpcode;
+import io.jhca.verbs.WcStatus;
+import io.jhca.verbs.WorkCompletion;
+
+/**
+ * The responder of a QP (rxe_resp.c), in rxe's order of checks (rocev2.md §3.3):
+ * <ol>
+ * <li>PSN (RC): the expected one goes on; one ahead of it draws a single NAK PSN-sequence-error carrying the
+ * expected PSN, then packets are dropped until the expected one arrives; one behind is a duplicate. UC: on a gap
+ * the message is dropped up to the next FIRST/ONLY. UD: no PSN check.</li>
+ * <li>Opcode sequence: after FIRST/MIDDLE only MIDDLE/LAST of the same operation.</li>
+ * <li>QP access flags for WRITE/READ/atomic.</li>
+ * <li>Resources: a SEND or WRITE-with-immediate needs a posted receive WQE, else RNR NAK with min_rnr_timer.</li>
+ * <li>Length: FIRST and MIDDLE carry exactly one MTU, LAST 1..MTU, ONLY up to MTU.</li>
+ * <li>R_Key, PD, access and bounds of the target span (zero-length READ/WRITE skip it).</li>
+ * <li>Execute, count the MSN, acknowledge when AckReq is set.</li>
+ * </ol>
+ * Errors: invalid request NAK 0x61, remote access NAK 0x62, remote operational NAK 0x63; then the QP goes to ERR
+ * (class A/C). Duplicates: SEND/WRITE are not executed again but re-acknowledged with the PSN before the expected
+ * one; a READ is replayed from the resource ring; an atomic is answered from the cache, never executed twice.
+ * READ responses are streamed, a budget of packets per engine cycle.
+ */
+final class Responder {
+
+    private static final int NONE = 0;
+    private static final int SEND = 1;
+    private static final int WRITE = 2;
+    /** The GRH area at the start of a UD receive buffer (IBTA; rocev2.md §3.3 step 7). */
+    static final int GRH_LENGTH = 40;
+    /** TTL / hop limit written into the reconstructed UD GRH: the real value is not visible behind a socket. */
+    private static final int GRH_HOP_LIMIT = 64;
+
+    private final TransportQp qp;
+    final ResponderResources resources = new ResponderResources();
+    /** Expected PSN (rxe qp->resp.psn). */
+    int ePsn;
+    /** Message sequence number (rxe qp->resp.msn). */
+    int msn;
+    private boolean sentPsnNak;
+    private boolean ucDropping;
+    /** Operation of the message in progress, NONE between messages. */
+    private int current = NONE;
+    /** A receive WQE (the head of the RQ) is being filled. */
+    boolean recvInProgress;
+    private long recvOffset;
+    private long writeVa;
+    private int writeRkey;
+    private long writeResid;
+    private long writeLength;
+    // READ response in progress
+    private boolean readActive;
+    private boolean readFirst;
+    private long readVa;
+    private long readResid;
+    private int readRkey;
+    private int readPsn;
+    private final UnsafeBuffer grh = new UnsafeBuffer(new byte[GRH_LENGTH]);
+
+    Responder(final TransportQp qp) {
+        this.qp = qp;
+    }
+
+    void reset(final int psn) {
+        ePsn = psn;
+        msn = 0;
+        sentPsnNak = false;
+        ucDropping = false;
+        current = NONE;
+        recvInProgress = false;
+        readActive = false;
+        resources.clear();
+    }
+
+    void onRequest(final RxPacket p) {
+        if (readActive) {
+            finishReadReply(); // responses go out in PSN order: finish the READ before anything newer
+        }
+        if (qp.type == QpType.UD) {
+            onUdSend(p);
+            return;
+        }
+        final RxeCounters counters = qp.engine.counters;
+        final int op = p.opcode;
+        final boolean rc = qp.type == QpType.RC;
+        if (rc) {
+            final int diff = Psn.compare(p.psn, ePsn);
+            if (diff > 0) {
+                counters.increment(RxeCounters.Counter.OUT_OF_SEQUENCE);
+                if (!sentPsnNak) {
+                    sentPsnNak = true;
+                    sendAck(Aeth.nakSyndrome(Aeth.NAK_PSN_SEQUENCE_ERROR), ePsn); // carries the expected PSN
+                } else {
+                    counters.increment(RxeCounters.Counter.DROP_OUT_OF_SEQUENCE);
+                }
+                return;
+            }
+            if (diff < 0) {
+                duplicate(p);
+                return;
+            }
+            sentPsnNak = false;
+        } else if (p.psn != ePsn || ucDropping) {
+            abortMessage();
+            if (!Opcode.isStart(op)) {
+                ucDropping = true; // UC class D: drop until the next FIRST/ONLY
+                ePsn = Psn.next(p.psn);
+                counters.increment(RxeCounters.Counter.DROP_OUT_OF_SEQUENCE);
+                return;
+            }
+            ucDropping = false;
+            ePsn = p.psn;
+        }
+        final int flags = Opcode.flags(op);
+        // opcode sequence (rxe check_op_seq)
+        final boolean start = (flags & Opcode.START) != 0;
+        final boolean end = (flags & Opcode.END) != 0;
+        final int kind = (flags & Opcode.SEND) != 0 ? SEND : (flags & Opcode.WRITE) != 0 ? WRITE : NONE;
+        if (current != NONE ? (start || kind != current) : !start) {
+            invalid(p, rc, WcStatus.REM_INV_REQ_ERR);
+            return;
+        }
+        if ((flags & Opcode.HAS_IETH) != 0) {
+            invalid(p, rc, WcStatus.REM_INV_REQ_ERR); // SEND with invalidate: memory windows are not supported
+            return;
+        }
+        // QP access (rxe check_op_valid)
+        final int need = kind == WRITE ? Access.REMOTE_WRITE.bit()
+                : (flags & Opcode.READ) != 0 ? Access.REMOTE_READ.bit()
+                : (flags & Opcode.ATOMIC) != 0 ? Access.REMOTE_ATOMIC.bit() : 0;
+        if (need != 0 && (qp.accessFlags & need) == 0) {
+            invalid(p, rc, WcStatus.REM_INV_REQ_ERR);
+            return;
+        }
+        // resources (rxe check_resource)
+        if ((flags & Opcode.CONSUMES_RECV_WQE) != 0 && !recvInProgress && !qp.rq.hasPosted()) {
+            if (rc) {
+                counters.increment(RxeCounters.Counter.SEND_RNR_ERR);
+                sendAck(Aeth.rnrNakSyndrome(qp.minRnrTimer), p.psn);
+            } else {
+                ucDropping = true;
+                ePsn = Psn.next(p.psn);
+                counters.increment(RxeCounters.Counter.DROP_NO_RECV_WQE);
+            }
+            return;
+        }
+        if ((flags & (Opcode.READ | Opcode.ATOMIC)) != 0 && qp.maxDestRdAtomic == 0) {
+            invalid(p, rc, WcStatus.REM_INV_REQ_ERR);
+            return;
+        }
+        // length (rxe check_length)
+        if (kind != NONE) {
+            final int n = p.payloadLength;
+            final int mtu = qp.mtu;
+            final boolean ok = start && end ? n <= mtu : start || (flags & Opcode.MIDDLE) != 0 ? n == mtu : n > 0 && n <= mtu;
+            if (!ok) {
+                invalid(p, rc, WcStatus.REM_INV_REQ_ERR);
+                return;
+            }
+        }
+        if ((flags & Opcode.HAS_RETH) != 0 && p.reth().dmaLengthUnsigned() > (1L << 31)) {
+            invalid(p, rc, WcStatus.REM_INV_REQ_ERR);
+            return;
+        }
+        switch (kind) {
+            case SEND:
+                executeSend(p, start, end, rc);
+                return;
+            case WRITE:
+                executeWrite(p, start, end, rc);
+                return;
+            default:
+                if ((flags & Opcode.READ) != 0) {
+                    executeRead(p);
+                } else {
+                    executeAtomic(p);
+                }
+        }
+    }
+
+    private void abortMessage() {
+        current = NONE;
+        recvInProgress = false; // the same receive WQE will take the next message
+    }
+
+    private void executeSend(final RxPacket p, final boolean start, final boolean end, final boolean rc) {
+        final RecvWqe w = qp.rq.peek();
+        if (start) {
+            recvInProgress = true;
+            recvOffset = 0;
+        }
+        final int n = p.payloadLength;
+        if (recvOffset + n > w.length) {
+            if (rc) {
+                fail(p, Aeth.NAK_INVALID_REQUEST, WcStatus.LOC_LEN_ERR, AsyncEvent.Type.QP_REQ_ERR,
+                        "receive buffer too small");
+            } else {
+                abortMessage();
+                ucDropping = true;
+                ePsn = Psn.next(p.psn);
+                qp.engine.counters.increment(RxeCounters.Counter.DROP_BAD_LENGTH);
+            }
+            return;
+        }
+        if (n > 0 && qp.engine.memory.scatter(qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge, recvOffset,
+                p.buffer, p.payloadIndex, n) != MemoryAccess.OK) {
+            fail(p, Aeth.NAK_REMOTE_OPERATIONAL_ERROR, WcStatus.LOC_PROT_ERR, AsyncEvent.Type.QP_FATAL,
+                    "receive WQE names memory it may not write");
+            return;
+        }
+        recvOffset += n;
+        ePsn = Psn.next(p.psn);
+        if (end) {
+            current = NONE;
+            msn = Psn.next(msn); // MSN is 24 bits like a PSN
+            final boolean imm = p.has(Opcode.HAS_IMMDT);
+            final WorkCompletion wc = qp.completeRecv(w, WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset);
+            qp.rq.completeHead();
+            qp.commitRecv(wc, imm, imm ? p.imm() : 0, -1, false);
+            recvInProgress = false;
+        } else {
+            current = SEND;
+        }
+        if (rc && p.ackReq) {
+            sendAck(Aeth.SYNDROME_ACK, p.psn);
+        }
+    }
+
+    private void executeWrite(final RxPacket p, final boolean start, final boolean end, final boolean rc) {
+        if (start) {
+            final Reth reth = p.reth();
+            writeVa = reth.va();
+            writeRkey = reth.rkey();
+            writeResid = reth.dmaLengthUnsigned();
+            writeLength = writeResid;
+            if (writeResid > 0 && qp.engine.memory.checkRemote(qp.pd, writeRkey, writeVa, writeResid,
+                    Access.REMOTE_WRITE.bit()) == null) {
+                accessError(p, rc);
+                return;
+            }
+        }
+        final int n = p.payloadLength;
+        // rxe check_rkey: while more than an MTU remains a packet carries exactly one MTU, the last one the rest
+        final boolean fits = writeResid > qp.mtu ? n == qp.mtu && p.padCnt() == 0
+                : n == writeResid && p.padCnt() == Bth.padFor(n);
+        if (!fits) {
+            invalid(p, rc, WcStatus.REM_INV_REQ_ERR);
+            return;
+        }
+        if (n > 0) {
+            // looked up again per packet: the MR may have been deregistered since FIRST
+            if (qp.engine.memory.checkRemote(qp.pd, writeRkey, writeVa, n, Access.REMOTE_WRITE.bit()) == null) {
+                accessError(p, rc);
+                return;
+            }
+            MemoryAccess.writeRemote(p.buffer, p.payloadIndex, writeVa, n);
+            writeVa += n;
+            writeResid -= n;
+        }
+        ePsn = Psn.next(p.psn);
+        if (end) {
+            current = NONE;
+            msn = Psn.next(msn);
+            if (p.has(Opcode.HAS_IMMDT)) {
+                final RecvWqe w = qp.rq.peek();
+                final WorkCompletion wc = qp.completeRecv(w, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM,
+                        (int) writeLength);
+                qp.rq.completeHead();
+                qp.commitRecv(wc, true, p.imm(), -1, false);
+                recvInProgress = false;
+            }
+        } else {
+            current = WRITE;
+        }
+        if (rc && p.ackReq) {
+            sendAck(Aeth.SYNDROME_ACK, p.psn);
+        }
+    }
+
+    private void executeRead(final RxPacket p) {
+        final Reth reth = p.reth();
+        final long length = reth.dmaLengthUnsigned();
+        final long va = reth.va();
+        final int rkey = reth.rkey();
+        if (length > 0 && qp.engine.memory.checkRemote(qp.pd, rkey, va, length, Access.REMOTE_READ.bit()) == null) {
+            accessError(p, true);
+            return;
+        }
+        final int packets = length == 0 ? 1 : (int) ((length + qp.mtu - 1) / qp.mtu);
+        final ResponderResources.Entry e = resources.allocate();
+        e.atomic = false;
+        e.firstPsn = p.psn;
+        e.lastPsn = Psn.add(p.psn, packets - 1);
+        e.va = va;
+        e.rkey = rkey;
+        e.length = length;
+        msn = Psn.next(msn); // rxe: MSN counts a READ when it is accepted, before any response
+        ePsn = Psn.add(p.psn, packets);
+        startReadReply(va, length, rkey, p.psn);
+    }
+
+    private void executeAtomic(final RxPacket p) {
+        final AtomicEth a = p.atomicEth();
+        final long va = a.va();
+        if ((va & 7) != 0) {
+            invalid(p, true, WcStatus.REM_INV_REQ_ERR); // rxe: misaligned atomic = invalid request
+            return;
+        }
+        final MemoryRegion mr = qp.engine.memory.checkRemote(qp.pd, a.rkey(), va, 8, Access.REMOTE_ATOMIC.bit());
+        if (mr == null) {
+            accessError(p, true);
+            return;
+        }
+        final long original;
+        if (p.opcode == Opcode.RC_COMPARE_SWAP) {
+            // host-order 64-bit value, as rxe's atomic_reply operates on it; atomic w.r.t. this host's CPUs
+            original = UnsafeApi.compareAndExchangeLong(null, va, a.compare(), a.swapAdd());
+        } else {
+            original = UnsafeApi.getAndAddLong(null, va, a.swapAdd());
+        }
+        final ResponderResources.Entry e = resources.allocate();
+        e.atomic = true;
+        e.firstPsn = p.psn;
+        e.lastPsn = p.psn;
+        e.original = original;
+        msn = Psn.next(msn);
+        ePsn = Psn.next(p.psn);
+        sendAtomicAck(p.psn, original);
+    }
+
+    private void duplicate(final RxPacket p) {
+        final RxeCounters counters = qp.engine.counters;
+        counters.increment(RxeCounters.Counter.DUPLICATE_REQUEST);
+        final int flags = Opcode.flags(p.opcode);
+        if ((flags & (Opcode.SEND | Opcode.WRITE)) != 0) {
+            sendAck(Aeth.SYNDROME_ACK, Psn.previous(ePsn)); // C9-105: ack again, whatever AckReq says
+            return;
+        }
+        if ((flags & Opcode.READ) != 0) {
+            final ResponderResources.Entry e = resources.findRead(p.psn);
+            final Reth reth = p.reth();
+            final long va = reth.va();
+            final long length = reth.dmaLengthUnsigned();
+            if (e == null || reth.rkey() != e.rkey || va < e.va || va + length > e.va + e.length) {
+                counters.increment(RxeCounters.Counter.DROP_STALE_DUPLICATE);
+                return;
+            }
+            startReadReply(va, length, e.rkey, p.psn); // replay from the duplicate's PSN
+            return;
+        }
+        final ResponderResources.Entry e = resources.findAtomic(p.psn);
+        if (e == null) {
+            counters.increment(RxeCounters.Counter.DROP_STALE_DUPLICATE);
+            return;
+        }
+        sendAtomicAck(p.psn, e.original); // the cached result: never executed twice
+    }
+
+    private void onUdSend(final RxPacket p) {
+        final RxeCounters counters = qp.engine.counters;
+        final Deth deth = p.deth();
+        final int expectedQkey = qp.qpn == 1 ? Deth.GSI_QKEY : qp.qkey;
+        if (deth.qkey() != expectedQkey) {
+            counters.increment(RxeCounters.Counter.DROP_BAD_QKEY);
+            return;
+        }
+        final RecvWqe w = qp.rq.peek();
+        if (w == null) {
+            counters.increment(RxeCounters.Counter.DROP_NO_RECV_WQE);
+            return;
+        }
+        final int n = p.payloadLength;
+        if (GRH_LENGTH + (long) n > w.length) {
+            counters.increment(RxeCounters.Counter.DROP_BAD_LENGTH); // rxe: UD class D, message dropped
+            return;
+        }
+        buildGrh(p);
+        final MemoryAccess mem = qp.engine.memory;
+        if (mem.scatter(qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge, 0, grh, 0, GRH_LENGTH) != MemoryAccess.OK
+                || (n > 0 && mem.scatter(qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge, GRH_LENGTH, p.buffer,
+                p.payloadIndex, n) != MemoryAccess.OK)) {
+            final WorkCompletion wc = qp.completeRecv(w, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0);
+            qp.rq.completeHead();
+            qp.commitRecv(wc, false, 0, -1, false);
+            qp.enterError(AsyncEvent.Type.QP_FATAL, "UD receive WQE names memory it may not write");
+            return;
+        }
+        final boolean imm = p.has(Opcode.HAS_IMMDT);
+        final WorkCompletion wc = qp.completeRecv(w, WcStatus.SUCCESS, WcOpcode.RECV, GRH_LENGTH + n);
+        qp.rq.completeHead();
+        qp.commitRecv(wc, imm, imm ? p.imm() : 0, deth.srcQp(), true);
+    }
+
+    /**
+     * The 40-byte GRH area of a UD receive: for IPv4 20 zero bytes then the IPv4 header, for IPv6 the IPv6
+     * header (RoCEv2 annex A17.4.5.2; rxe). A socket does not show the received header, so it is rebuilt from
+     * what is known: addresses, lengths, DF, protocol 17, the IPv4 ID the ICRC was verified with; TOS/traffic
+     * class 0 and TTL/hop limit {@value #GRH_HOP_LIMIT} stand in for the unseen values. Big-endian.
+     */
+    private void buildGrh(final RxPacket p) {
+        final Peer src = p.source;
+        final Peer dst = qp.engine.local;
+        final int udpLength = PacketLayout.UDP_HEADER_LENGTH + p.length;
+        grh.setMemory(0, GRH_LENGTH, (byte) 0);
+        if (src.isIpv4()) {
+            final int ip = 20;
+            grh.putByte(ip, (byte) PacketLayout.IPV4_VERSION_IHL);
+            grh.putShort(ip + PacketLayout.IPV4_TOTAL_LENGTH, (short) (PacketLayout.IPV4_HEADER_LENGTH + udpLength), BIG_ENDIAN);
+            grh.putShort(ip + PacketLayout.IPV4_ID, (short) p.ipv4Id, BIG_ENDIAN);
+            grh.putShort(ip + PacketLayout.IPV4_FLAGS_FRAGMENT, (short) PacketLayout.IPV4_DF, BIG_ENDIAN);
+            grh.putByte(ip + PacketLayout.IPV4_TTL, (byte) GRH_HOP_LIMIT);
+            grh.putByte(ip + PacketLayout.IPV4_PROTOCOL, (byte) PacketLayout.IP_PROTO_UDP);
+            grh.putInt(ip + PacketLayout.IPV4_SRC, src.ipv4Address(), BIG_ENDIAN);
+            grh.putInt(ip + PacketLayout.IPV4_DST, dst.ipv4Address(), BIG_ENDIAN);
+            grh.putShort(ip + PacketLayout.IPV4_CHECKSUM, (short) PacketLayout.ipv4HeaderChecksum(grh, ip), BIG_ENDIAN);
+        } else {
+            grh.putInt(0, 6 << 28, BIG_ENDIAN); // version 6, traffic class 0, flow label 0
+            grh.putShort(PacketLayout.IPV6_PAYLOAD_LENGTH, (short) udpLength, BIG_ENDIAN);
+            grh.putByte(PacketLayout.IPV6_NEXT_HEADER, (byte) PacketLayout.IP_PROTO_UDP);
+            grh.putByte(PacketLayout.IPV6_HOP_LIMIT, (byte) GRH_HOP_LIMIT);
+            grh.putLong(PacketLayout.IPV6_SRC, src.hi(), BIG_ENDIAN);
+            grh.putLong(PacketLayout.IPV6_SRC + 8, src.lo(), BIG_ENDIAN);
+            grh.putLong(PacketLayout.IPV6_DST, dst.hi(), BIG_ENDIAN);
+            grh.putLong(PacketLayout.IPV6_DST + 8, dst.lo(), BIG_ENDIAN);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------- READ reply
+
+    private void startReadReply(final long va, final long length, final int rkey, final int psn) {
+        readActive = true;
+        readFirst = true;
+        readVa = va;
+        readResid = length;
+        readRkey = rkey;
+        readPsn = psn;
+        continueReadReply(1); // the first response goes out at once, the rest from the engine cycle
+    }
+
+    /** Sends up to {@code budget} READ response packets; returns how many. */
+    int continueReadReply(final int budget) {
+        int sent = 0;
+        while (readActive && sent < budget && qp.canRespond()) {
+            sendReadPacket();
+            sent++;
+        }
+        return sent;
+    }
+
+    private void finishReadReply() {
+        while (readActive && qp.canRespond()) {
+            sendReadPacket();
+        }
+        readActive = false;
+    }
+
+    private void sendReadPacket() {
+        final int mtu = qp.mtu;
+        final int n = (int) Math.min(readResid, mtu);
+        final boolean last = readResid <= mtu;
+        final int opcode = readFirst ? (last ? Opcode.RC_RDMA_READ_RESPONSE_ONLY : Opcode.RC_RDMA_READ_RESPONSE_FIRST)
+                : (last ? Opcode.RC_RDMA_READ_RESPONSE_LAST : Opcode.RC_RDMA_READ_RESPONSE_MIDDLE);
+        if (n > 0 && qp.engine.memory.checkRemote(qp.pd, readRkey, readVa, n, Access.REMOTE_READ.bit()) == null) {
+            // the MR went away under a READ in progress
+            readActive = false;
+            sendAck(Aeth.nakSyndrome(Aeth.NAK_REMOTE_ACCESS_ERROR), readPsn);
+            qp.enterError(AsyncEvent.Type.QP_ACCESS_ERR, "memory of an RDMA READ was deregistered");
+            return;
+        }
+        final PacketOut out = qp.engine.out;
+        final int at = out.begin(opcode, false, n, qp.destQpn, false, readPsn);
+        if (Opcode.aethOffset(opcode) != Opcode.NO_HEADER) {
+            out.aeth().set(Aeth.SYNDROME_ACK, msn);
+        }
+        if (n > 0) {
+            MemoryAccess.readRemote(readVa, out.buffer, at, n);
+        }
+        out.send(qp.peer);
+        readVa += n;
+        readResid -= n;
+        readPsn = Psn.next(readPsn);
+        readFirst = false;
+        if (last) {
+            readActive = false;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------- acks
+
+    private void sendAck(final int syndrome, final int psn) {
+        final PacketOut out = qp.engine.out;
+        out.begin(Opcode.RC_ACKNOWLEDGE, false, 0, qp.destQpn, false, psn);
+        out.aeth().set(syndrome, msn);
+        out.send(qp.peer);
+    }
+
+    private void sendAtomicAck(final int psn, final long original) {
+        final PacketOut out = qp.engine.out;
+        out.begin(Opcode.RC_ATOMIC_ACKNOWLEDGE, false, 0, qp.destQpn, false, psn);
+        out.aeth().set(Aeth.SYNDROME_ACK, msn);
+        out.atomicAckEth().origRemoteData(original);
+        out.send(qp.peer);
+    }
+
+    // ----------------------------------------------------------------------------------------------- errors
+
+    private void invalid(final RxPacket p, final boolean rc, final WcStatus recvStatus) {
+        if (rc) {
+            fail(p, Aeth.NAK_INVALID_REQUEST, recvStatus, AsyncEvent.Type.QP_REQ_ERR,
+                    "invalid request " + Opcode.name(p.opcode) + " psn " + p.psn);
+        } else {
+            abortMessage(); // UC class D: drop the message
+            ucDropping = true;
+            ePsn = Psn.next(p.psn);
+            qp.engine.counters.increment(RxeCounters.Counter.DROP_BAD_LENGTH);
+        }
+    }
+
+    private void accessError(final RxPacket p, final boolean rc) {
+        if (rc) {
+            fail(p, Aeth.NAK_REMOTE_ACCESS_ERROR, WcStatus.REM_ACCESS_ERR, AsyncEvent.Type.QP_ACCESS_ERR,
+                    "remote access error: rkey, PD, access rights or bounds refused " + Opcode.name(p.opcode));
+        } else {
+            abortMessage();
+            ucDropping = true;
+            ePsn = Psn.next(p.psn);
+            qp.engine.counters.increment(RxeCounters.Counter.DROP_BAD_LENGTH);
+        }
+    }
+
+    /**
+     * Class A/C error (rxe do_class_ac_error): NAK with the packet's PSN, the receive WQE being filled (if any)
+     * completes with {@code recvStatus}, the QP goes to ERR.
+     */
+    private void fail(final RxPacket p, final int nakCode, final WcStatus recvStatus, final AsyncEvent.Type event,
+            final String detail) {
+        sendAck(Aeth.nakSyndrome(nakCode), p.psn);
+        if (recvInProgress) {
+            final RecvWqe w = qp.rq.peek();
+            if (w != null) {
+                final WorkCompletion wc = qp.completeRecv(w, recvStatus, WcOpcode.RECV, 0);
+                qp.rq.completeHead();
+                qp.commitRecv(wc, false, 0, -1, false);
+            }
+            recvInProgress = false;
+        }
+        current = NONE;
+        qp.enterError(event, detail);
+    }
+}

@@ -1,0 +1,303 @@
+package io.jhca.rxe.transport;
+
+import io.jhca.verbs.AsyncEvent;
+import io.jhca.verbs.ProtectionDomain;
+import io.jhca.verbs.QpAttrMask;
+import io.jhca.verbs.QpAttributes;
+import io.jhca.verbs.QpState;
+import io.jhca.verbs.QpType;
+import io.jhca.verbs.SendFlags;
+import io.jhca.verbs.WcFlags;
+import io.jhca.verbs.WcOpcode;
+import io.jhca.verbs.WcStatus;
+import io.jhca.verbs.WorkCompletion;
+
+/**
+ * The transport side of one QP: its queues, the attributes the engine needs, its transport state and the three
+ * roles of rxe (requester, completer, responder). Owned by the device's engine: every field below is read and
+ * written on the engine thread only; the application reaches it through the rings and through
+ * {@link Engine#runOnEngine} commands (create, modify, destroy).
+ */
+public final class TransportQp {
+
+    /** How the transport tells the verbs object about errors it found on its own. */
+    public interface Events {
+        /** The QP moved to the error state; {@code event} (may be null) is the async event to report. */
+        void enteredError(AsyncEvent.Type event, String detail);
+    }
+
+    /** rxe_param.h RXE_MAX_UNACKED_PSNS: the requester stops this far ahead of the oldest unacked PSN. */
+    static final int MAX_UNACKED_PSNS = 128;
+    /** rxe_param.h RXE_MAX_PKT_PER_ACK: AckReq at least this often within a long message. */
+    static final int MAX_PKT_PER_ACK = 64;
+
+    final Engine engine;
+    final int qpn;
+    final QpType type;
+    final ProtectionDomain pd;
+    final CqRing sendCq;
+    final CqRing recvCq;
+    final boolean sqSigAll;
+    final SendRing sq;
+    final RecvRing rq;
+    private final Events events;
+
+    QpState state = QpState.RESET;
+    int accessFlags;
+    int qkey;
+    Peer peer;
+    int destQpn;
+    /** Path MTU in bytes; an rxe QP starts with 256 until RTR sets it (rocev2.md §3.2). */
+    int mtu = 256;
+    /** Local ACK timeout, 4.096 us * 2^timeout; 0 = none. */
+    long timeoutNanos;
+    int retryCnt;
+    int rnrRetry;
+    int minRnrTimer;
+    int maxRdAtomic = 1;
+    int maxDestRdAtomic;
+
+    /** Retransmit timer deadline (System.nanoTime), 0 when not armed. */
+    long retransDeadline;
+    /** End of an RNR wait; 0 when not waiting. */
+    long rnrDeadline;
+
+    final Requester requester;
+    final Completer completer;
+    final Responder responder;
+
+    public TransportQp(final Engine engine, final int qpn, final QpType type, final ProtectionDomain pd,
+            final CqRing sendCq, final CqRing recvCq, final boolean sqSigAll, final SendRing sq, final RecvRing rq,
+            final Events events) {
+        this.engine = engine;
+        this.qpn = qpn;
+        this.type = type;
+        this.pd = pd;
+        this.sendCq = sendCq;
+        this.recvCq = recvCq;
+        this.sqSigAll = sqSigAll;
+        this.sq = sq;
+        this.rq = rq;
+        this.events = events;
+        this.requester = new Requester(this);
+        this.completer = new Completer(this);
+        this.responder = new Responder(this);
+    }
+
+    public int qpn() {
+        return qpn;
+    }
+
+    /** Engine thread: carries out a modify already checked by driver-core. {@code newPeer} is set with AV. */
+    public void applyModify(final QpAttributes a, final QpState next, final Peer newPeer) {
+        if (a.has(QpAttrMask.ACCESS_FLAGS)) {
+            accessFlags = a.accessFlags();
+        }
+        if (a.has(QpAttrMask.QKEY)) {
+            qkey = a.qkey();
+        }
+        if (a.has(QpAttrMask.AV)) {
+            peer = newPeer;
+        }
+        if (a.has(QpAttrMask.PATH_MTU)) {
+            mtu = a.pathMtu().bytes();
+        }
+        if (a.has(QpAttrMask.TIMEOUT)) {
+            // rxe_qp.c: qp_timeout_jiffies = nsecs_to_jiffies(4096 << timeout); 0 = no retransmit timer
+            timeoutNanos = a.timeout() == 0 ? 0 : 4096L << a.timeout();
+        }
+        if (a.has(QpAttrMask.RETRY_CNT)) {
+            retryCnt = a.retryCnt();
+            completer.retryLeft = retryCnt;
+        }
+        if (a.has(QpAttrMask.RNR_RETRY)) {
+            rnrRetry = a.rnrRetry();
+            completer.rnrLeft = rnrRetry;
+        }
+        if (a.has(QpAttrMask.MIN_RNR_TIMER)) {
+            minRnrTimer = a.minRnrTimer();
+        }
+        if (a.has(QpAttrMask.MAX_QP_RD_ATOMIC)) {
+            // rxe rounds up to a power of two; 0 would stall reads for ever, so at least 1
+            maxRdAtomic = SendRing.powerOfTwo(Math.max(1, a.maxRdAtomic()));
+        }
+        if (a.has(QpAttrMask.MAX_DEST_RD_ATOMIC)) {
+            maxDestRdAtomic = a.maxDestRdAtomic();
+            responder.resources.resize(maxDestRdAtomic);
+        }
+        if (a.has(QpAttrMask.DEST_QPN)) {
+            destQpn = a.destQpn();
+        }
+        if (a.has(QpAttrMask.RQ_PSN)) {
+            responder.reset(a.rqPsn());
+        }
+        if (a.has(QpAttrMask.SQ_PSN)) {
+            requester.reset(a.sqPsn());
+            completer.reset(a.sqPsn());
+        }
+        switch (next) {
+            case RESET:
+                resetQueues();
+                state = QpState.RESET;
+                break;
+            case ERR:
+                state = QpState.ERR;
+                stopTimers();
+                flush();
+                break;
+            case SQE:
+                state = QpState.SQE;
+                stopTimers();
+                flushSend();
+                break;
+            default:
+                state = next;
+        }
+    }
+
+    private void resetQueues() {
+        sq.discardAll();
+        rq.discardAll();
+        requester.reset(0);
+        completer.reset(0);
+        responder.reset(0);
+        stopTimers();
+    }
+
+    private void stopTimers() {
+        retransDeadline = 0;
+        rnrDeadline = 0;
+    }
+
+    /** The transport found a fatal error: the QP goes to ERR and everything queued is flushed. */
+    void enterError(final AsyncEvent.Type event, final String detail) {
+        if (state == QpState.ERR) {
+            return;
+        }
+        state = QpState.ERR;
+        stopTimers();
+        events.enteredError(event, detail);
+        flush();
+    }
+
+    /** In ERR, everything posted completes with WR_FLUSH_ERR (also WRs posted later: called every cycle). */
+    void flush() {
+        flushSend();
+        flushRecv();
+    }
+
+    private void flushSend() {
+        final long pi = sq.published();
+        while (sq.compIndex != pi) {
+            final WorkCompletion wc = claimSend(sq.at(sq.compIndex), WcStatus.WR_FLUSH_ERR);
+            sq.completeHead();
+            commitSend(wc);
+        }
+        sq.reqIndex = sq.compIndex;
+        requester.rdAtomicInFlight = 0;
+    }
+
+    private void flushRecv() {
+        RecvWqe w;
+        while ((w = rq.peek()) != null) {
+            final WorkCompletion wc = completeRecv(w, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0);
+            rq.completeHead();
+            commitRecv(wc, false, 0, -1, false);
+        }
+        responder.recvInProgress = false;
+    }
+
+    /** Engine cycle: queued WRs of a QP in ERR are flushed as soon as they are posted. */
+    int flushIfError() {
+        if (state != QpState.ERR) {
+            return 0;
+        }
+        if (sq.compIndex == sq.published() && !rq.hasPosted()) {
+            return 0;
+        }
+        flush();
+        return 1;
+    }
+
+    boolean signaled(final SendWqe w) {
+        return sqSigAll || (w.flags & SendFlags.SIGNALED) != 0;
+    }
+
+    /**
+     * A send WR is done: fills its completion (if it failed or was signaled; unsignaled successes complete
+     * silently) and returns it, not yet visible. Free the WQE's slot, then {@link #commitSend}: an application
+     * that polls the completion and posts again at once must find the slot free.
+     */
+    WorkCompletion claimSend(final SendWqe w, final WcStatus status) {
+        if (status == WcStatus.SUCCESS && !signaled(w)) {
+            return null;
+        }
+        final WorkCompletion wc = sendCq.claim();
+        if (wc != null) {
+            wc.set(w.wrId, status, w.opcode.completionOpcode(), qpn,
+                    status == WcStatus.SUCCESS ? (int) w.length : 0);
+        }
+        return wc;
+    }
+
+    /** Publishes a completion from {@link #claimSend} (null: nothing to publish). */
+    void commitSend(final WorkCompletion wc) {
+        if (wc != null) {
+            sendCq.commit();
+        }
+    }
+
+    /** A receive completion with the common fields; returns the slot to add more (null on overrun). */
+    WorkCompletion completeRecv(final RecvWqe w, final WcStatus status, final WcOpcode opcode, final int byteLength) {
+        final WorkCompletion wc = recvCq.claim();
+        if (wc != null) {
+            wc.set(w.wrId, status, opcode, qpn, byteLength);
+        }
+        return wc;
+    }
+
+    void commitRecv(final WorkCompletion wc, final boolean imm, final int immData, final int srcQp, final boolean grh) {
+        if (wc == null) {
+            return;
+        }
+        if (imm) {
+            wc.immData(immData);
+        }
+        if (srcQp >= 0) {
+            wc.srcQp(srcQp);
+        }
+        if (grh) {
+            wc.wcFlags(WcFlags.GRH);
+        }
+        recvCq.commit();
+    }
+
+    boolean canRespond() {
+        return state == QpState.RTR || state == QpState.RTS || state == QpState.SQD || state == QpState.SQE;
+    }
+
+    boolean canRequest() {
+        return state == QpState.RTS || state == QpState.SQD;
+    }
+
+    /** Engine cycle: timers, then the requester; returns work done. */
+    int run(final long now, final int budget) {
+        int work = flushIfError();
+        if (state == QpState.ERR || state == QpState.RESET) {
+            return work;
+        }
+        if (retransDeadline != 0 && now - retransDeadline >= 0) {
+            completer.onTimeout(now);
+            work++;
+        }
+        if (rnrDeadline != 0 && now - rnrDeadline >= 0) {
+            rnrDeadline = 0;
+            work++;
+        }
+        work += responder.continueReadReply(budget);
+        if (canRequest()) {
+            work += requester.run(now, budget);
+        }
+        return work;
+    }
+}
