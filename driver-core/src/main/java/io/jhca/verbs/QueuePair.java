@@ -6,7 +6,7 @@ package io.jhca.verbs;
  *
  * <p>Posting is single-writer per queue: one thread posts sends, one posts receives. A full queue is a
  * return value (fewer WRs posted than given), never an exception; a malformed WR or a QP in the wrong state
- * is refused with a {@link VerbsException} naming the problem, and nothing of it is posted.
+ * is refused with a {@link VerbsException} naming the problem, and nothing of its chain is posted.
  */
 public abstract class QueuePair extends VerbsResource {
     private final ProtectionDomain pd;
@@ -170,14 +170,17 @@ public abstract class QueuePair extends VerbsResource {
 
     /**
      * Posts a chain of send WRs ({@code ibv_post_send}). Returns how many were posted: fewer than the chain
-     * holds means the send queue is full. The WRs are copied; they may be reused at once.
+     * holds means the send queue is full. The whole chain is checked before any of it is queued, so a refused
+     * chain posts nothing. The WRs are copied; they may be reused at once.
      */
     public final int postSend(SendWr wr) {
         checkOpen();
         checkCanPostSend();
-        int posted = 0;
         for (SendWr w = wr; w != null; w = w.next()) {
             checkSendWr(w);
+        }
+        int posted = 0;
+        for (SendWr w = wr; w != null; w = w.next()) {
             if (!driverPostSend(w)) {
                 break;
             }
@@ -189,13 +192,15 @@ public abstract class QueuePair extends VerbsResource {
         return posted;
     }
 
-    /** Posts a chain of receive WRs ({@code ibv_post_recv}); returns how many were posted (fewer: queue full). */
+    /**
+     * Posts a chain of receive WRs ({@code ibv_post_recv}); returns how many were posted (fewer: queue full).
+     * The whole chain is checked first: a refused chain posts nothing.
+     */
     public final int postRecv(RecvWr wr) {
         checkOpen();
         if (state == QpState.RESET) {
             throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + " in state RESET (needs INIT or later)");
         }
-        int posted = 0;
         for (RecvWr w = wr; w != null; w = w.next()) {
             if (w.numSge() > caps.maxRecvSge()) {
                 throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + ": " + w.numSge()
@@ -204,6 +209,9 @@ public abstract class QueuePair extends VerbsResource {
             if (w.totalLength() > Integer.MAX_VALUE) {
                 throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + ": SGE lengths add up to more than 2^31-1");
             }
+        }
+        int posted = 0;
+        for (RecvWr w = wr; w != null; w = w.next()) {
             if (!driverPostRecv(w)) {
                 break;
             }

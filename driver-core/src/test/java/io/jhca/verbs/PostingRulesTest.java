@@ -73,6 +73,22 @@ class PostingRulesTest extends VerbsTestSupport {
     }
 
     @Test
+    void aChainWithOneBadWrPostsNothing() {
+        QueuePair qp = rtsQp(pd, QpInitAttributes.rc(cq, cq).maxSendWr(8).maxSendSge(1));
+        SendWr good = new SendWr().opcode(WrOpcode.SEND).sge(mr, 0, 8);
+        SendWr bad = new SendWr().opcode(WrOpcode.SEND).numSge(2);
+        good.next(bad);
+        refused(VerbsException.EINVAL, "2 SGEs exceed max_send_sge 1", () -> qp.postSend(good));
+        assertEquals(0, ((FakeQp) qp).sendsQueued, "the good WR before the bad one was not queued either");
+        assertEquals(0, ((FakeQp) qp).sendDoorbells);
+        RecvWr r1 = new RecvWr().sge(mr, 0, 8);
+        RecvWr r2 = new RecvWr().numSge(2);
+        r1.next(r2);
+        refused(VerbsException.EINVAL, "max_recv_sge", () -> qp.postRecv(r1));
+        assertEquals(0, ((FakeQp) qp).recvsQueued);
+    }
+
+    @Test
     void aFullQueueIsAReturnValueNotAnException() {
         QueuePair qp = rtsQp(pd, QpInitAttributes.rc(cq, cq).maxSendWr(4).maxRecvWr(2));
         SendWr[] chain = new SendWr[6];
