@@ -1,0 +1,210 @@
+package io.jhca.mlx5;
+
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.jhca.memory.DmaRegion;
+import io.jhca.mlx5.cmd.CmdTrace;
+import io.jhca.mlx5.init.Hca;
+import io.jhca.mlx5.init.Mlx5Options;
+import io.jhca.mlx5.ring.Bfreg;
+import io.jhca.mlx5.ring.DbrPool;
+import io.jhca.mlx5.ring.SendRing;
+import io.jhca.mlx5.spi.Mlx5Function;
+import io.jhca.verbs.AsyncEvent;
+import io.jhca.verbs.CompletionQueue;
+import io.jhca.verbs.Context;
+import io.jhca.verbs.DeviceAttributes;
+import io.jhca.verbs.DeviceInfo;
+import io.jhca.verbs.Gid;
+import io.jhca.verbs.MemoryRegion;
+import io.jhca.verbs.PortAttributes;
+import io.jhca.verbs.ProtectionDomain;
+import io.jhca.verbs.VerbsException;
+
+/**
+ * An open mlx5 device: a ConnectX function brought up by {@link io.jhca.mlx5.init.HcaBringUp} (command queue, pages, caps, UAR, async
+ * EQ, RoCE GIDs), the shared bfreg every send queue rings, the doorbell records, and the tables that map device
+ * numbers back to objects (QPN for CQEs and events, CQN for events, lkey for inline data). Closing it tears the
+ * function down in reverse and closes it.
+ */
+public final class Mlx5Context extends Context {
+
+    private final Mlx5Function function;
+    private final Hca hca;
+    private final DeviceAttributes device;
+    private final PortAttributes port;
+    private final Bfreg bfreg;
+    private final int bfMode;
+    private final DbrPool dbrs;
+    private final NumberTable<Mlx5Qp> qps = new NumberTable<>();
+    private final NumberTable<Mlx5Cq> cqs = new NumberTable<>();
+    private final NumberTable<MemoryRegion> mrs = new NumberTable<>();
+    private final Map<DmaRegion, int[]> mappings = new IdentityHashMap<>();
+    private final AtomicInteger mkeyTag = new AtomicInteger();
+    private final Mlx5Events events;
+
+    /**
+     * A device over a function already brought up ({@link io.jhca.mlx5.init.HcaBringUp#bringUp}); {@code info}
+     * carries the node GUID the bring-up learned. On failure the function is torn down again (not closed).
+     */
+    Mlx5Context(DeviceInfo info, Mlx5Function function, Hca hca) {
+        super(info);
+        this.function = function;
+        this.hca = hca;
+        Mlx5Options options = hca.options();
+        try {
+            this.device = Mlx5Attributes.device(hca.caps(), hca.gids(), hca.fwVersion());
+            this.port = Mlx5Attributes.port(hca.caps(), hca.gids());
+            int bfRegSize = hca.caps().logBfRegSize() > 0 ? 1 << hca.caps().logBfRegSize() : 0;
+            this.bfreg = new Bfreg(function.bar0(), hca.uar(), bfRegSize, hca.caps().bf());
+            this.bfMode = switch (options.blueFlame()) {
+                case OFF -> SendRing.BF_OFF;
+                case AUTO -> SendRing.BF_INLINE;
+                case PREFER -> SendRing.BF_PREFER;
+            };
+            this.dbrs = new DbrPool(function::allocateDma);
+            this.events = new Mlx5Events(this, hca);
+            this.events.start();
+        } catch (RuntimeException e) {
+            try {
+                hca.close();
+            } catch (RuntimeException closeFailure) {
+                e.addSuppressed(closeFailure);
+            }
+            throw e;
+        }
+    }
+
+    public Mlx5Function function() {
+        return function;
+    }
+
+    /** The brought-up function (command queue, caps, UAR, EQ): for tools and tests. */
+    public Hca hca() {
+        return hca;
+    }
+
+    /** Turns the command trace on (a sink, e.g. {@code CmdTrace.to(System.err)}) or off (null), at once. */
+    public void traceCommands(CmdTrace sink) {
+        hca.trace(sink);
+    }
+
+    @Override
+    public DeviceAttributes queryDevice() {
+        return device;
+    }
+
+    @Override
+    protected PortAttributes driverQueryPort(int p) {
+        return port;
+    }
+
+    @Override
+    protected Gid driverQueryGid(int p, int index) {
+        return hca.gids().gid(index);
+    }
+
+    @Override
+    protected ProtectionDomain driverAllocPd() {
+        return Mlx5Pd.allocate(this);
+    }
+
+    @Override
+    protected CompletionQueue driverCreateCq(int cqe) {
+        return Mlx5Cq.create(this, cqe);
+    }
+
+    @Override
+    protected void destroy() {
+        events.stop();
+        RuntimeException failure = null;
+        try {
+            hca.close();
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        if (failure == null) {
+            dbrs.close();
+        }
+        try {
+            function.close();
+        } catch (RuntimeException e) {
+            if (failure == null) {
+                failure = e;
+            } else {
+                failure.addSuppressed(e);
+            }
+        }
+        if (failure != null) {
+            throw Mlx5Errors.of("close " + name(), failure);
+        }
+    }
+
+    // ---- for the objects of this device ----
+
+    Bfreg bfreg() {
+        return bfreg;
+    }
+
+    int blueFlameMode() {
+        return bfMode;
+    }
+
+    DbrPool dbrs() {
+        return dbrs;
+    }
+
+    NumberTable<Mlx5Qp> qps() {
+        return qps;
+    }
+
+    NumberTable<Mlx5Cq> cqs() {
+        return cqs;
+    }
+
+    NumberTable<MemoryRegion> mrs() {
+        return mrs;
+    }
+
+    Mlx5Events events() {
+        return events;
+    }
+
+    /**
+     * mkey_7_0 of the next key: a rolling 8-bit tag, so a reused mkey index gets a different key. It runs 1..255 and
+     * skips 0, so no key can be 0x100 (index 1, tag 0), which is MLX5_INVALID_LKEY, the receive WQE terminator.
+     */
+    int nextMkeyTag() {
+        return 1 + Math.floorMod(mkeyTag.getAndIncrement(), 255);
+    }
+
+    /** Makes a region reachable by the device for its first MR (Mlx5Function.mapForDevice), counting users. */
+    synchronized void mapForDevice(DmaRegion region) {
+        int[] n = mappings.get(region);
+        if (n == null) {
+            function.mapForDevice(region);
+            mappings.put(region, new int[] {1});
+        } else {
+            n[0]++;
+        }
+    }
+
+    /** Undoes {@link #mapForDevice} after its last MR is gone. */
+    synchronized void unmapForDevice(DmaRegion region) {
+        int[] n = mappings.get(region);
+        if (n == null) {
+            throw new VerbsException(VerbsException.EINVAL, "region was not mapped for the device");
+        }
+        if (--n[0] == 0) {
+            mappings.remove(region);
+            function.unmapForDevice(region);
+        }
+    }
+
+    /** Posts an asynchronous event (for the event handler). */
+    void event(AsyncEvent e) {
+        postAsyncEvent(e);
+    }
+}

@@ -1,0 +1,148 @@
+package io.jhca.mlx5;
+
+import org.agrona.concurrent.UnsafeBuffer;
+
+import io.jhca.memory.DmaRegion;
+import io.jhca.mlx5.cmd.CqLayouts;
+import io.jhca.mlx5.cmd.Opcode;
+import io.jhca.mlx5.cq.Cqe64;
+import io.jhca.mlx5.eq.EventType;
+import io.jhca.mlx5.init.Cmd;
+import io.jhca.mlx5.ring.CqPoller;
+import io.jhca.mlx5.ring.CqRing;
+import io.jhca.mlx5.ring.DbrPool;
+import io.jhca.verbs.CompletionQueue;
+import io.jhca.verbs.VerbsException;
+import io.jhca.verbs.WorkCompletion;
+
+/**
+ * A completion queue: a ring of {@code ncqe = roundup_pow_of_two(cqe + 1)} 64-byte CQEs in DMA memory (rdma-core
+ * {@code align_queue_size(cqe + 1)}; capacity {@code ncqe - 1}), its doorbell record, and CREATE_CQ with cqc
+ * log_cq_size, uar_page, c_eqn (the async EQ), cqe_sz 64, log_page_size 0 (4 KiB pages), dbr_addr and the PAS list.
+ *
+ * <p>Polling follows {@link CqPoller}. A CQ error reported on the async EQ (CQ_ERROR, e.g. an overrun) puts the CQ in
+ * error: every poll from then on throws ({@link CompletionQueue#overrun()}); an empty poll looks at the EQ first, so the
+ * overrun is seen at once.
+ */
+final class Mlx5Cq extends CompletionQueue {
+
+    private final Mlx5Context ctx;
+    private final DmaRegion memory;
+    private final DbrPool.Slot dbr;
+    private final CqRing ring;
+    private final CqPoller poller;
+    private volatile int errorSyndrome;
+
+    private Mlx5Cq(Mlx5Context ctx, int cqn, int capacity, DmaRegion memory, DbrPool.Slot dbr, CqRing ring) {
+        super(ctx, cqn, capacity);
+        this.ctx = ctx;
+        this.memory = memory;
+        this.dbr = dbr;
+        this.ring = ring;
+        this.poller = new CqPoller(ring, qpn -> ctx.qps().get(qpn));
+    }
+
+    static Mlx5Cq create(Mlx5Context ctx, int cqe) {
+        int ncqe = Integer.highestOneBit(cqe) << 1;   // smallest power of two above cqe
+        int max = 1 << Math.min(ctx.hca().caps().logMaxCqSz(), 30);
+        if (ncqe > max) {
+            throw new VerbsException(VerbsException.EINVAL, "create CQ: " + cqe + " CQEs need a ring of " + ncqe
+                    + " entries, the device allows " + max);
+        }
+        int bytes = Math.max(4096, ncqe * Cqe64.SIZE);
+        DmaRegion mem = ctx.function().allocateDma(bytes);
+        DbrPool.Slot slot = null;
+        int cqn = -1;
+        try {
+            UnsafeBuffer buf = mem.buffer(0, bytes);
+            CqRing.initialize(buf, ncqe);
+            slot = ctx.dbrs().allocate();
+            int pages = bytes / 4096;
+            Cmd c = Cmd.of(Opcode.CREATE_CQ, CqLayouts.CREATE_CQ_IN, CqLayouts.CREATE_CQ_IN.sizeBytes(pages),
+                            CqLayouts.CREATE_CQ_OUT, CqLayouts.CREATE_CQ_OUT.sizeBytes())
+                    .set("cq_context.log_cq_size", Integer.numberOfTrailingZeros(ncqe))
+                    .set("cq_context.uar_page", ctx.hca().uar())
+                    .set("cq_context.c_eqn_or_apu_element", ctx.hca().eq().eqn())
+                    .set("cq_context.cqe_sz", CqLayouts.CQE_SZ_64)
+                    .set("cq_context.log_page_size", 0)
+                    .set("cq_context.page_offset", 0)
+                    .set("cq_context.dbr_addr", slot.iova());
+            for (int i = 0; i < pages; i++) {
+                c.setElement("pas", i, mem.iova((long) i * 4096));
+            }
+            cqn = (int) c.execute(ctx.hca().cmdq()).get("cqn");
+            Mlx5Cq cq = new Mlx5Cq(ctx, cqn, ncqe - 1, mem, slot, new CqRing(buf, ncqe, slot.record()));
+            ctx.cqs().put(cqn, cq);
+            return cq;
+        } catch (RuntimeException e) {
+            if (cqn >= 0) {
+                try {
+                    destroyCq(ctx, cqn);
+                } catch (RuntimeException undo) {
+                    e.addSuppressed(undo);
+                }
+            }
+            if (slot != null) {
+                ctx.dbrs().free(slot);
+            }
+            mem.close();
+            throw Mlx5Errors.of("create CQ on " + ctx.name(), e);
+        }
+    }
+
+    private static void destroyCq(Mlx5Context ctx, int cqn) {
+        Cmd.of(Opcode.DESTROY_CQ, CqLayouts.DESTROY_CQ_IN, CqLayouts.DESTROY_CQ_OUT).set("cqn", cqn)
+                .execute(ctx.hca().cmdq());
+    }
+
+    @Override
+    protected int driverPoll(WorkCompletion wc) {
+        if (errorSyndrome != 0) {
+            throw error();
+        }
+        int n = poller.poll(wc);
+        if (n == 0) {
+            ctx.events().pollIfPending();
+            if (errorSyndrome != 0) {
+                throw error();
+            }
+        }
+        return n;
+    }
+
+    private VerbsException error() {
+        VerbsException e = overrun();
+        if (errorSyndrome != EventType.CQ_ERROR_OVERRUN) {
+            return new VerbsException(VerbsException.EIO, describe() + ": the device reported a CQ error (syndrome 0x"
+                    + Integer.toHexString(errorSyndrome) + ", access violation); the CQ is in error", e);
+        }
+        return e;
+    }
+
+    /** The async EQ reported a CQ_ERROR for this CQ: it is in error from now on, and CQ_ERR is posted at once. */
+    void markError(int syndrome) {
+        errorSyndrome = syndrome == 0 ? EventType.CQ_ERROR_OVERRUN : syndrome;
+        overrun();   // posts the verbs CQ_ERR event (once), as the kernel does when the EQE arrives
+    }
+
+    CqRing ring() {
+        return ring;
+    }
+
+    /** Drops the CQEs of a QP that was reset or destroyed (must not race a poll of this CQ). */
+    int clean(int qpn) {
+        return ring.clean(qpn);
+    }
+
+    @Override
+    protected void destroy() {
+        try {
+            destroyCq(ctx, cqn());
+        } catch (RuntimeException e) {
+            throw Mlx5Errors.of("destroy " + describe() + " on " + ctx.name(), e);
+        }
+        ctx.cqs().remove(cqn());
+        ctx.dbrs().free(dbr);
+        memory.close();
+    }
+}

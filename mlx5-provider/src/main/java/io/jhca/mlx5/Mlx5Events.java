@@ -1,0 +1,124 @@
+package io.jhca.mlx5;
+
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+import org.agrona.DirectBuffer;
+
+import io.jhca.mlx5.eq.Eqe;
+import io.jhca.mlx5.eq.EventType;
+import io.jhca.mlx5.init.AsyncEq;
+import io.jhca.mlx5.init.Hca;
+import io.jhca.verbs.AsyncEvent;
+
+/**
+ * What the async EQ reports, and a daemon thread that polls it (there are no interrupts): CQ errors mark the CQ
+ * (its next poll throws), QP errors move the QP to ERR and post the verbs event, port changes and internal errors
+ * become verbs events, page requests are served with MANAGE_PAGES. An empty CQ also polls the EQ (one byte load), so
+ * an overrun is seen at once; a page request met there is only noted and served by the thread, since it takes
+ * commands. One EQ entry at a time is consumed, under the EQ's lock.
+ */
+final class Mlx5Events implements AsyncEq.Handler, Runnable {
+
+    /** How often the thread looks at the EQ when nothing happens. */
+    static final long IDLE_NANOS = 1_000_000;
+
+    private final Mlx5Context ctx;
+    private final Hca hca;
+    /** Pending page request: function id in bits 63:32, pages in 31:0 (summed). */
+    private final AtomicLong pendingPages = new AtomicLong();
+    private final Thread thread;
+    private volatile boolean running = true;
+
+    Mlx5Events(Mlx5Context ctx, Hca hca) {
+        this.ctx = ctx;
+        this.hca = hca;
+        this.thread = new Thread(this, ctx.name() + "-events");
+        this.thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    void stop() {
+        running = false;
+        LockSupport.unpark(thread);
+        try {
+            thread.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Cheap check from the data path: poll only if an entry is waiting. */
+    void pollIfPending() {
+        if (hca.eq().pending()) {
+            hca.eq().poll(this);
+        }
+    }
+
+    @Override
+    public void run() {
+        while (running) {
+            try {
+                hca.eq().poll(this);
+                servePages();
+            } catch (RuntimeException e) {
+                ctx.event(new AsyncEvent(AsyncEvent.Type.DEVICE_FATAL, ctx.describe(), "event handling failed: " + e));
+            }
+            LockSupport.parkNanos(IDLE_NANOS);
+        }
+    }
+
+    private void servePages() {
+        long p = pendingPages.getAndSet(0);
+        int pages = (int) p;
+        if (pages != 0) {
+            hca.servePageRequest((int) (p >>> 32), pages);
+        }
+    }
+
+    @Override
+    public void onEvent(DirectBuffer eqes, int e) {
+        int type = Eqe.type(eqes, e);
+        switch (type) {
+            case EventType.CQ_ERROR: {
+                Mlx5Cq cq = ctx.cqs().get(Eqe.cqErrorCqn(eqes, e));
+                if (cq != null) {
+                    cq.markError(Eqe.cqErrorSyndrome(eqes, e));
+                }
+                break;
+            }
+            case EventType.WQ_CATAS_ERROR:
+            case EventType.WQ_INVAL_REQ_ERROR:
+            case EventType.WQ_ACCESS_ERROR:
+            case EventType.PATH_MIG_FAILED: {
+                Mlx5Qp qp = ctx.qps().get(Eqe.qpSrqNumber(eqes, e));
+                if (qp != null) {
+                    qp.asyncError(type);
+                }
+                break;
+            }
+            case EventType.PORT_CHANGE: {
+                int sub = Eqe.subType(eqes, e);
+                ctx.event(new AsyncEvent(sub == EventType.PORT_CHANGE_ACTIVE ? AsyncEvent.Type.PORT_ACTIVE
+                        : AsyncEvent.Type.PORT_ERR, "port 1", "port change, sub_type " + sub));
+                break;
+            }
+            case EventType.INTERNAL_ERROR:
+                ctx.event(new AsyncEvent(AsyncEvent.Type.DEVICE_FATAL, ctx.describe(), "device internal error"));
+                break;
+            case EventType.PAGE_REQUEST: {
+                long fn = Eqe.pageRequestFunctionId(eqes, e);
+                int n = Eqe.pageRequestNumPages(eqes, e);
+                pendingPages.accumulateAndGet((fn << 32) | (n & 0xffffffffL),
+                        (a, b) -> (b & 0xffffffff00000000L) | (((int) a + (int) b) & 0xffffffffL));
+                LockSupport.unpark(thread);
+                break;
+            }
+            default:
+                break;
+        }
+    }
+}

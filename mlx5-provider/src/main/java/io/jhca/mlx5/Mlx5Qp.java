@@ -1,0 +1,354 @@
+package io.jhca.mlx5;
+
+import org.agrona.concurrent.UnsafeBuffer;
+
+import io.jhca.memory.DmaRegion;
+import io.jhca.mlx5.cmd.Opcode;
+import io.jhca.mlx5.cmd.QpLayouts;
+import io.jhca.mlx5.cmd.QpModifyLayouts;
+import io.jhca.mlx5.eq.EventType;
+import io.jhca.mlx5.init.Cmd;
+import io.jhca.mlx5.init.HcaCaps;
+import io.jhca.mlx5.ring.CqeOwner;
+import io.jhca.mlx5.ring.DbrPool;
+import io.jhca.mlx5.ring.RecvRing;
+import io.jhca.mlx5.ring.SendRing;
+import io.jhca.verbs.AsyncEvent;
+import io.jhca.verbs.MemoryRegion;
+import io.jhca.verbs.QpAttrMask;
+import io.jhca.verbs.QpAttributes;
+import io.jhca.verbs.QpCapabilities;
+import io.jhca.verbs.QpInitAttributes;
+import io.jhca.verbs.QpState;
+import io.jhca.verbs.QpType;
+import io.jhca.verbs.RecvWr;
+import io.jhca.verbs.SendFlags;
+import io.jhca.verbs.SendQueue;
+import io.jhca.verbs.SendWr;
+import io.jhca.verbs.Sge;
+import io.jhca.verbs.VerbsException;
+import io.jhca.verbs.WcStatus;
+import io.jhca.verbs.WrOpcode;
+
+/**
+ * An RC, UC or UD queue pair. Its buffer holds the receive ring at offset 0 and the send ring after it, as rdma-core
+ * lays it out ({@link QpGeometry}); its doorbell record holds the RQ counter in word 0 and the SQ counter in word 1.
+ * CREATE_QP gives the device the buffer (PAS, 4 KiB pages), the record, the rings' sizes, the CQs, the PD and the
+ * UAR; transitions are the commands of {@link QpModify}. WQEs are written in place by {@link SendRing} and
+ * {@link RecvRing}, through the builder ({@link #sendQueue()}) or the classic postSend/postRecv, which share the same
+ * writer.
+ *
+ * <p>SQD: mlx5 has no command that takes a QP from RTS to SQD (mlx5_ifc.h has SQD_RTS_QP only, and mlx5_ib refuses
+ * the transition). The provider keeps the device's QP in RTS and drains in software: from RTS to SQD it holds the
+ * send doorbell, so WRs posted in SQD are written but not given to the device; back to RTS it releases them with one
+ * doorbell (plus RTS2RTS if attributes come with the transition). WQEs published before SQD still complete, and no
+ * SQ_DRAINED event is raised.
+ */
+final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
+
+    private final Mlx5Context ctx;
+    private final Mlx5Pd pd;
+    private final Mlx5Cq sendCq;
+    private final Mlx5Cq recvCq;
+    private final DmaRegion memory;
+    private final DbrPool.Slot dbr;
+    private final SendRing sq;
+    private final RecvRing rq;
+    private final Mlx5SendQueue builder;
+    private final UnsafeBuffer inlineView = new UnsafeBuffer(0, 0);
+
+    private Mlx5Qp(Mlx5Pd pd, QpInitAttributes init, QpGeometry g, int qpn, DmaRegion memory, DbrPool.Slot dbr) {
+        super(pd, init, g.granted());
+        this.ctx = pd.mlx5Context();
+        this.pd = pd;
+        this.sendCq = (Mlx5Cq) init.sendCq();
+        this.recvCq = (Mlx5Cq) init.recvCq();
+        this.memory = memory;
+        this.dbr = dbr;
+        qpn(qpn);
+        UnsafeBuffer buf = memory.buffer(0, g.bufferBytes());
+        this.rq = g.rqWqeCnt() > 0 ? new RecvRing(buf, 0, g.rqWqeCnt(), g.rqWqeShift(), dbr.record()) : null;
+        this.sq = g.sqWqeCnt() > 0 ? new SendRing(buf, g.rqBytes(), g.sqWqeCnt(), g.sqMaxPost(), qpn,
+                init.sqSigAll(), dbr.record(), ctx.bfreg(), ctx.blueFlameMode()) : null;
+        this.builder = new Mlx5SendQueue(this, sq);
+    }
+
+    static Mlx5Qp create(Mlx5Pd pd, QpInitAttributes init, QpCapabilities requested) {
+        Mlx5Context ctx = pd.mlx5Context();
+        if (!(init.sendCq() instanceof Mlx5Cq) || !(init.recvCq() instanceof Mlx5Cq)) {
+            throw new VerbsException(VerbsException.EINVAL, "create QP: CQs of another provider");
+        }
+        HcaCaps caps = ctx.hca().caps();
+        QpGeometry g = QpGeometry.of(init.type(), requested, ctx.queryDevice().maxSge(), caps.logMaxQpSz());
+        DmaRegion mem = ctx.function().allocateDma(g.bufferBytes());
+        DbrPool.Slot slot = null;
+        int qpn = -1;
+        try {
+            slot = ctx.dbrs().allocate();
+            int pages = g.bufferBytes() / 4096;
+            Cmd c = Cmd.of(Opcode.CREATE_QP, QpLayouts.CREATE_QP_IN, QpLayouts.CREATE_QP_IN.sizeBytes(pages),
+                            QpLayouts.CREATE_QP_OUT, QpLayouts.CREATE_QP_OUT.sizeBytes())
+                    .set("qpc.st", QpModify.qpcSt(init.type()))
+                    .set("qpc.pm_state", QpLayouts.PM_STATE_MIGRATED)
+                    .set("qpc.pd", pd.pdn())
+                    .set("qpc.uar_page", ctx.hca().uar())
+                    .set("qpc.log_page_size", 0)
+                    .set("qpc.page_offset", 0)
+                    .set("qpc.cqn_snd", init.sendCq().cqn())
+                    .set("qpc.cqn_rcv", init.recvCq().cqn())
+                    .set("qpc.dbr_addr", slot.iova());
+            if (g.rqWqeCnt() > 0) {
+                c.set("qpc.log_rq_stride", g.rqWqeShift() - 4)
+                        .set("qpc.log_rq_size", Integer.numberOfTrailingZeros(g.rqWqeCnt()))
+                        .set("qpc.rq_type", QpModifyLayouts.RQ_TYPE_REGULAR);
+            } else {
+                c.set("qpc.rq_type", QpModifyLayouts.RQ_TYPE_ZERO_LEN);
+            }
+            if (g.sqWqeCnt() > 0) {
+                c.set("qpc.log_sq_size", Integer.numberOfTrailingZeros(g.sqWqeCnt()));
+            } else {
+                c.set("qpc.no_sq", 1);
+            }
+            for (int i = 0; i < pages; i++) {
+                c.setElement("pas", i, mem.iova((long) i * 4096));
+            }
+            qpn = (int) c.execute(ctx.hca().cmdq()).get("qpn");
+            Mlx5Qp qp = new Mlx5Qp(pd, init, g, qpn, mem, slot);
+            ctx.qps().put(qpn, qp);
+            return qp;
+        } catch (RuntimeException e) {
+            if (qpn >= 0) {
+                try {
+                    destroyQp(ctx, qpn);
+                } catch (RuntimeException undo) {
+                    e.addSuppressed(undo);
+                }
+            }
+            if (slot != null) {
+                ctx.dbrs().free(slot);
+            }
+            mem.close();
+            throw Mlx5Errors.of("create " + init.type() + " QP on " + ctx.name(), e);
+        }
+    }
+
+    private static void destroyQp(Mlx5Context ctx, int qpn) {
+        Cmd.of(Opcode.DESTROY_QP, QpLayouts.DESTROY_QP_IN, QpLayouts.DESTROY_QP_OUT).set("qpn", qpn)
+                .execute(ctx.hca().cmdq());
+    }
+
+    // ---- for QpModify ----
+
+    QpAttributes attributesNow() {
+        return currentAttributes();
+    }
+
+    HcaCaps caps() {
+        return ctx.hca().caps();
+    }
+
+    int pdn() {
+        return pd.pdn();
+    }
+
+    int sendCqn() {
+        return sendCq.cqn();
+    }
+
+    int recvCqn() {
+        return recvCq.cqn();
+    }
+
+    long dbrIova() {
+        return dbr.iova();
+    }
+
+    // ---- verbs ----
+
+    @Override
+    public SendQueue sendQueue() {
+        return builder;
+    }
+
+    @Override
+    protected void driverModify(QpAttributes attr, QpState current, QpState next) {
+        if (current == QpState.RESET && next == QpState.RESET) {
+            return;   // mlx5_ib: nothing to do
+        }
+        int extra = attr.mask() & ~(QpAttrMask.STATE | QpAttrMask.CUR_STATE | QpAttrMask.EN_SQD_ASYNC_NOTIFY);
+        if (next == QpState.SQD) {
+            if (extra != 0) {
+                throw new VerbsException(VerbsException.EOPNOTSUPP, "modify " + describe() + " " + current
+                        + "->SQD: mlx5 cannot change " + QpAttrMask.describe(extra) + " of a drained QP");
+            }
+            if (sq != null) {
+                sq.hold(true);   // no device command: see the class comment
+            }
+            return;
+        }
+        QpState device = current == QpState.SQD ? QpState.RTS : current;   // the device never left RTS
+        try {
+            if (!(current == QpState.SQD && next == QpState.RTS && extra == 0)) {
+                QpModify.build(this, attr, device, next).execute(ctx.hca().cmdq());
+            }
+        } catch (RuntimeException e) {
+            throw Mlx5Errors.of("modify " + describe() + " " + current + "->" + next, e);
+        }
+        if (next == QpState.RESET) {
+            resetQueues();
+        } else if (sq != null && sq.held()) {
+            sq.hold(false);
+            sq.ringDoorbell();   // to RTS: the held WRs run; to ERR: the device flushes them
+        }
+    }
+
+    /** After 2RST: stale CQEs out of the CQs, rings and doorbell record back to 0 (rdma-core mlx5_modify_qp). */
+    private void resetQueues() {
+        recvCq.clean(qpn());
+        if (sendCq != recvCq) {
+            sendCq.clean(qpn());
+        }
+        if (sq != null) {
+            sq.reset();
+        }
+        if (rq != null) {
+            rq.reset();
+        }
+        dbr.record().setRecvCounter(0);
+        dbr.record().setSendCounter(0);
+    }
+
+    @Override
+    protected boolean driverPostSend(SendWr wr) {
+        if (sq == null || sq.full()) {
+            return false;
+        }
+        try {
+            WrOpcode op = wr.opcode();
+            builder.open(op, wr.wrId(), wr.sendFlags(), wr.immData(), wr.rkey(), wr.remoteAddr(), wr.compareAdd(), wr.swap());
+            if (type() == QpType.UD) {
+                sq.datagram(((Mlx5Ah) wr.ah()).av(), 0, wr.remoteQpn(), wr.remoteQkey());
+            }
+            if ((wr.sendFlags() & SendFlags.INLINE) != 0) {
+                for (int i = 0; i < wr.numSge(); i++) {
+                    Sge s = wr.sge(i);
+                    if (s.length() != 0) {
+                        sq.inline(inlineSource(s.lkey(), s.addr(), s.length()), 0, s.length());
+                    }
+                }
+            } else {
+                for (int i = 0; i < wr.numSge(); i++) {
+                    Sge s = wr.sge(i);
+                    sq.data(s.lkey(), s.addr(), s.length());
+                }
+            }
+            sq.finish();
+            return true;
+        } catch (RuntimeException e) {
+            sq.ringDoorbell();   // the WRs of the chain before this one are posted, as ibv_post_send does
+            throw e;
+        }
+    }
+
+    /**
+     * A view of inline source bytes in host memory. Java cannot check a raw address, so the span must lie in a
+     * registration of this QP's PD (found by its lkey), else the WR is refused.
+     */
+    private UnsafeBuffer inlineSource(int lkey, long addr, int length) {
+        MemoryRegion mr = ctx.mrs().get(lkey);
+        if (mr == null || mr.pd() != pd || mr.isClosed() || !mr.contains(addr, length & 0xffffffffL)) {
+            throw new VerbsException(VerbsException.EINVAL, "post send on " + describe() + ": INLINE SGE addr 0x"
+                    + Long.toHexString(addr) + " length " + length + " lkey 0x" + Integer.toHexString(lkey)
+                    + " does not lie in a memory registration of this QP's PD");
+        }
+        inlineView.wrap(addr, length);
+        return inlineView;
+    }
+
+    @Override
+    protected void driverRingSendDoorbell() {
+        sq.ringDoorbell();
+    }
+
+    @Override
+    protected boolean driverPostRecv(RecvWr wr) {
+        if (rq == null || rq.full()) {
+            return false;
+        }
+        rq.begin(wr.wrId());
+        for (int i = 0; i < wr.numSge(); i++) {
+            Sge s = wr.sge(i);
+            rq.sge(s.lkey(), s.addr(), s.length());
+        }
+        rq.finish();
+        return true;
+    }
+
+    @Override
+    protected void driverRingRecvDoorbell() {
+        rq.ringDoorbell();
+    }
+
+    @Override
+    protected void destroy() {
+        try {
+            if (state() != QpState.RESET) {
+                QpModify.build(this, new QpAttributes(), state(), QpState.RESET).execute(ctx.hca().cmdq());
+            }
+            destroyQp(ctx, qpn());
+        } catch (RuntimeException e) {
+            throw Mlx5Errors.of("destroy " + describe() + " on " + ctx.name(), e);
+        }
+        ctx.qps().remove(qpn());
+        recvCq.clean(qpn());
+        if (sendCq != recvCq) {
+            sendCq.clean(qpn());
+        }
+        ctx.dbrs().free(dbr);
+        memory.close();
+    }
+
+    // ---- CqeOwner ----
+
+    @Override
+    public SendRing sendRing() {
+        return sq;
+    }
+
+    @Override
+    public RecvRing recvRing() {
+        return rq;
+    }
+
+    @Override
+    public boolean isUd() {
+        return type() == QpType.UD;
+    }
+
+    @Override
+    public void onErrorCompletion(boolean requester, WcStatus status) {
+        if (state() == QpState.ERR) {
+            return;
+        }
+        if (requester && type() != QpType.RC) {
+            enterSqError();   // IBTA: a UD/UC send error stops only the send queue
+        } else {
+            enterError();
+        }
+    }
+
+    /** An async QP event from the EQ. */
+    void asyncError(int eventType) {
+        AsyncEvent.Type t;
+        switch (eventType) {
+            case EventType.WQ_INVAL_REQ_ERROR: t = AsyncEvent.Type.QP_REQ_ERR; break;
+            case EventType.WQ_ACCESS_ERROR: t = AsyncEvent.Type.QP_ACCESS_ERR; break;
+            case EventType.PATH_MIG_FAILED: t = AsyncEvent.Type.PATH_MIG_ERR; break;
+            default: t = AsyncEvent.Type.QP_FATAL; break;
+        }
+        if (t != AsyncEvent.Type.PATH_MIG_ERR) {
+            enterError();
+        }
+        ctx.event(new AsyncEvent(t, describe(), "device event type 0x" + Integer.toHexString(eventType)));
+    }
+}

@@ -1,0 +1,89 @@
+package io.jhca.mlx5;
+
+import org.agrona.DirectBuffer;
+
+import io.jhca.mlx5.ring.SendRing;
+import io.jhca.verbs.AddressHandle;
+import io.jhca.verbs.QpType;
+import io.jhca.verbs.SendQueue;
+import io.jhca.verbs.WrOpcode;
+
+/**
+ * The send builder of an mlx5 QP (rdma-core's {@code ibv_wr_*} on mlx5): each call writes its segment straight into
+ * the send ring, once; {@link #complete()} rings one doorbell for the batch, {@link #abort()} rolls the producer
+ * counter back (the device never saw the WQEs). The classic postSend path opens WQEs with {@link #open} too, so
+ * both write identical bytes.
+ */
+final class Mlx5SendQueue extends SendQueue {
+
+    private final SendRing sq;
+    private final QpType type;
+
+    Mlx5SendQueue(Mlx5Qp qp, SendRing sq) {
+        super(qp);
+        this.sq = sq;
+        this.type = qp.type();
+    }
+
+    /** Opens a WQE: control segment bookkeeping, then raddr (RC/UC RDMA and atomics) and atomic segments. */
+    void open(WrOpcode op, long wrId, int sendFlags, int imm, int rkey, long remoteAddr, long compareAdd, long swap) {
+        sq.begin(WqeOpcodes.of(op), op.completionOpcode(), wrId, sendFlags, op.hasImmediate() ? imm : 0);
+        if (type != QpType.UD && op.isRdma()) {
+            sq.raddr(remoteAddr, rkey);
+        }
+        if (op == WrOpcode.ATOMIC_CMP_AND_SWP) {
+            sq.atomic(swap, compareAdd);
+        } else if (op == WrOpcode.ATOMIC_FETCH_AND_ADD) {
+            sq.atomic(compareAdd, 0L);
+        }
+    }
+
+    @Override
+    protected void driverStart() {
+        if (sq != null) {
+            sq.startBatch();   // publishes first what a failed postSend chain left pending
+        }
+    }
+
+    @Override
+    protected boolean driverOpenWr(WrOpcode op, long wrId, int sendFlags, int imm, int rkey, long remoteAddr,
+                                   long compareAdd, long swap) {
+        if (sq == null || sq.full()) {
+            return false;
+        }
+        open(op, wrId, sendFlags, imm, rkey, remoteAddr, compareAdd, swap);
+        return true;
+    }
+
+    @Override
+    protected void driverUdAddr(AddressHandle ah, int remoteQpn, int remoteQkey) {
+        sq.datagram(((Mlx5Ah) ah).av(), 0, remoteQpn, remoteQkey);
+    }
+
+    @Override
+    protected void driverSge(int lkey, long addr, int length) {
+        sq.data(lkey, addr, length);
+    }
+
+    @Override
+    protected void driverInline(DirectBuffer src, int offset, int length) {
+        sq.inline(src, offset, length);
+    }
+
+    @Override
+    protected void driverCloseWr() {
+        sq.finish();
+    }
+
+    @Override
+    protected void driverComplete() {
+        sq.ringDoorbell();
+    }
+
+    @Override
+    protected void driverAbort() {
+        if (sq != null) {
+            sq.abortBatch();
+        }
+    }
+}

@@ -1,0 +1,67 @@
+package io.jhca.mlx5.init;
+
+import io.jhca.mlx5.cmd.CmdTrace;
+
+/**
+ * How the mlx5 provider brings a function up and rings doorbells. From system properties by default:
+ * <ul>
+ * <li>{@code jhca.mlx5.trace}: {@code true} or {@code full} dumps every command to stderr in mlx5_core's format,
+ *     {@code data} only the data words; off by default. It can be switched at run time per device with
+ *     {@code Mlx5Context.traceCommands}.</li>
+ * <li>{@code jhca.mlx5.cmdTimeoutMs} (60000, mlx5_core's command timeout), {@code jhca.mlx5.preInitTimeoutMs}
+ *     (120000, FW_PRE_INIT_TIMEOUT), {@code jhca.mlx5.initTimeoutMs} (10000; the kernel allows 2000 after the
+ *     command queue is programmed, a device model may need longer to start).</li>
+ * <li>{@code jhca.mlx5.blueflame}: {@code auto} (a single inline WQE goes by BlueFlame when the device has it, as
+ *     rdma-core does), {@code prefer} (any single WQE, rdma-core's MLX5_POST_SEND_PREFER_BF), {@code off}.</li>
+ * </ul>
+ */
+public record Mlx5Options(long preInitTimeoutMillis, long initTimeoutMillis, long commandTimeoutMillis, CmdTrace trace,
+                          BlueFlameMode blueFlame) {
+
+    /** When a doorbell carries the whole WQE. */
+    public enum BlueFlameMode { OFF, AUTO, PREFER }
+
+    public static Mlx5Options defaults() {
+        return new Mlx5Options(120_000, 10_000, 60_000, null, BlueFlameMode.AUTO);
+    }
+
+    /** The defaults, overridden by the {@code jhca.mlx5.*} system properties. */
+    public static Mlx5Options fromSystemProperties() {
+        Mlx5Options d = defaults();
+        return new Mlx5Options(
+                Long.getLong("jhca.mlx5.preInitTimeoutMs", d.preInitTimeoutMillis),
+                Long.getLong("jhca.mlx5.initTimeoutMs", d.initTimeoutMillis),
+                Long.getLong("jhca.mlx5.cmdTimeoutMs", d.commandTimeoutMillis),
+                traceOf(System.getProperty("jhca.mlx5.trace", "false")),
+                BlueFlameMode.valueOf(System.getProperty("jhca.mlx5.blueflame", "auto").trim().toUpperCase(java.util.Locale.ROOT)));
+    }
+
+    /** {@code true}/{@code full}: full dumps to stderr; {@code data}: data words only; anything else: off. */
+    public static CmdTrace traceOf(String setting) {
+        switch (setting.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "true":
+            case "full":
+                return CmdTrace.to(System.err);
+            case "data":
+                return CmdTrace.of(System.err::println, CmdTrace.Mode.DATA);
+            default:
+                return null;
+        }
+    }
+
+    public Mlx5Options withTrace(CmdTrace t) {
+        return new Mlx5Options(preInitTimeoutMillis, initTimeoutMillis, commandTimeoutMillis, t, blueFlame);
+    }
+
+    public Mlx5Options withCommandTimeout(long millis) {
+        return new Mlx5Options(preInitTimeoutMillis, initTimeoutMillis, millis, trace, blueFlame);
+    }
+
+    public Mlx5Options withInitTimeouts(long preInit, long init) {
+        return new Mlx5Options(preInit, init, commandTimeoutMillis, trace, blueFlame);
+    }
+
+    public Mlx5Options withBlueFlame(BlueFlameMode mode) {
+        return new Mlx5Options(preInitTimeoutMillis, initTimeoutMillis, commandTimeoutMillis, trace, mode);
+    }
+}

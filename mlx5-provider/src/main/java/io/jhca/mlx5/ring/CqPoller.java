@@ -1,0 +1,150 @@
+package io.jhca.mlx5.ring;
+
+import io.jhca.mlx5.cq.CompletionOpcodes;
+import io.jhca.mlx5.cq.Cqe64;
+import io.jhca.mlx5.cq.CqeOpcode;
+import io.jhca.mlx5.cq.CqeStatus;
+import io.jhca.mlx5.cq.CqeSyndrome;
+import io.jhca.mlx5.cq.ErrCqe;
+import io.jhca.verbs.WcFlags;
+import io.jhca.verbs.WcOpcode;
+import io.jhca.verbs.WcStatus;
+import io.jhca.verbs.WorkCompletion;
+
+/**
+ * Turns CQEs into work completions as rdma-core's cq.c {@code mlx5_parse_cqe} does:
+ * <ul>
+ * <li>requester (REQ): wr_id from the send ring slot of {@code wqe_counter}, opcode from the CQE's send opcode
+ *     ({@code handle_good_req}), byte_len for READ and atomics, WITH_IMM for the _IMM opcodes; the slot's WR and
+ *     every unsignaled one before it retire;</li>
+ * <li>responder (RESP_*): wr_id of the next receive WQE, byte_len = byte_cnt, immediate data, src_qp, SL and GRH
+ *     flag (flags_rqpn bits 29:28 non-zero) ({@code handle_responder});</li>
+ * <li>errors (REQ_ERR, RESP_ERR): status from the syndrome ({@link CqeStatus}), vendor_err, wr_id as above; the QP
+ *     learns of it ({@link CqeOwner#onErrorCompletion}).</li>
+ * </ul>
+ * CQEs of QPs that no longer exist, and CQE kinds a verbs QP never produces, are consumed and skipped. No allocation.
+ */
+public final class CqPoller {
+
+    private final CqRing ring;
+    private final CqeOwners owners;
+    private final Cqe64 cqe = new Cqe64();
+    private final ErrCqe err = new ErrCqe();
+
+    public CqPoller(CqRing ring, CqeOwners owners) {
+        this.ring = ring;
+        this.owners = owners;
+    }
+
+    public CqRing ring() {
+        return ring;
+    }
+
+    /** Fills {@code wc} from the next CQE: 1, or 0 if the ring is empty. Publishes the consumer index. */
+    public int poll(WorkCompletion wc) {
+        while (true) {
+            int offset = ring.next();
+            if (offset < 0) {
+                return 0;
+            }
+            boolean filled = parse(offset, wc);
+            ring.publishConsumerIndex();
+            if (filled) {
+                return 1;
+            }
+        }
+    }
+
+    private boolean parse(int offset, WorkCompletion wc) {
+        cqe.wrap(ring.buffer(), offset);
+        int opcode = cqe.opcode();
+        int qpn = cqe.qpn();
+        CqeOwner qp = owners.byQpn(qpn);
+        if (qp == null) {
+            return false;
+        }
+        switch (opcode) {
+            case CqeOpcode.REQ:
+                return requester(qp, wc);
+            case CqeOpcode.RESP_WR_IMM:
+            case CqeOpcode.RESP_SEND:
+            case CqeOpcode.RESP_SEND_IMM:
+            case CqeOpcode.RESP_SEND_INV:
+                return responder(qp, opcode, wc);
+            case CqeOpcode.REQ_ERR:
+            case CqeOpcode.RESP_ERR:
+                return error(qp, opcode, offset, wc);
+            default:
+                return false;   // RESIZE_CQ, NO_PACKET, SIG_ERR: nothing a verbs QP posted
+        }
+    }
+
+    private boolean requester(CqeOwner qp, WorkCompletion wc) {
+        SendRing sq = qp.sendRing();
+        if (sq == null) {
+            return false;
+        }
+        int counter = cqe.wqeCounter();
+        int sendOpcode = cqe.sendOpcode();
+        WcOpcode op = CompletionOpcodes.requester(sendOpcode);
+        if (op == null) {
+            op = sq.wcOpcode(counter);
+        }
+        wc.set(sq.wrId(counter), WcStatus.SUCCESS, op, qp.qpn(), CompletionOpcodes.requesterByteLen(sendOpcode, cqe.byteCnt()));
+        if (CompletionOpcodes.requesterWithImm(sendOpcode)) {
+            wc.wcFlags(WcFlags.WITH_IMM);
+        }
+        sq.retire(counter);
+        return true;
+    }
+
+    private boolean responder(CqeOwner qp, int opcode, WorkCompletion wc) {
+        RecvRing rq = qp.recvRing();
+        if (rq == null) {
+            return false;
+        }
+        long wrId = rq.complete(cqe.wqeCounter());
+        wc.set(wrId, WcStatus.SUCCESS, CompletionOpcodes.responder(opcode), qp.qpn(), cqe.byteCnt());
+        if (opcode == CqeOpcode.RESP_WR_IMM || opcode == CqeOpcode.RESP_SEND_IMM) {
+            wc.immData(cqe.immInvalPkey());   // big-endian on the wire: the sender's number
+        } else if (opcode == CqeOpcode.RESP_SEND_INV) {
+            wc.wcFlags(WcFlags.WITH_INV);
+        }
+        int flagsRqpn = cqe.flagsRqpn();
+        wc.srcQp(flagsRqpn & 0xffffff).sl((flagsRqpn >>> 24) & 0xf).slid(cqe.slid());
+        if (((flagsRqpn >>> 28) & 3) != 0) {
+            wc.wcFlags(WcFlags.GRH);
+        }
+        if (qp.isUd() && opcode != CqeOpcode.RESP_SEND_IMM) {
+            wc.pkeyIndex(cqe.immInvalPkey() & 0xffff);
+        }
+        return true;
+    }
+
+    private boolean error(CqeOwner qp, int opcode, int offset, WorkCompletion wc) {
+        err.wrap(ring.buffer(), offset);
+        int syndrome = err.syndrome();
+        WcStatus status = CqeStatus.toWcStatus(syndrome);
+        int counter = err.wqeCounter();
+        boolean requester = opcode == CqeOpcode.REQ_ERR;
+        if (requester) {
+            SendRing sq = qp.sendRing();
+            if (sq == null) {
+                return false;
+            }
+            wc.set(sq.wrId(counter), status, sq.wcOpcode(counter), qp.qpn(), 0);
+            sq.retire(counter);
+        } else {
+            RecvRing rq = qp.recvRing();
+            if (rq == null) {
+                return false;
+            }
+            wc.set(rq.complete(counter), status, WcOpcode.RECV, qp.qpn(), 0);
+        }
+        wc.vendorErr(err.vendorErrSynd());
+        if (syndrome != CqeSyndrome.WR_FLUSH_ERR) {
+            qp.onErrorCompletion(requester, status);
+        }
+        return true;
+    }
+}

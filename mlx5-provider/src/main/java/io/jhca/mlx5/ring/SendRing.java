@@ -1,0 +1,357 @@
+package io.jhca.mlx5.ring;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import io.jhca.doorbell.DoorbellRecord;
+import io.jhca.mlx5.wqe.AtomicSeg;
+import io.jhca.mlx5.wqe.CtrlSeg;
+import io.jhca.mlx5.wqe.DataSeg;
+import io.jhca.mlx5.wqe.DatagramSeg;
+import io.jhca.mlx5.wqe.FmCeSe;
+import io.jhca.mlx5.wqe.InlineSeg;
+import io.jhca.mlx5.wqe.RaddrSeg;
+import io.jhca.mlx5.wqe.SendWqe;
+import io.jhca.verbs.SendFlags;
+import io.jhca.verbs.WcOpcode;
+
+/**
+ * A send queue: a ring of {@code wqeCnt} (a power of two) 64-byte WQEBBs inside the QP buffer, written in place.
+ *
+ * <p>Counters as rdma-core keeps them ({@code struct mlx5_wq}): {@code curPost} counts WQEBBs and is what the control
+ * segment's 16-bit index and the doorbell record carry; {@code head} counts work requests made visible, {@code tail}
+ * those the CQ has retired; a WQE at slot {@code idx} remembers its wr_id and the WR number {@code wqeHead[idx]} it
+ * ends, so one CQE retires every unsignaled WQE before it ({@code sq.tail = wqe_head[idx] + 1}). The queue is full
+ * when {@code head + pending - tail >= maxPost}, where maxPost is how many WQEs of the largest size fit.
+ *
+ * <p>A WQE is opened with {@link #begin}, filled segment by segment ({@link #raddr}, {@link #atomic},
+ * {@link #datagram}, {@link #data}, {@link #inline}) and closed with {@link #finish}, which writes the control segment
+ * and advances {@code curPost}. Segments are 16-byte units; a WQE longer than the room left before the ring end
+ * continues at slot 0, exactly as rdma-core writes it ({@code if (seg == qend) seg = mlx5_get_send_wqe(qp, 0)}).
+ * {@link #ringDoorbell} publishes every WQE since the last doorbell with one doorbell ({@code post_send_db}).
+ *
+ * <p>Single writer for posting; {@link #retire} is called by the thread polling the send CQ (the tail is published
+ * with release/acquire).
+ */
+public final class SendRing {
+
+    private static final VarHandle TAIL;
+
+    static {
+        try {
+            TAIL = MethodHandles.lookup().findVarHandle(SendRing.class, "tail", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** BlueFlame policy: never, single inline WQEs (rdma-core's default), any single WQE (MLX5_POST_SEND_PREFER_BF). */
+    public static final int BF_OFF = 0;
+    public static final int BF_INLINE = 1;
+    public static final int BF_PREFER = 2;
+
+    private final UnsafeBuffer buf;
+    private final int start;
+    private final int end;
+    private final int wqeCnt;
+    private final int maxPost;
+    private final int qpn;
+    private final int sigBits;
+    private final DoorbellRecord dbr;
+    private final Bfreg bfreg;
+    private final int bfMode;
+    private final long[] wrid;
+    private final int[] wqeHead;
+    private final WcOpcode[] wcOpcode;
+
+    private int curPost;
+    private int head;
+    @SuppressWarnings("unused") // through TAIL
+    private volatile int tail;
+
+    // WQEs since the last doorbell, and where the current batch began
+    private int nreq;
+    private int batchCurPost;
+    private int batchNreq;
+    private int batchLastCtrl;
+    private int batchLastDs;
+    private boolean batchLastInline;
+    private int lastCtrl;
+    private int lastDs;
+    private boolean lastInline;
+    private boolean held;
+
+    // the open WQE
+    private int ctrl = -1;
+    private int seg;
+    private int ds;
+    private int opcode;
+    private int fmCeSe;
+    private int immAsIs;
+    private boolean atomicOp;
+    private int inlineHeader = -1;
+    private int inlineEnd;
+    private int inlineBytes;
+
+    /**
+     * @param buf     the QP buffer
+     * @param start   offset of the SQ in it (after the RQ), a multiple of 64
+     * @param wqeCnt  WQEBBs in the ring, a power of two
+     * @param maxPost WQEs that may be outstanding (ring size / largest WQE)
+     * @param qpn     the QP number, for every control segment
+     * @param sqSigAll every WQE asks for a CQE (sq_sig_all: rdma-core's {@code sq_signal_bits})
+     * @param dbr     the QP's doorbell record (word 1 is the SQ counter)
+     * @param bfMode  {@link #BF_OFF}, {@link #BF_INLINE} or {@link #BF_PREFER}
+     */
+    public SendRing(UnsafeBuffer buf, int start, int wqeCnt, int maxPost, int qpn, boolean sqSigAll, DoorbellRecord dbr,
+                    Bfreg bfreg, int bfMode) {
+        if (wqeCnt <= 0 || Integer.bitCount(wqeCnt) != 1 || (start & (SendWqe.WQEBB - 1)) != 0
+                || (long) start + (long) wqeCnt * SendWqe.WQEBB > buf.capacity() || maxPost < 1 || maxPost > wqeCnt) {
+            throw new IllegalArgumentException("send ring of " + wqeCnt + " WQEBBs at " + start + " (max_post " + maxPost
+                    + ") does not fit a buffer of " + buf.capacity());
+        }
+        this.buf = buf;
+        this.start = start;
+        this.end = start + wqeCnt * SendWqe.WQEBB;
+        this.wqeCnt = wqeCnt;
+        this.maxPost = maxPost;
+        this.qpn = qpn;
+        this.sigBits = sqSigAll ? FmCeSe.CQ_UPDATE : 0;
+        this.dbr = dbr;
+        this.bfreg = bfreg;
+        this.bfMode = bfMode;
+        this.wrid = new long[wqeCnt];
+        this.wqeHead = new int[wqeCnt];
+        this.wcOpcode = new WcOpcode[wqeCnt];
+    }
+
+    public int wqeCnt() {
+        return wqeCnt;
+    }
+
+    /** The QP buffer the ring lives in (for tools and tests that read WQEs back). */
+    public UnsafeBuffer buffer() {
+        return buf;
+    }
+
+    public int maxPost() {
+        return maxPost;
+    }
+
+    /** Offset of the ring's first byte in the QP buffer. */
+    public int start() {
+        return start;
+    }
+
+    /** WQEBBs produced so far (free-running; its low 16 bits go to the doorbell record). */
+    public int curPost() {
+        return curPost;
+    }
+
+    /** Work requests made visible to the device. */
+    public int head() {
+        return head;
+    }
+
+    /** Work requests retired by completions. */
+    public int tail() {
+        return (int) TAIL.getAcquire(this);
+    }
+
+    /** WQEs written since the last doorbell. */
+    public int pending() {
+        return nreq;
+    }
+
+    /** Whether one more WQE would overflow the queue (rdma-core {@code mlx5_wq_overflow}). */
+    public boolean full() {
+        return head + nreq - (int) TAIL.getAcquire(this) >= maxPost;
+    }
+
+    /** Remembers where the batch starts, so {@link #abortBatch} can drop it. WQEs still pending are published first. */
+    public void startBatch() {
+        ringDoorbell();
+        batchCurPost = curPost;
+        batchNreq = nreq;
+        batchLastCtrl = lastCtrl;
+        batchLastDs = lastDs;
+        batchLastInline = lastInline;
+        ctrl = -1;
+    }
+
+    /**
+     * Opens a WQE at {@code curPost}. The caller has checked {@link #full()}.
+     *
+     * @param mlx5Opcode {@code Mlx5Opcode} value
+     * @param wc         the completion opcode this WR reports (kept for error and flush completions)
+     * @param sendFlags  verbs {@link SendFlags}: SIGNALED asks for a CQE, SOLICITED and FENCE go to fm_ce_se
+     * @param imm        immediate data as the application gives it (sent big-endian), 0 if none
+     * @return the offset of the control segment in the QP buffer
+     */
+    public int begin(int mlx5Opcode, WcOpcode wc, long wrId, int sendFlags, int imm) {
+        int idx = curPost & (wqeCnt - 1);
+        ctrl = start + idx * SendWqe.WQEBB;
+        seg = ctrl + CtrlSeg.SIZE;
+        ds = CtrlSeg.SIZE / SendWqe.DS;
+        opcode = mlx5Opcode;
+        // qp.c _mlx5_post_send: sq_signal_bits | fence | CQ_UPDATE if signaled | SOLICITED if solicited
+        fmCeSe = sigBits
+                | ((sendFlags & SendFlags.FENCE) != 0 ? FmCeSe.FENCE : 0)
+                | ((sendFlags & SendFlags.SIGNALED) != 0 ? FmCeSe.CQ_UPDATE : 0)
+                | ((sendFlags & SendFlags.SOLICITED) != 0 ? FmCeSe.SOLICITED : 0);
+        immAsIs = CtrlSeg.beImm(imm);   // the control segment stores imm as-is; big-endian on the wire
+        atomicOp = wc == WcOpcode.COMP_SWAP || wc == WcOpcode.FETCH_ADD;
+        inlineHeader = -1;
+        inlineBytes = 0;
+        wrid[idx] = wrId;
+        wqeHead[idx] = head + nreq;
+        wcOpcode[idx] = wc;
+        return ctrl;
+    }
+
+    /** Remote address segment (RDMA and atomics): big-endian raddr and rkey. */
+    public void raddr(long remoteAddr, int rkey) {
+        RaddrSeg.set(buf, nextSeg(RaddrSeg.SIZE), remoteAddr, rkey);
+    }
+
+    /** Atomic segment: for CMP_SWAP swap and compare, for FETCH_ADD the addend in {@code swapAdd} and 0. */
+    public void atomic(long swapAdd, long compare) {
+        AtomicSeg.set(buf, nextSeg(AtomicSeg.SIZE), swapAdd, compare);
+    }
+
+    /** UD datagram segment: the address handle's 48-byte AV with the remote QPN and Q_Key (qp.c _set_datagram_seg). */
+    public void datagram(DirectBuffer av, int avOffset, int remoteQpn, int remoteQkey) {
+        DatagramSeg.setUd(buf, nextSeg(DatagramSeg.SIZE), av, avOffset, remoteQpn, remoteQkey);
+    }
+
+    /** A gather entry; a zero-length one is skipped as rdma-core does. Atomics always carry 8 bytes. */
+    public void data(int lkey, long addr, int length) {
+        if (length == 0) {
+            return;
+        }
+        DataSeg.set(buf, nextSeg(DataSeg.SIZE), atomicOp ? AtomicSeg.ATOMIC_SIZE : length, lkey, addr);
+    }
+
+    /** Appends inline payload; the segment's header is written by {@link #finish}. */
+    public void inline(DirectBuffer src, int offset, int length) {
+        if (length == 0) {
+            return;
+        }
+        if (inlineHeader < 0) {
+            inlineHeader = wrap(seg);
+            inlineEnd = inlineHeader + InlineSeg.HEADER_SIZE;
+        }
+        if (inlineBytes + length > end - start - InlineSeg.HEADER_SIZE) {
+            throw new IllegalArgumentException("inline data of " + (inlineBytes + length) + " bytes does not fit the send ring");
+        }
+        inlineEnd = InlineSeg.copyWrapped(buf, start, end, inlineEnd, src, offset, length);
+        inlineBytes += length;
+    }
+
+    /** Closes the WQE: inline header, control segment (with DS), wr bookkeeping; {@code curPost} advances. */
+    public void finish() {
+        if (inlineHeader >= 0) {
+            InlineSeg.setHeader(buf, inlineHeader, inlineBytes);
+            int pad = -(inlineEnd - start) & (SendWqe.DS - 1);
+            buf.setMemory(inlineEnd, pad, (byte) 0);   // reproducible bytes; the tail of the last DS is unused
+            ds += InlineSeg.ds(inlineBytes);
+            seg = inlineEnd + pad;
+        }
+        if (ds > SendWqe.MAX_DS || SendWqe.wqebbs(ds) > wqeCnt) {
+            throw new IllegalStateException("WQE of " + ds + " DS does not fit (max 63 DS, ring of " + wqeCnt + " WQEBBs)");
+        }
+        CtrlSeg.set(buf, ctrl, curPost, opcode, 0, qpn, fmCeSe, ds, 0, immAsIs);
+        lastCtrl = ctrl;
+        lastDs = ds;
+        lastInline = inlineHeader >= 0;
+        curPost += SendWqe.wqebbs(ds);
+        nreq++;
+        ctrl = -1;
+    }
+
+    /** Drops every WQE since {@link #startBatch} (nothing was published: the device never saw them). */
+    public void abortBatch() {
+        curPost = batchCurPost;
+        nreq = batchNreq;
+        lastCtrl = batchLastCtrl;
+        lastDs = batchLastDs;
+        lastInline = batchLastInline;
+        ctrl = -1;
+    }
+
+    /**
+     * Holds doorbells (true): WQEs are written but not published, they stay pending until the hold is lifted (false)
+     * and {@link #ringDoorbell} runs. The provider's SQD state: the device gets no new WQE while the QP is drained.
+     */
+    public void hold(boolean on) {
+        held = on;
+    }
+
+    public boolean held() {
+        return held;
+    }
+
+    /**
+     * Publishes the WQEs since the last doorbell, rdma-core's {@code post_send_db}: {@code head += nreq}, WQE stores
+     * before the doorbell record, record := curPost & 0xffff, MMIO fence, then either a BlueFlame copy of the single
+     * WQE or the 8-byte doorbell (first 8 bytes of the last control segment), flush, switch bfreg halves.
+     */
+    public void ringDoorbell() {
+        if (nreq == 0 || held) {
+            return;
+        }
+        head += nreq;
+        if (bfMode != BF_OFF && nreq == 1 && (lastInline || bfMode == BF_PREFER) && bfreg.blueFlameFits(lastDs)) {
+            bfreg.blueFlame(dbr, curPost, buf, start, end, lastCtrl, lastDs);
+        } else {
+            bfreg.ring(dbr, curPost, buf, lastCtrl);
+        }
+        nreq = 0;
+        batchCurPost = curPost;
+        batchNreq = 0;
+    }
+
+    // ---- completion side ----
+
+    public long wrId(int wqeCounter) {
+        return wrid[wqeCounter & (wqeCnt - 1)];
+    }
+
+    public WcOpcode wcOpcode(int wqeCounter) {
+        return wcOpcode[wqeCounter & (wqeCnt - 1)];
+    }
+
+    /** A CQE for the WQE at {@code wqeCounter} retires it and every WQE before it. */
+    public void retire(int wqeCounter) {
+        TAIL.setRelease(this, wqeHead[wqeCounter & (wqeCnt - 1)] + 1);
+    }
+
+    /** Back to empty (QP moved to RESET: rdma-core mlx5_init_qp_indices). The record is zeroed by the caller. */
+    public void reset() {
+        curPost = 0;
+        head = 0;
+        TAIL.setRelease(this, 0);
+        nreq = 0;
+        batchCurPost = 0;
+        batchNreq = 0;
+        held = false;
+        ctrl = -1;
+    }
+
+    private int nextSeg(int size) {
+        if (ctrl < 0) {
+            throw new IllegalStateException("segment written outside an open WQE");
+        }
+        int at = wrap(seg);
+        seg = at + size;
+        ds += size / SendWqe.DS;
+        return at;
+    }
+
+    private int wrap(int offset) {
+        return offset == end ? start : offset;
+    }
+}
