@@ -1,0 +1,193 @@
+package io.jhca.tests.bench;
+
+import io.jhca.doorbell.DoorbellRecord;
+import io.jhca.doorbell.MmioWindow;
+import io.jhca.memory.DmaMemory;
+import io.jhca.memory.DmaRegion;
+import io.jhca.mlx5.cq.Cqe64;
+import io.jhca.mlx5.cq.CqeOpcode;
+import io.jhca.mlx5.ring.Bfreg;
+import io.jhca.mlx5.ring.CqPoller;
+import io.jhca.mlx5.ring.CqRing;
+import io.jhca.mlx5.ring.CqeOwner;
+import io.jhca.mlx5.ring.RecvRing;
+import io.jhca.mlx5.ring.SendRing;
+import io.jhca.mlx5.wqe.Mlx5Opcode;
+import io.jhca.verbs.SendFlags;
+import io.jhca.verbs.WcOpcode;
+import io.jhca.verbs.WcStatus;
+import io.jhca.verbs.WorkCompletion;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The CPU cost of the mlx5 provider's data path, measured on its own ring code against plain memory with a
+ * stub device side, so that only the driver is timed. One operation is exactly what the C baseline
+ * ({@code tests/src/bench/c/mlx5_post_baseline.c}) does with rdma-core's mlx5dv.h helpers: post {@code batch}
+ * WQEs (the last one signaled), ring one doorbell (DBR, fence, 8-byte doorbell to the current bfreg half),
+ * the stub device writes the CQE of the last WQE (body, then op_own with the owner bit), the driver polls it.
+ * {@code scripts/bench-mlx5-vs-c} runs both and prints the Java/C ratio.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED"})
+public class Mlx5DataPathBenchmark implements CqeOwner {
+    private static final int QPN = 0x11;
+    private static final int LKEY = 0x100;
+    private static final int RKEY = 0x200;
+    private static final int SQ_WQEBBS = 1024;
+    private static final int CQ_ENTRIES = 256;
+
+    /** WQEs per doorbell. */
+    @Param({"1", "8", "32"})
+    public int batch;
+
+    /** RDMA_WRITE (the C baseline's WQE), SEND, RDMA_READ, ATOMIC_FA, or SEND_INLINE (64 bytes copied into the WQE). */
+    @Param({"RDMA_WRITE"})
+    public String opcode;
+
+    private DmaRegion sqMem;
+    private DmaRegion cqMem;
+    private DmaRegion dbrMem;
+    private DmaRegion barMem;
+    private DmaRegion data;
+    private SendRing sq;
+    private CqRing cq;
+    private CqPoller poller;
+    private UnsafeBuffer cqBuf;
+    private UnsafeBuffer payload;
+    private final WorkCompletion wc = new WorkCompletion();
+    private int mlx5Opcode;
+    private WcOpcode wcOpcode;
+    private boolean rdma;
+    private boolean atomic;
+    private boolean inline;
+    private int devicePi;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        sqMem = DmaMemory.allocate(SQ_WQEBBS * 64);
+        cqMem = DmaMemory.allocate(CQ_ENTRIES * 64);
+        dbrMem = DmaMemory.allocate(4096);
+        barMem = DmaMemory.allocate(2 * 4096);
+        data = DmaMemory.allocate(4096);
+        payload = new UnsafeBuffer(new byte[64]);
+        DoorbellRecord qpDbr = new DoorbellRecord().wrap(dbrMem.buffer(), 0);
+        DoorbellRecord cqDbr = new DoorbellRecord().wrap(dbrMem.buffer(), 64);
+        Bfreg bfreg = new Bfreg(new MmioWindow(barMem.buffer()), 1, 512, false);
+        sq = new SendRing(sqMem.buffer(), 0, SQ_WQEBBS, SQ_WQEBBS / 4, QPN, false, qpDbr, bfreg, SendRing.BF_OFF);
+        cqBuf = cqMem.buffer();
+        CqRing.initialize(cqBuf, CQ_ENTRIES);
+        cq = new CqRing(cqBuf, CQ_ENTRIES, cqDbr);
+        poller = new CqPoller(cq, n -> n == QPN ? this : null);
+        switch (opcode) {
+            case "RDMA_WRITE": set(Mlx5Opcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, true, false, false); break;
+            case "SEND": set(Mlx5Opcode.SEND, WcOpcode.SEND, false, false, false); break;
+            case "SEND_INLINE": set(Mlx5Opcode.SEND, WcOpcode.SEND, false, false, true); break;
+            case "RDMA_READ": set(Mlx5Opcode.RDMA_READ, WcOpcode.RDMA_READ, true, false, false); break;
+            case "ATOMIC_FA": set(Mlx5Opcode.ATOMIC_FA, WcOpcode.FETCH_ADD, true, true, false); break;
+            default: throw new IllegalArgumentException("opcode " + opcode);
+        }
+    }
+
+    private void set(int op, WcOpcode wcOp, boolean rdma, boolean atomic, boolean inline) {
+        this.mlx5Opcode = op;
+        this.wcOpcode = wcOp;
+        this.rdma = rdma;
+        this.atomic = atomic;
+        this.inline = inline;
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        sqMem.close();
+        cqMem.close();
+        dbrMem.close();
+        barMem.close();
+        data.close();
+    }
+
+    @Benchmark
+    public long postDoorbellPoll() {
+        long base = data.address();
+        for (int b = 0; b < batch; b++) {
+            int flags = b + 1 == batch ? SendFlags.SIGNALED : 0;
+            sq.begin(mlx5Opcode, wcOpcode, b, flags, 0);
+            if (rdma) {
+                sq.raddr(base + 64, RKEY);
+            }
+            if (atomic) {
+                sq.atomic(1, 0);
+                sq.data(LKEY, base, 8);
+            } else if (inline) {
+                sq.inline(payload, 0, 64);
+            } else {
+                sq.data(LKEY, base, 64);
+            }
+            sq.finish();
+        }
+        sq.ringDoorbell();
+        deviceCompletesLast();
+        if (poller.poll(wc) != 1) {
+            throw new IllegalStateException("no CQE");
+        }
+        return wc.wrId();
+    }
+
+    /** The stub device: the CQE of the last WQE, as mlx5 hardware writes it (body, then op_own with the owner bit). */
+    private void deviceCompletesLast() {
+        int offset = (devicePi & (CQ_ENTRIES - 1)) * Cqe64.SIZE;
+        int wqeCounter = (sq.curPost() - 1) & 0xffff;
+        cqBuf.putShort(offset + Cqe64.WQE_COUNTER_OFFSET, (short) wqeCounter, ByteOrder.BIG_ENDIAN);
+        cqBuf.putInt(offset + Cqe64.SOP_DROP_QPN_OFFSET, mlx5Opcode << 24 | QPN, ByteOrder.BIG_ENDIAN);
+        cqBuf.putInt(offset + Cqe64.BYTE_CNT_OFFSET, 64, ByteOrder.BIG_ENDIAN);
+        int owner = (devicePi & CQ_ENTRIES) != 0 ? 1 : 0;
+        VarHandle.storeStoreFence(); // the C baseline's compiler barrier: body before op_own
+        cqBuf.putByte(offset + Cqe64.OP_OWN_OFFSET, (byte) (CqeOpcode.REQ << 4 | owner));
+        devicePi++;
+    }
+
+    @Override
+    public int qpn() {
+        return QPN;
+    }
+
+    @Override
+    public SendRing sendRing() {
+        return sq;
+    }
+
+    @Override
+    public RecvRing recvRing() {
+        return null;
+    }
+
+    @Override
+    public boolean isUd() {
+        return false;
+    }
+
+    @Override
+    public void onErrorCompletion(boolean requester, WcStatus status) {
+        throw new IllegalStateException("error CQE in a benchmark: " + status);
+    }
+}
