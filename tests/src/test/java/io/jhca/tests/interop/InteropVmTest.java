@@ -1,0 +1,166 @@
+package io.jhca.tests.interop;
+
+import java.io.IOException;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.jhca.rxe.wire.Icrc;
+import io.jhca.rxe.wire.Ipv4IdMode;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * jhca against the real rdma-core tools and Linux Soft-RoCE: {@code scripts/interop-vm run a b} boots a Debian
+ * guest (rdma_rxe on its virtio NIC) and runs (a) the guest's {@code ibv_rc_pingpong} server against
+ * {@code hwlab rc-pingpong} as client, (b) the reverse. The guest's packets captured in (a) are then checked
+ * with jhca's own ICRC code: they carry non-zero IPv4 IDs, which the full-header check accepts and the
+ * ID-recovering receive check finds exactly.
+ *
+ * <p>Opt-in with {@code -Djhca.interop=true}: it needs root (network namespace, tap), QEMU (installed by the
+ * script from Debian packages) and takes minutes without KVM.
+ */
+class InteropVmTest {
+
+    private static final String GUEST_IP = "10.88.0.2";
+    private static final String HOST_IP = "10.88.0.1";
+    /** The script bounds each of its waits; this is the outer limit for boot + both scenarios. */
+    private static final long RUN_LIMIT_MINUTES = 20;
+
+    @TempDir
+    static Path out;
+
+    private static final boolean ENABLED = Boolean.getBoolean("jhca.interop");
+    private static final String SKIP_REASON = "InteropVmTest skipped: set -Djhca.interop=true to boot the"
+            + " rdma_rxe guest (needs root and QEMU, takes minutes without KVM)";
+
+    private static String summary;
+    private static String log;
+
+    @BeforeAll
+    static void runScenarios() throws Exception {
+        if (!ENABLED) {
+            System.out.println(SKIP_REASON);
+            return;
+        }
+        Path script = repoRoot().resolve("scripts/interop-vm");
+        ProcessBuilder pb = new ProcessBuilder("bash", script.toString(), "run", "a", "b")
+                .redirectErrorStream(true)
+                .redirectOutput(out.resolve("interop-vm.log").toFile());
+        pb.environment().put("INTEROP_VM_OUT", out.resolve("run").toString());
+        // this JVM's class path holds hw-lab and everything it needs, as built by this Maven run
+        pb.environment().put("INTEROP_VM_CLASSPATH",
+                System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")));
+        Process p = pb.start();
+        if (!p.waitFor(RUN_LIMIT_MINUTES, TimeUnit.MINUTES)) {
+            p.destroy(); // SIGTERM: the script's trap stops the VM and deletes the namespace
+            if (!p.waitFor(200, TimeUnit.SECONDS)) { // the trap runs once the current bounded step ends
+                p.destroyForcibly();
+            }
+        }
+        log = Files.readString(out.resolve("interop-vm.log"), StandardCharsets.UTF_8);
+        System.out.println(log);
+        Path s = out.resolve("run/summary.txt");
+        summary = Files.exists(s) ? Files.readString(s, StandardCharsets.UTF_8) : "";
+        if (summary.isEmpty()) {
+            fail("scripts/interop-vm produced no summary (exit " + (p.isAlive() ? "none" : p.exitValue())
+                    + "); its output:\n" + tail(log));
+        }
+    }
+
+    @BeforeEach
+    void enabled() {
+        assumeTrue(ENABLED, SKIP_REASON);
+    }
+
+    @Test
+    void guestIbvRcPingpongServerWithJhcaClient() {
+        assertTrue(summary.contains("PASS a:"), "scenario a failed:\n" + summary + "\n" + tail(log));
+    }
+
+    @Test
+    void jhcaServerWithGuestIbvRcPingpongClient() {
+        assertTrue(summary.contains("PASS b:"), "scenario b failed:\n" + summary + "\n" + tail(log));
+    }
+
+    @Test
+    void guestRxePacketsPassJhcaIcrcChecks() throws IOException {
+        List<int[]> seen = new ArrayList<>();
+        Icrc icrc = new Icrc();
+        byte[] pcap = Files.readAllBytes(out.resolve("run/a.pcap"));
+        UnsafeBuffer buf = new UnsafeBuffer(pcap);
+        // classic pcap, written by tcpdump in host order (little-endian here): 24-byte file header, then per
+        // packet a 16-byte record header (incl_len at +8) and the Ethernet frame
+        assertEquals(0xA1B2C3D4, buf.getInt(0, ByteOrder.LITTLE_ENDIAN), "not a little-endian classic pcap");
+        assertEquals(1, buf.getInt(20, ByteOrder.LITTLE_ENDIAN), "not an Ethernet capture");
+        int guest = ipv4(GUEST_IP);
+        int host = ipv4(HOST_IP);
+        int nonZeroIds = 0;
+        for (int rec = 24; rec + 16 <= pcap.length; ) {
+            int incl = buf.getInt(rec + 8, ByteOrder.LITTLE_ENDIAN);
+            int eth = rec + 16;
+            rec = eth + incl;
+            int ip = eth + 14;
+            // IPv4 (ethertype 0x0800, big-endian), no options, UDP to 4791, from the guest
+            if (incl < 14 + 20 + 8 + 12 + 4 || buf.getShort(eth + 12, ByteOrder.BIG_ENDIAN) != 0x0800
+                    || buf.getByte(ip) != 0x45 || buf.getByte(ip + 9) != 17
+                    || (buf.getShort(ip + 22, ByteOrder.BIG_ENDIAN) & 0xFFFF) != 4791
+                    || buf.getInt(ip + 12, ByteOrder.BIG_ENDIAN) != guest) {
+                continue;
+            }
+            int totalLength = buf.getShort(ip + 2, ByteOrder.BIG_ENDIAN) & 0xFFFF;
+            int id = buf.getShort(ip + 4, ByteOrder.BIG_ENDIAN) & 0xFFFF;
+            int flagsFragment = buf.getShort(ip + 6, ByteOrder.BIG_ENDIAN) & 0xFFFF;
+            int sport = buf.getShort(ip + 20, ByteOrder.BIG_ENDIAN) & 0xFFFF;
+            int payload = totalLength - 28;
+            String what = "guest packet #" + seen.size() + " (IPv4 ID 0x" + Integer.toHexString(id) + ")";
+            assertTrue(icrc.verifyIpPacket(buf, ip, totalLength), what + ": ICRC wrong with its real IP header");
+            assertEquals(id, icrc.verifyIpv4(Ipv4IdMode.RECOVER_ID, guest, host, flagsFragment, sport, 4791, buf,
+                    ip + 28, payload), what + ": recover mode did not find the IPv4 ID");
+            if (id != 0) {
+                nonZeroIds++;
+                assertEquals(Icrc.NO_MATCH, icrc.verifyIpv4(Ipv4IdMode.STRICT_ID_ZERO, guest, host, flagsFragment,
+                        sport, 4791, buf, ip + 28, payload), what + ": strict mode accepted a non-zero ID");
+            }
+            seen.add(new int[] {id});
+        }
+        assertTrue(seen.size() > 100, "too few RoCEv2 packets from the guest in a.pcap: " + seen.size());
+        assertTrue(nonZeroIds > seen.size() / 2, "expected rxe's non-zero IPv4 IDs, got " + nonZeroIds + " of "
+                + seen.size());
+    }
+
+    private static int ipv4(String dotted) {
+        int v = 0;
+        for (String part : dotted.split("\\.")) {
+            v = (v << 8) | Integer.parseInt(part);
+        }
+        return v;
+    }
+
+    private static String tail(String s) {
+        return s.length() <= 6000 ? s : "..." + s.substring(s.length() - 6000);
+    }
+
+    /** The repository root: the nearest directory upwards from the working directory holding the script. */
+    private static Path repoRoot() {
+        for (Path d = Path.of("").toAbsolutePath(); d != null; d = d.getParent()) {
+            if (Files.isRegularFile(d.resolve("scripts/interop-vm"))) {
+                return d;
+            }
+        }
+        throw new IllegalStateException("scripts/interop-vm not found above " + Path.of("").toAbsolutePath());
+    }
+}
