@@ -184,7 +184,9 @@ final class Requester {
             }
         }
         if (rc && qp.retransDeadline == 0 && qp.timeoutNanos != 0) {
-            qp.retransDeadline = now + qp.timeoutNanos; // rxe: armed when a packet goes out and none is pending
+            // rxe: armed when a packet goes out and none is pending. Read the clock now, not the duty cycle's cached
+            // time: a long cycle (JIT warm-up) would otherwise start the timer early and retransmit needlessly.
+            qp.retransDeadline = System.nanoTime() + qp.timeoutNanos;
         }
         return true;
     }
