@@ -1,0 +1,33 @@
+package io.jhca.lab.sim;
+
+import java.net.InetAddress;
+import java.util.List;
+import java.util.Map;
+
+import io.jhca.mlx5.spi.Mlx5Function;
+import io.jhca.mlx5.spi.Mlx5FunctionSource;
+
+/**
+ * The simulated ConnectX functions, found by the mlx5 provider through {@link java.util.ServiceLoader}: names and port
+ * addresses from {@value SimConfig#DEVICES_PROPERTY} / {@value SimConfig#DEVICES_ENV} (default
+ * {@value SimConfig#DEFAULT_DEVICES}, {@code none} for no devices). Listing starts nothing; each {@link #open} powers
+ * on a fresh function with its own firmware thread and wire.
+ */
+public final class SimFunctionSource implements Mlx5FunctionSource {
+
+    @Override
+    public List<String> names() {
+        return SimConfig.names();
+    }
+
+    @Override
+    public Mlx5Function open(String name) {
+        Map<String, InetAddress> devices = SimConfig.devices();
+        InetAddress address = devices.get(name);
+        if (address == null) {
+            throw new IllegalArgumentException("no simulated mlx5 function named '" + name + "' (configured: "
+                    + devices.keySet() + ")");
+        }
+        return SimFunction.open(name, address);
+    }
+}
