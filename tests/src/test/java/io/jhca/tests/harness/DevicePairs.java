@@ -34,6 +34,7 @@ public final class DevicePairs {
         pairs.add(rxeDefault());
         pairs.add(RxeDevices.callerPair("rxe-caller-a", "rxe-caller-b", "127.0.0.21", "127.0.0.22"));
         pairs.addAll(mlx5());
+        pairs.add(mlx5WithRxe());
         return pairs.stream();
     }
 
@@ -74,6 +75,27 @@ public final class DevicePairs {
                     side -> Verbs.open(side == 0 ? a : b), null, null));
         }
         return out;
+    }
+
+    /**
+     * A simulated ConnectX against an rxe device: two different drivers (WQE rings and doorbells on one side,
+     * the software HCA's rings on the other) meeting on the wire. Provider label "mlx5+rxe": side 0, side 1.
+     */
+    static DevicePair mlx5WithRxe() {
+        String label = "mlx5<->rxe1 (mixed)";
+        String mlx5 = null;
+        for (DeviceInfo d : Verbs.devices()) {
+            if ("mlx5".equals(d.provider())) {
+                mlx5 = d.name();
+                break;
+            }
+        }
+        if (mlx5 == null || !has("rxe1")) {
+            return DevicePair.absent(label, "mlx5+rxe", "No mlx5 device and rxe1 to pair (devices: " + names() + ")");
+        }
+        String a = mlx5;
+        return DevicePair.present(a + "<->rxe1 (mixed)", "mlx5+rxe", DevicePair.Progress.THREAD,
+                side -> Verbs.open(side == 0 ? a : "rxe1"), null, ip("127.0.0.2"));
     }
 
     private static boolean has(String name) {
