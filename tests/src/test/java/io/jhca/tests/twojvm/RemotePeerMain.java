@@ -16,7 +16,8 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The second JVM of {@code TwoJvmTest}: opens the device named in args[1] (configured for this JVM by
- * {@code -Djhca.rxe.devices=<name>=<ip>}), exchanges endpoints with the parent on 127.0.0.1:args[0], then
+ * {@code -Djhca.rxe.devices=<name>=<ip>}), exchanges endpoints with the parent on args[2] (default 127.0.0.1)
+ * port args[0], then
  * SENDs {@link Side#MESSAGES} messages, RDMA WRITEs 1 MiB and announces it with a SEND with immediate, and checks
  * the 256 KiB the parent RDMA WRITEs back. Exit status 0 means every step passed; anything else is printed.
  */
@@ -27,8 +28,10 @@ public final class RemotePeerMain {
     public static void main(String[] args) throws Exception {
         int port = Integer.parseInt(args[0]);
         String device = args[1];
+        // args[2]: where the parent listens, when the child runs in another network namespace (default loopback)
+        InetAddress parentHost = args.length > 2 ? InetAddress.getByName(args[2]) : InetAddress.getLoopbackAddress();
         try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 10_000);
+            s.connect(new InetSocketAddress(parentHost, port), 10_000);
             s.setSoTimeout(60_000);
             BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
             PrintWriter out = new PrintWriter(s.getOutputStream(), true, StandardCharsets.US_ASCII);

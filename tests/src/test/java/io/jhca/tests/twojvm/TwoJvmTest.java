@@ -26,6 +26,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
@@ -49,12 +50,22 @@ class TwoJvmTest {
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES) // safety net only
     void sendAndWriteBetweenTwoJvms(@TempDir Path dir) throws Exception {
+        exchangeWithChild(dir, TwoJvmTest::open, InetAddress.getLoopbackAddress(), List.of(), CHILD_DEVICE, CHILD_ADDRESS);
+    }
+
+    /**
+     * The whole exchange with a child JVM started as {@code prefix + java ...} (a prefix such as
+     * {@code ip netns exec NS} runs it in another network namespace); the parent listens for it on
+     * {@code controlHost} and runs its side on the context {@code parent} opens.
+     */
+    static void exchangeWithChild(Path dir, Supplier<Context> parent, InetAddress controlHost, List<String> prefix,
+                                  String childDevice, String childAddress) throws Exception {
         Path childLog = dir.resolve("child.log");
         try (ServerSocket server = new ServerSocket()) {
-            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            server.bind(new InetSocketAddress(controlHost, 0));
             server.setSoTimeout(30_000);
-            Process child = startChild(server.getLocalPort(), childLog);
-            try (Socket s = server.accept(); Side side = new Side(open())) {
+            Process child = startChild(prefix, server.getLocalPort(), controlHost, childDevice, childAddress, childLog);
+            try (Socket s = server.accept(); Side side = new Side(parent.get())) {
                 s.setSoTimeout(60_000);
                 BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
                 PrintWriter out = new PrintWriter(s.getOutputStream(), true, StandardCharsets.US_ASCII);
@@ -108,17 +119,19 @@ class TwoJvmTest {
     }
 
     /** The same java, class path and --add-opens flags as this JVM; the child's device from a system property. */
-    private static Process startChild(int port, Path log) throws IOException {
+    private static Process startChild(List<String> prefix, int port, InetAddress controlHost, String device,
+                                      String address, Path log) throws IOException {
         String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>();
+        List<String> cmd = new ArrayList<>(prefix);
         cmd.add(java);
         cmd.addAll(opens());
-        cmd.add("-Djhca.rxe.devices=" + CHILD_DEVICE + "=" + CHILD_ADDRESS);
+        cmd.add("-Djhca.rxe.devices=" + device + "=" + address);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(RemotePeerMain.class.getName());
         cmd.add(Integer.toString(port));
-        cmd.add(CHILD_DEVICE);
+        cmd.add(device);
+        cmd.add(controlHost.getHostAddress());
         return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     }
 
