@@ -50,7 +50,8 @@ public final class Mlx5Provider implements Provider {
         List<DeviceInfo> out = new ArrayList<>();
         for (Mlx5FunctionSource src : sources()) {
             for (String n : src.names()) {
-                out.add(new DeviceInfo(n, name(), GUIDS.getOrDefault(n, 0L), "InfiniBand"));
+                long guid = GUIDS.getOrDefault(n, 0L);
+                out.add(new DeviceInfo(n, name(), guid != 0 ? guid : src.nodeGuid(n), "InfiniBand"));
             }
         }
         return out;

@@ -1,5 +1,7 @@
 package io.jhca.lab.sim;
 
+import io.jhca.mlx5.init.RoceGids;
+
 import java.net.InetAddress;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +20,13 @@ public final class SimFunctionSource implements Mlx5FunctionSource {
     @Override
     public List<String> names() {
         return SimConfig.names();
+    }
+
+    /** The GUID the driver will learn at bring-up: the EUI-64 of the MAC the port's address stands for. */
+    @Override
+    public long nodeGuid(String name) {
+        InetAddress address = SimConfig.devices().get(name);
+        return address == null ? 0 : RoceGids.of(List.of(address)).nodeGuid();
     }
 
     @Override
