@@ -1,0 +1,221 @@
+package io.jhca.lab;
+
+import io.jhca.verbs.RecvWr;
+import io.jhca.verbs.SendFlags;
+import io.jhca.verbs.SendQueue;
+import io.jhca.verbs.WorkCompletion;
+
+/**
+ * The measured loops of the bandwidth tests (perftest_resources.c run_iter_bw, run_iter_bw_server): the client
+ * keeps up to tx_depth messages in flight on every QP, asks for a completion every cq_mod messages and on the
+ * last one, and polls the send CQ in batches of 16 (CTX_POLL_BATCH); the SEND server re-posts a receive for
+ * every message consumed. Nothing allocates inside the loops.
+ */
+final class BandwidthLoops {
+    /** perftest_resources.h CTX_POLL_BATCH. */
+    static final int POLL_BATCH = 16;
+    /** Grace for in-flight work after a -D run ends. */
+    static final long DRAIN_NANOS = 2_000_000_000L;
+
+    private BandwidthLoops() {
+    }
+
+    /** wr_id of a send: QP index in the high 32 bits, message index of that QP in the low 32. */
+    static long wrId(int qp, long k) {
+        return ((long) qp << 32) | (k & 0xFFFFFFFFL);
+    }
+
+    /** The client's loop for write-bw, read-bw and send-bw. */
+    static void client(PerfSide s, int size, BandwidthSamples out, DurationClock clock) {
+        int n = s.qps.length;
+        SendQueue[] sqs = new SendQueue[n];
+        for (int i = 0; i < n; i++) {
+            sqs[i] = s.qps[i].sendQueue();
+        }
+        long iters = clock == null ? out.iters / n : Long.MAX_VALUE;
+        long tot = clock == null ? out.iters : Long.MAX_VALUE;
+        long[] scnt = new long[n];
+        long[] ccnt = new long[n];
+        WorkCompletion[] wcs = new WorkCompletion[POLL_BATCH];
+        for (int i = 0; i < wcs.length; i++) {
+            wcs[i] = new WorkCompletion();
+        }
+        PerfTest.Verb verb = s.p.test().verb();
+        int cqMod = s.cqMod;
+        // perftest cycles through the cycle buffer in INC(size, cache line) steps while size <= cycle_buffer / 2
+        int step = size > s.cacheLine ? roundUp(size, s.cacheLine) : s.cacheLine;
+        int cycleSlots = size <= s.cycleBuffer / 2 ? Math.max(1, s.cycleBuffer / step) : 1;
+        int lkey = s.mr.lkey();
+        long base = s.mr.address();
+        long totscnt = 0;
+        long totccnt = 0;
+        long sampled = 0;
+        long sampleFirst = 0;
+        long sampleLast = 0;
+        boolean stopping = false;
+        long stopAt = 0;
+        long lastSignaled = 0;
+        long start = System.nanoTime();
+        long lastProgress = start;
+        long idle = 0;
+        out.firstPost = start;
+        while (true) {
+            if (clock == null) {
+                if (totscnt >= tot && totccnt >= tot) {
+                    break;
+                }
+            } else if (stopping) {
+                if (totccnt >= lastSignaled || System.nanoTime() - stopAt > DRAIN_NANOS) {
+                    break;
+                }
+            }
+            for (int i = 0; i < n && !stopping; i++) {
+                while (scnt[i] < iters && scnt[i] - ccnt[i] + 1 <= s.txDepth) {
+                    long k = scnt[i];
+                    long now = System.nanoTime();
+                    if (clock != null && clock.over(now)) {
+                        stopping = true;
+                        stopAt = now;
+                        break;
+                    }
+                    if (out.peak()) {
+                        out.tposted[(int) totscnt] = now;
+                    }
+                    boolean signaled = k % cqMod == cqMod - 1 || k == iters - 1;
+                    long off = (k % cycleSlots) * step;
+                    long local = base + s.sendSlot(i) + off;
+                    PerftestDest r = s.remote[i];
+                    SendQueue sq = sqs[i];
+                    sq.start();
+                    sq.wrId(wrId(i, k)).flags(signaled ? SendFlags.SIGNALED : 0);
+                    if (verb == PerfTest.Verb.WRITE) {
+                        sq.rdmaWrite(r.rkey(), r.vaddr() + off);
+                    } else if (verb == PerfTest.Verb.READ) {
+                        sq.rdmaRead(r.rkey(), r.vaddr() + off);
+                    } else {
+                        sq.send();
+                    }
+                    if (size <= s.inlineSize) {
+                        sq.inlineData(s.buf, s.sendSlot(i) + (int) off, size);
+                    } else {
+                        sq.sge(lkey, local, size);
+                    }
+                    if (sq.complete() != 0) {
+                        break; // send queue full: reap completions first
+                    }
+                    if (signaled && clock != null) {
+                        lastSignaled = totscnt + 1; // completions are counted per message below
+                    }
+                    scnt[i]++;
+                    totscnt++;
+                }
+            }
+            int ne = s.sendCq.poll(wcs, POLL_BATCH);
+            if (ne == 0) {
+                s.ctx.progress();
+                Spin.idle(++idle);
+                long now = System.nanoTime();
+                if (s.p.stallMillis() > 0 && now - lastProgress > s.p.stallMillis() * 1_000_000L) {
+                    throw new IllegalStateException("no completion for " + s.p.stallMillis() + " ms (sent " + totscnt
+                            + ", completed " + totccnt + "); peer gone? use --stall-timeout to wait longer");
+                }
+                continue;
+            }
+            long now = System.nanoTime();
+            lastProgress = now;
+            idle = 0;
+            for (int j = 0; j < ne; j++) {
+                WorkCompletion wc = wcs[j];
+                LatencyLoops.check(wc, "send", totccnt);
+                int qi = (int) (wc.wrId() >>> 32);
+                long k = wc.wrId() & 0xFFFFFFFFL;
+                // a completion covers its WR and every unsignaled WR posted before it on the same QP
+                long done = k + 1 - ccnt[qi];
+                ccnt[qi] = k + 1;
+                totccnt += done;
+                if (clock == null) {
+                    out.completed(totccnt, now);
+                } else if (clock.sampling(now)) {
+                    if (sampleFirst == 0) {
+                        sampleFirst = now;
+                    } else {
+                        sampled += done;
+                    }
+                    sampleLast = now;
+                }
+            }
+        }
+        if (clock != null) {
+            out.iters = sampled;
+            out.firstPost = sampleFirst;
+            out.lastCompletion = sampleLast;
+        }
+    }
+
+    /** The SEND server: consume messages and re-post their receives until all arrived (run_iter_bw_server). */
+    static void sendServer(PerfSide s, int size, BandwidthSamples out, RecvWr[] rwrs, DurationClock clock) {
+        int n = s.qps.length;
+        long iters = clock == null ? out.iters / n : Long.MAX_VALUE;
+        long tot = clock == null ? out.iters : Long.MAX_VALUE;
+        long[] posted = new long[n];
+        for (int i = 0; i < n; i++) {
+            posted[i] = s.rxDepth;
+        }
+        WorkCompletion[] wcs = new WorkCompletion[POLL_BATCH];
+        for (int i = 0; i < wcs.length; i++) {
+            wcs[i] = new WorkCompletion();
+        }
+        long rcnt = 0;
+        long sampled = 0;
+        long first = 0;
+        long lastRx = 0;
+        long lastProgress = System.nanoTime();
+        long idle = 0;
+        long endAt = clock == null ? 0 : clock.end() + DRAIN_NANOS;
+        while (rcnt < tot) {
+            int ne = s.recvCq.poll(wcs, POLL_BATCH);
+            long now = System.nanoTime();
+            if (ne == 0) {
+                s.ctx.progress();
+                Spin.idle(++idle);
+                if (clock != null && now - endAt > 0) {
+                    break;
+                }
+                if (clock == null && s.p.stallMillis() > 0 && now - lastProgress > s.p.stallMillis() * 1_000_000L) {
+                    throw new IllegalStateException("no message for " + s.p.stallMillis() + " ms (received " + rcnt
+                            + " of " + tot + "); peer gone? use --stall-timeout to wait longer");
+                }
+                continue;
+            }
+            lastProgress = now;
+            idle = 0;
+            for (int j = 0; j < ne; j++) {
+                WorkCompletion wc = wcs[j];
+                LatencyLoops.check(wc, "receive", rcnt);
+                if (first == 0 && (clock == null || clock.sampling(now))) {
+                    first = now; // set_on_first_rx_packet: the clock starts at the first message
+                } else if (clock != null && clock.sampling(now)) {
+                    sampled++;
+                }
+                if (clock == null || clock.sampling(now)) {
+                    lastRx = now;
+                }
+                rcnt++;
+                int qi = (int) wc.wrId();
+                if (posted[qi] < iters) {
+                    LatencyLoops.repostRecv(s, s.qps[qi], rwrs[qi], rcnt);
+                    posted[qi]++;
+                }
+            }
+        }
+        out.firstPost = first;
+        out.lastCompletion = lastRx;
+        if (clock != null) {
+            out.iters = sampled;
+        }
+    }
+
+    static int roundUp(int v, int a) {
+        return v % a == 0 ? v : a * (v / a + 1);
+    }
+}

@@ -1,0 +1,145 @@
+package io.jhca.lab;
+
+import java.io.Closeable;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntSupplier;
+
+/**
+ * The out-of-band TCP connection ibv_rc_pingpong and perftest use to swap QP numbers, PSNs, keys and GIDs
+ * before any RDMA traffic. Each message is sent with one write and read back whole, because the C tools do a
+ * single {@code read()} and compare its length: a message split across two writes could be read short.
+ *
+ * <p>Reads poll a non-blocking channel. While they wait they call a progress hook: a software device driven
+ * from the application's thread (rxe in caller progress mode) must keep answering RDMA traffic while its tool
+ * sits in a TCP exchange, as a perftest BW server does for a whole test. As long as the hook reports work the
+ * wait spins; once the device has been idle for a while it parks briefly between polls, so a long exchange
+ * wait on a device that needs no help (hardware, rxe with its own thread) does not burn a core.
+ */
+public final class OobLink implements Closeable {
+    /** Idle polls before the wait starts to park, and for how long each time. */
+    private static final long SPINS_BEFORE_PARK = 1 << 16;
+    private static final long PARK_NANOS = 50_000;
+
+    private final SocketChannel ch;
+    private IntSupplier progress = () -> 0;
+    private long timeoutNanos;
+
+    private OobLink(SocketChannel ch) throws IOException {
+        this.ch = ch;
+        ch.socket().setTcpNoDelay(true);
+    }
+
+    /**
+     * A listening socket on {@code bind}:{@code port} (0 picks a free port). SO_REUSEADDR as rc_pingpong sets it,
+     * so a quick rerun does not fail on a socket in TIME_WAIT.
+     */
+    public static ServerSocket listen(InetAddress bind, int port) throws IOException {
+        ServerSocketChannel ssc = ServerSocketChannel.open();
+        ServerSocket ss = ssc.socket();
+        ss.setReuseAddress(true);
+        try {
+            ss.bind(new InetSocketAddress(bind, port), 1);
+        } catch (IOException e) {
+            ssc.close();
+            throw new IOException("cannot listen on " + bind.getHostAddress() + ":" + port + ": " + e.getMessage(), e);
+        }
+        return ss;
+    }
+
+    /**
+     * Waits for one client ({@code timeoutMillis} 0 = forever) and closes the listening socket, as the tools do.
+     * {@code ss} must come from {@link #listen}.
+     */
+    public static OobLink accept(ServerSocket ss, int timeoutMillis) throws IOException {
+        if (ss.getChannel() == null) {
+            throw new IllegalArgumentException("accept needs a ServerSocket made by OobLink.listen");
+        }
+        try (ss) {
+            ss.setSoTimeout(timeoutMillis);
+            // ServerSocket.accept honours the timeout for a channel's socket too (the channel stays blocking)
+            return new OobLink(ss.accept().getChannel());
+        } catch (SocketTimeoutException e) {
+            throw new IOException("no client connected to " + ss.getLocalSocketAddress() + " within " + timeoutMillis + " ms");
+        }
+    }
+
+    public static OobLink connect(String host, int port, int timeoutMillis) throws IOException {
+        SocketChannel ch = SocketChannel.open();
+        try {
+            ch.socket().connect(new InetSocketAddress(host, port), timeoutMillis);
+        } catch (IOException e) {
+            ch.close();
+            throw new IOException("couldn't connect to " + host + ":" + port + ": " + e.getMessage(), e);
+        }
+        return new OobLink(ch);
+    }
+
+    /** Read timeout for every later read (0 = forever). */
+    public OobLink readTimeout(int millis) {
+        timeoutNanos = millis * 1_000_000L;
+        return this;
+    }
+
+    /** Called while a read waits, typically {@code ctx::progress}; returns the amount of work it did. */
+    public OobLink whileWaiting(IntSupplier hook) {
+        this.progress = hook;
+        return this;
+    }
+
+    /** Sends one message with a single write (a blocking channel writes it whole). */
+    public void write(byte[] msg) throws IOException {
+        ch.configureBlocking(true);
+        ByteBuffer b = ByteBuffer.wrap(msg);
+        while (b.hasRemaining()) {
+            ch.write(b);
+        }
+    }
+
+    /** Reads exactly {@code n} bytes. */
+    public byte[] read(int n) throws IOException {
+        ch.configureBlocking(false);
+        ByteBuffer b = ByteBuffer.allocate(n);
+        long start = System.nanoTime();
+        long idle = 0;
+        while (b.hasRemaining()) {
+            int r = ch.read(b);
+            if (r < 0) {
+                throw new EOFException("peer closed the connection after " + b.position() + " of " + n + " bytes");
+            }
+            if (r > 0) {
+                continue;
+            }
+            if (progress.getAsInt() > 0) {
+                idle = 0;
+            } else if (++idle < Spin.SPINS_BEFORE_YIELD) {
+                Thread.onSpinWait();
+            } else if (idle < SPINS_BEFORE_PARK) {
+                Thread.yield();
+            } else {
+                LockSupport.parkNanos(PARK_NANOS);
+            }
+            if (timeoutNanos > 0 && (idle & 255) == 0 && System.nanoTime() - start > timeoutNanos) {
+                throw new IOException("timed out waiting for the peer (" + b.position() + " of " + n + " bytes received)");
+            }
+        }
+        return b.array();
+    }
+
+    public InetAddress peerAddress() {
+        return ch.socket().getInetAddress();
+    }
+
+    @Override
+    public void close() throws IOException {
+        ch.close();
+    }
+}

@@ -1,0 +1,136 @@
+package io.jhca.lab;
+
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.HistogramIterationValue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * {@code --json}: the run as JSON, with perftest's key names where perftest has them (--out_json:
+ * write_test_info_to_file and REPORT_FMT_LAT_JSON / REPORT_FMT_JSON: test, Device, Mtu, MsgSize, n_iterations,
+ * t_min ... percentile_99.9, BW_peak, BW_average, MsgRate), plus what perftest does not write: one "results"
+ * entry per message size, the full latency histogram (every recorded HdrHistogram bucket, in the reported
+ * unit), the UDP floor and the JVM/GC figures.
+ */
+public final class PerfJson {
+    private PerfJson() {
+    }
+
+    public static void write(PerfOutcome o, Path file) throws IOException {
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        Files.writeString(file, render(o), StandardCharsets.UTF_8);
+    }
+
+    public static String render(PerfOutcome o) {
+        PerfParams p = o.params;
+        PerfTest t = p.test();
+        JsonOut j = new JsonOut().beginObject();
+        j.key("test_info").beginObject()
+                .field("test", t.jsonName())
+                .field("Dual_port", "OFF")
+                .field("Device", o.device)
+                .field("Number_of_qps", p.numQps())
+                .field("Transport_type", o.transport)
+                .field("Connection_type", "RC")
+                .field("Using_SRQ", "OFF")
+                .field("PCIe_relax_order", "Unsupported")
+                .field("ibv_wr_API", "ON")
+                .field("TX_depth", o.txDepth);
+        if (t.verb() == PerfTest.Verb.SEND) {
+            j.field("RX_depth", o.rxDepth);
+        }
+        if (!t.latency()) {
+            j.field("CQ_Moderation", o.cqMod);
+        }
+        j.field("Mtu", o.mtu).field("Link_type", o.linkLayer).field("GID_index", o.gidIndex);
+        if (t.verb() == PerfTest.Verb.READ || t.verb() == PerfTest.Verb.ATOMIC) {
+            j.field("Outstand_reads", o.outReads);
+        } else {
+            j.field("Max_inline_data", o.inlineSize);
+        }
+        j.field("rdma_cm_QPs", "OFF").field("Data_ex_method", "Ethernet");
+        if (p.durationMode()) {
+            j.field("Duration", p.duration());
+        }
+        j.endObject();
+
+        j.key("results").beginArray();
+        if (t.latency()) {
+            for (int i = 0; i < o.latency.size(); i++) {
+                LatencyStats s = o.latency.get(i);
+                j.beginObject();
+                latency(j, s);
+                LatencyStats u = i < o.udp.size() ? o.udp.get(i) : null;
+                if (u != null) {
+                    j.key("udp_baseline").beginObject();
+                    latency(j, u);
+                    j.endObject();
+                }
+                j.endObject();
+            }
+        } else {
+            for (BandwidthStats s : o.bandwidth) {
+                j.beginObject().field("MsgSize", s.size()).field("n_iterations", s.iters()).field("BW_peak", s.bwPeak())
+                        .field("BW_average", s.bwAvg()).field("MsgRate", s.msgRate())
+                        .field("BW_unit", s.gbits() ? "Gb/sec" : "MiB/sec").endObject();
+            }
+        }
+        j.endArray();
+        if (o.udpSkipped != null) {
+            j.field("udp_baseline_skipped", o.udpSkipped);
+        }
+
+        j.key("hwlab").beginObject().field("role", o.role).field("device", o.device);
+        if (o.peerDevice != null) {
+            j.field("peer_device", o.peerDevice);
+        }
+        j.field("peer_perftest_version", o.remoteVersion).endObject();
+        j.key("jvm").beginObject().field("name", JvmReport.jvm()).field("gc", JvmReport.gc());
+        if (o.jvm != null) {
+            j.field("gc_cycles", o.jvm.gcCycles()).field("gc_time_ms", o.jvm.gcMillis())
+                    .field("allocated_bytes_measuring_thread", o.jvm.allocatedBytes());
+        }
+        j.endObject();
+        return j.endObject().toString();
+    }
+
+    private static void latency(JsonOut j, LatencyStats s) {
+        j.field("MsgSize", s.size()).field("n_iterations", s.iters());
+        if (s.duration()) {
+            j.field("t_avg", s.tAvg()).field("tps_average", s.tps());
+        } else {
+            j.field("t_min", s.tMin()).field("t_max", s.tMax()).field("t_typical", s.tTypical()).field("t_avg", s.tAvg())
+                    .field("t_stdev", s.tStdev()).field("percentile_99", s.p99()).field("percentile_99.9", s.p999());
+        }
+        histogram(j, s.histogramNs(), 1000.0 * s.rttFactor());
+    }
+
+    /** Every non-empty bucket as [value, count] in usec per direction, and the percentile curve. */
+    private static void histogram(JsonOut j, Histogram h, double divisor) {
+        j.key("histogram").beginObject().field("unit", "usec").field("rtt_divisor", (long) (divisor / 1000))
+                .field("total_count", h.getTotalCount()).field("significant_digits", h.getNumberOfSignificantValueDigits());
+        j.key("buckets").beginArray();
+        for (HistogramIterationValue v : h.recordedValues()) {
+            j.beginArray().value(h.highestEquivalentValue(v.getValueIteratedTo()) / divisor)
+                    .value(v.getCountAtValueIteratedTo()).endArray();
+        }
+        j.endArray();
+        j.key("percentiles").beginArray();
+        if (h.getTotalCount() > 0) {
+            for (HistogramIterationValue v : h.percentiles(5)) {
+                j.beginArray().value(v.getPercentileLevelIteratedTo()).value(v.getValueIteratedTo() / divisor).endArray();
+                if (v.getPercentileLevelIteratedTo() >= 100.0) {
+                    break;
+                }
+            }
+        }
+        j.endArray();
+        j.endObject();
+    }
+}

@@ -1,0 +1,127 @@
+package io.jhca.lab;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Runs a perf test in one of its three shapes: as the server of a two-process run, as its client, or with both
+ * roles in this process (server on one device in a thread, client on the other in the caller's thread),
+ * talking over the same TCP exchange on loopback, so a fresh machine needs nothing but this JVM.
+ */
+public final class PerfMain {
+    /** How long the in-process server waits for its client, and the client for the server's thread to end. */
+    static final int LOCAL_TIMEOUT_MILLIS = 60_000;
+
+    private PerfMain() {
+    }
+
+    public static PerfOutcome run(PerfParams p, PrintWriter out) throws IOException {
+        PerfOutcome o;
+        switch (p.role()) {
+            case SERVER: o = server(p, out); break;
+            case CLIENT: o = client(p, out); break;
+            default: o = both(p, out);
+        }
+        if (p.json() != null) {
+            PerfJson.write(o, p.json());
+            out.println(" JSON written to " + p.json());
+        }
+        if (p.plot() != null) {
+            PerfPlot.write(o, p.plot());
+            out.println(" Plot written to " + p.plot());
+        }
+        out.flush();
+        return o;
+    }
+
+    private static PerfOutcome server(PerfParams p, PrintWriter out) throws IOException {
+        try (PerfSide side = new PerfSide(p, p.device())) {
+            InetAddress bind = GidChoice.listenAddress(side.gid, p.bind());
+            ServerSocket ss = OobLink.listen(bind, p.tcpPort());
+            out.println();
+            out.println("************************************");
+            out.println("* Waiting for client to connect... *");
+            out.println("************************************");
+            out.printf(" (listening on %s:%d)%n", bind.getHostAddress(), ss.getLocalPort());
+            out.flush();
+            try (OobLink link = OobLink.accept(ss, 0)) {
+                link.whileWaiting(side.ctx::progress);
+                return PerfRun.run(p, side, link, false, out);
+            }
+        }
+    }
+
+    private static PerfOutcome client(PerfParams p, PrintWriter out) throws IOException {
+        try (PerfSide side = new PerfSide(p, p.device());
+             OobLink link = OobLink.connect(p.server(), p.tcpPort(), 30_000)) {
+            link.whileWaiting(side.ctx::progress);
+            return PerfRun.run(p, side, link, true, out);
+        }
+    }
+
+    private static PerfOutcome both(PerfParams p, PrintWriter out) throws IOException {
+        String[] pair = Devices.pair(p.device(), p.peerDevice());
+        PerfParams sp = p.as(PerfParams.Role.SERVER, pair[0]);
+        PerfParams cp = p.as(PerfParams.Role.CLIENT, pair[1]);
+        StringWriter serverText = new StringWriter();
+        PrintWriter serverOut = new PrintWriter(serverText);
+        AtomicReference<Throwable> serverFailure = new AtomicReference<>();
+        PerfSide serverSide = new PerfSide(sp, pair[0]);
+        ServerSocket ss;
+        InetAddress bind;
+        try {
+            bind = GidChoice.listenAddress(serverSide.gid, p.bind());
+            ss = OobLink.listen(bind, p.tcpPort());
+        } catch (IOException | RuntimeException e) {
+            serverSide.close();
+            throw e;
+        }
+        out.printf(" hwlab perf %s: in-process run, server %s, client %s, TCP exchange on %s:%d; the client's report:%n",
+                p.test().command(), pair[0], pair[1], bind.getHostAddress(), ss.getLocalPort());
+        out.flush();
+        Thread server = new Thread(() -> {
+            try (PerfSide side = serverSide; OobLink link = OobLink.accept(ss, LOCAL_TIMEOUT_MILLIS)) {
+                link.whileWaiting(side.ctx::progress);
+                PerfRun.run(sp, side, link, false, serverOut);
+            } catch (Throwable t) {
+                serverFailure.set(t);
+            }
+        }, "hwlab-perf-server");
+        server.setDaemon(true);
+        server.start();
+        PerfOutcome o;
+        try (PerfSide side = new PerfSide(cp, pair[1]);
+             OobLink link = OobLink.connect(bind.getHostAddress(), ss.getLocalPort(), 30_000)) {
+            link.whileWaiting(side.ctx::progress);
+            o = PerfRun.run(cp, side, link, true, out);
+        } catch (IOException | RuntimeException e) {
+            ss.close(); // unblocks a server still waiting for us
+            join(server);
+            Throwable sf = serverFailure.get();
+            throw new IOException(HwLab.describe(e) + (sf != null ? " [server side: " + HwLab.describe(sf) + "]" : ""), e);
+        }
+        join(server);
+        if (server.isAlive()) {
+            throw new IOException("the in-process server did not finish; its output so far:\n" + serverText);
+        }
+        if (serverFailure.get() != null) {
+            throw new IOException("server side failed: " + HwLab.describe(serverFailure.get()), serverFailure.get());
+        }
+        o.peerDevice = pair[0];
+        o.device = pair[1];
+        o.role = "client (in-process, server " + pair[0] + ")";
+        return o;
+    }
+
+    private static void join(Thread t) {
+        try {
+            t.join(LOCAL_TIMEOUT_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,48 @@
+package io.jhca.lab;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** What one side of a perf run measured and ran with: the source of the JSON and of the plot. */
+public final class PerfOutcome {
+    final PerfParams params;
+    final List<LatencyStats> latency = new ArrayList<>();
+    final List<BandwidthStats> bandwidth = new ArrayList<>();
+    /** UDP floor per size (same order as {@link #latency}); null entries where it was not run. */
+    final List<LatencyStats> udp = new ArrayList<>();
+    String udpSkipped;
+    String device;
+    String peerDevice;
+    String role;
+    String remoteVersion;
+    int gidIndex;
+    int mtu;
+    int txDepth;
+    int rxDepth;
+    int cqMod;
+    int inlineSize;
+    int outReads;
+    String transport;
+    String linkLayer;
+    JvmReport jvm;
+
+    PerfOutcome(PerfParams params) {
+        this.params = params;
+    }
+
+    public List<LatencyStats> latency() {
+        return latency;
+    }
+
+    public List<BandwidthStats> bandwidth() {
+        return bandwidth;
+    }
+
+    public List<LatencyStats> udp() {
+        return udp;
+    }
+
+    public JvmReport jvm() {
+        return jvm;
+    }
+}

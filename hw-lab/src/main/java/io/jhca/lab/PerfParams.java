@@ -1,0 +1,72 @@
+package io.jhca.lab;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A resolved {@code hwlab perf} run: the options after defaults (perftest's, per test) have been applied.
+ *
+ * @param test         which test
+ * @param role         server, client, or both in this process
+ * @param device       -d: this side's device (in-process: the server's)
+ * @param peerDevice   in-process only: the client's device
+ * @param ibPort       -i
+ * @param size         -s (ignored with -a)
+ * @param all          -a: sizes 2..2^23
+ * @param iters        -n
+ * @param duration     -D seconds, 0 = run iters
+ * @param margin       -f seconds left out at both ends of a -D run
+ * @param mtu          -m bytes, 0 = the port's active MTU
+ * @param gidIndex     -x, null = auto (first IPv4-mapped GID)
+ * @param tcpPort      -p (in-process: 0 unless given, so runs never collide)
+ * @param numQps       -q
+ * @param inlineSize   -I, the largest message sent inline
+ * @param txDepth      -t
+ * @param rxDepth      -r
+ * @param cqMod        -Q, completions requested every cqMod sends (BW)
+ * @param reportGbits  --report_gbits
+ * @param qpTimeout    -u
+ * @param sl           -S
+ * @param server       the server host (client role)
+ * @param bind         --bind: where the server listens
+ * @param json         --json file or null
+ * @param plot         --plot file or null
+ * @param udpBaseline  print the UDP floor
+ * @param stallMillis  a wait without progress for this long fails the run (0 = never)
+ */
+public record PerfParams(PerfTest test, Role role, String device, String peerDevice, int ibPort, int size, boolean all,
+                         int iters, int duration, int margin, int mtu, Integer gidIndex, int tcpPort, int numQps, int inlineSize,
+                         int txDepth, int rxDepth, int cqMod, boolean reportGbits, int qpTimeout, int sl, String server,
+                         String bind, Path json, Path plot, boolean udpBaseline, long stallMillis) {
+
+    public enum Role { SERVER, CLIENT, BOTH }
+
+    /** The message sizes of the run: with -a 2^1 .. 2^23 (write_lat.c: for (i = 1; i < 24; ++i)), else -s. */
+    public List<Integer> sizes() {
+        List<Integer> s = new ArrayList<>();
+        if (all) {
+            for (int i = 1; i < 24; i++) {
+                s.add(1 << i);
+            }
+        } else {
+            s.add(size);
+        }
+        return s;
+    }
+
+    public int maxSize() {
+        return all ? PerfTest.MAX_SIZE : size;
+    }
+
+    public boolean durationMode() {
+        return duration > 0;
+    }
+
+    /** The same run in another role (in-process mode runs one of each). */
+    public PerfParams as(Role r, String dev) {
+        return new PerfParams(test, r, dev, peerDevice, ibPort, size, all, iters, duration, margin, mtu, gidIndex, tcpPort, numQps,
+                inlineSize, txDepth, rxDepth, cqMod, reportGbits, qpTimeout, sl, server, bind, json, plot, udpBaseline,
+                stallMillis);
+    }
+}

@@ -1,0 +1,99 @@
+package io.jhca.lab;
+
+import io.jhca.verbs.Gid;
+import io.jhca.verbs.LinkLayer;
+
+import java.io.PrintWriter;
+
+/** perftest's screen output: banner, address lines, table headers (perftest_parameters.{c,h} 6.06 and HEAD). */
+public final class PerfReport {
+    /** RESULT_LINE: 87 dashes. */
+    public static final String LINE = "---------------------------------------------------------------------------------------";
+    /** RESULT_FMT_LAT. */
+    public static final String LAT_HEADER =
+            " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ";
+    /** RESULT_FMT_LAT_DUR. */
+    public static final String LAT_DUR_HEADER = " #bytes        #iterations       t_avg[usec]    tps average";
+    /** RESULT_FMT as perftest HEAD prints it (6.06 still said "MB/sec" for the same 2^20-byte unit). */
+    public static final String BW_HEADER = " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]";
+    /** RESULT_FMT_G (--report_gbits). */
+    public static final String BW_HEADER_GBITS = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]";
+
+    private PerfReport() {
+    }
+
+    /** ctx_print_test_info, for an RC test without rdma_cm. */
+    static void banner(PrintWriter out, PerfSide s, boolean server) {
+        PerfTest t = s.p.test();
+        out.println(LINE);
+        out.println("                    " + t.title());
+        out.printf(" Dual-port       : %s\t\tDevice         : %s%n", "OFF", s.ctx.name());
+        out.printf(" Number of qps   : %d\t\tTransport type : %s%n", s.p.numQps(),
+                DevinfoCommand.transportValue(s.ctx.device().transport()) == 1 ? "IW" : "IB");
+        out.printf(" Connection type : %s\t\tUsing SRQ      : %s%n", "RC", "OFF");
+        out.printf(" PCIe relax order: %s%n", "Unsupported");
+        out.printf(" ibv_wr* API     : %s%n", "ON");
+        if (!server) {
+            out.printf(" TX depth        : %d%n", s.txDepth);
+        }
+        if (t.verb() == PerfTest.Verb.SEND && server) {
+            out.printf(" RX depth        : %d%n", s.rxDepth);
+        }
+        if (!t.latency()) {
+            out.printf(" CQ Moderation   : %d%n", s.cqMod);
+        }
+        out.printf(" Mtu             : %d[B]%n", s.mtu.bytes());
+        out.printf(" Link type       : %s%n", s.port.linkLayer() == LinkLayer.ETHERNET ? "Ethernet" : "IB");
+        out.printf(" GID index       : %d%n", s.gidIndex);
+        if (t.verb() != PerfTest.Verb.READ && t.verb() != PerfTest.Verb.ATOMIC) {
+            out.printf(" Max inline data : %d[B]%n", s.inlineSize);
+        } else {
+            out.printf(" Outstand reads  : %d%n", s.outReads);
+        }
+        out.printf(" rdma_cm QPs\t : %s%n", "OFF");
+        out.printf(" Data ex. method : %s%n", "Ethernet");
+        out.println(LINE);
+        out.flush();
+    }
+
+    /**
+     * ctx_print_pingpong_data: BASIC_ADDR_FMT " %s address: LID %#04x QPN %#06x PSN %#06x", then for READ
+     * " OUT %#04x" and for READ and WRITE " RKey %#08x VAddr %#016llx", then the GID line.
+     */
+    public static String addressLine(String side, PerfTest.Verb verb, PerftestDest d) {
+        StringBuilder sb = new StringBuilder();
+        sb.append(' ').append(side).append(" address: LID ").append(CFormat.altHex(d.lid(), 4)).append(" QPN ")
+                .append(CFormat.altHex(d.qpn(), 6)).append(" PSN ").append(CFormat.altHex(d.psn(), 6));
+        if (verb == PerfTest.Verb.READ) {
+            sb.append(" OUT ").append(CFormat.altHex(d.outReads(), 4));
+        }
+        if (verb == PerfTest.Verb.READ || verb == PerfTest.Verb.WRITE) {
+            sb.append(" RKey ").append(CFormat.altHex(d.rkey() & 0xFFFFFFFFL, 8)).append(" VAddr ")
+                    .append(CFormat.altHex(d.vaddr(), 16));
+        }
+        return sb.toString();
+    }
+
+    /** PERF_GID_FMT " %s: %02d:%02d:...": perftest prints the GID bytes in decimal. */
+    public static String gidLine(Gid g) {
+        StringBuilder sb = new StringBuilder(" GID: ");
+        for (int i = 0; i < Gid.LENGTH; i++) {
+            sb.append(i == 0 ? "" : ":").append(CFormat.pad(Integer.toString(g.get(i) & 0xff), 2));
+        }
+        return sb.toString();
+    }
+
+    static void address(PrintWriter out, String side, PerfTest.Verb verb, PerftestDest d) {
+        out.println(addressLine(side, verb, d));
+        if (d.gid() != null) {
+            out.println(gidLine(d.gid()));
+        }
+    }
+
+    static String header(PerfParams p) {
+        if (p.test().latency()) {
+            return p.durationMode() ? LAT_DUR_HEADER : LAT_HEADER;
+        }
+        return p.reportGbits() ? BW_HEADER_GBITS : BW_HEADER;
+    }
+}

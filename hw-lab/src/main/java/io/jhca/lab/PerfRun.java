@@ -1,0 +1,339 @@
+package io.jhca.lab;
+
+import io.jhca.verbs.Gid;
+import io.jhca.verbs.LinkLayer;
+import io.jhca.verbs.Mtu;
+import io.jhca.verbs.RecvWr;
+import io.jhca.verbs.VerbsException;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+
+/**
+ * One side of a perf run from the first TCP byte to the last, in the order perftest 6.06's main() of each test
+ * runs it (src/write_lat.c, send_lat.c, read_lat.c, atomic_lat.c, write_bw.c, send_bw.c, read_bw.c with RC and
+ * without rdma_cm): version, system data and MTU exchange, resources, banner, key handshakes, connect, address
+ * lines, the per-test sync handshakes, the measured loops, the reports and the closing exchange. Following the
+ * same handshake count per test is what lets either side be the C perftest.
+ */
+final class PerfRun {
+    /** What jhca offers for check_sys_data: sysconf(_SC_PAGESIZE) and a 64-byte cache line. */
+    static final int CYCLE_BUFFER = 4096;
+    static final int CACHE_LINE = 64;
+    /** perftest_parameters.c: no peak BW above 20000 iterations. */
+    static final long PEAK_MAX_ITERS = 20000;
+
+    private final PerfParams p;
+    private final PerfSide s;
+    private final PerftestComm comm;
+    private final PrintWriter out;
+    private final boolean server;
+    private final PerfOutcome outcome;
+
+    private PerfRun(PerfParams p, PerfSide s, OobLink link, boolean client, PrintWriter out) {
+        this.p = p;
+        this.s = s;
+        this.comm = new PerftestComm(link, client);
+        this.out = out;
+        this.server = !client;
+        this.outcome = new PerfOutcome(p);
+    }
+
+    static PerfOutcome run(PerfParams p, PerfSide s, OobLink link, boolean client, PrintWriter out) throws IOException {
+        PerfRun r = new PerfRun(p, s, link, client, out);
+        try {
+            return r.go();
+        } finally {
+            out.flush();
+        }
+    }
+
+    private PerfOutcome go() throws IOException {
+        PerfTest t = p.test();
+        outcome.remoteVersion = comm.exchangeVersions();
+        int[] sys = comm.checkSysData(CYCLE_BUFFER, CACHE_LINE);
+        Mtu mtu = comm.checkMtu(s.localMtu());
+        s.create(sys[0], sys[1], mtu);
+        describe();
+        PerfReport.banner(out, s, server);
+
+        int n = s.qps.length;
+        s.remote = new PerftestDest[n];
+        if (t == PerfTest.WRITE_LAT || t == PerfTest.READ_LAT || t == PerfTest.ATOMIC_LAT) {
+            s.remote[0] = comm.handshake(s.mine[0]); // the extra first handshake of write_lat/read_lat/atomic_lat
+        }
+        for (int i = 0; i < n; i++) {
+            s.remote[i] = comm.handshake(s.mine[i]);
+        }
+        checkGidCompatibility(s.mine[0].gid(), s.remote[0].gid());
+        s.connect();
+        boolean send = t.verb() == PerfTest.Verb.SEND;
+        if (send) {
+            comm.handshake(s.mine[0]);
+        }
+        for (int i = 0; i < n; i++) {
+            PerfReport.address(out, "local", t.verb(), s.mine[i]);
+        }
+        for (int i = 0; i < n; i++) {
+            PerfReport.address(out, "remote", t.verb(), comm.handshake(s.mine[i]));
+        }
+        if (!send) {
+            comm.handshake(s.mine[0]); // "An additional handshake is required after moving qp to RTR."
+        }
+        out.flush();
+        switch (t) {
+            case WRITE_LAT: writeLat(); break;
+            case READ_LAT:
+            case ATOMIC_LAT: oneSidedLat(); break;
+            case SEND_LAT: sendLat(); break;
+            case WRITE_BW:
+            case READ_BW: rdmaBw(); break;
+            case SEND_BW: sendBw(); break;
+            default: throw new AssertionError(t);
+        }
+        return outcome;
+    }
+
+    private void describe() {
+        outcome.device = s.ctx.name();
+        outcome.role = server ? "server" : "client";
+        outcome.gidIndex = s.gidIndex;
+        outcome.mtu = s.mtu.bytes();
+        outcome.txDepth = s.txDepth;
+        outcome.rxDepth = s.rxDepth;
+        outcome.cqMod = s.cqMod;
+        outcome.inlineSize = s.inlineSize;
+        outcome.outReads = s.outReads;
+        outcome.transport = DevinfoCommand.transportValue(s.ctx.device().transport()) == 1 ? "IW" : "IB";
+        outcome.linkLayer = s.port.linkLayer() == LinkLayer.ETHERNET ? "Ethernet" : "IB";
+    }
+
+    /** ctx_check_gid_compatibility: both GIDs IPv4-mapped, or neither. */
+    static void checkGidCompatibility(Gid mine, Gid theirs) {
+        if (mine == null || theirs == null) {
+            return;
+        }
+        if (mine.isIpv4Mapped() != theirs.isIpv4Mapped()) {
+            throw new VerbsException(VerbsException.EINVAL, "Found Incompatibility issue with GID types (local "
+                    + Inet6Text.format(mine.bytes()) + ", remote " + Inet6Text.format(theirs.bytes())
+                    + "). Please Try to use a different IP version.");
+        }
+    }
+
+    private void tableHeader() {
+        out.println(PerfReport.LINE);
+        out.println(PerfReport.header(p));
+        out.flush();
+    }
+
+    private DurationClock clock() {
+        return p.durationMode() ? new DurationClock(p.duration(), p.margin()) : null;
+    }
+
+    private LatencySamples samples(int size) {
+        return p.durationMode() ? LatencySamples.duration(size) : LatencySamples.iterations(size, p.iters());
+    }
+
+    private LatencyStats stats(LatencySamples smp) {
+        int f = p.test().rttFactor();
+        return smp.durationMode() ? LatencyStats.ofDuration(smp, f) : LatencyStats.of(smp.size, smp.deltas(), f);
+    }
+
+    private void latencyRow(LatencyStats st) {
+        outcome.latency.add(st);
+        out.println(st.row());
+        out.flush();
+    }
+
+    private void writeLat() throws IOException {
+        tableHeader();
+        JvmReport jvm = null;
+        for (int size : p.sizes()) {
+            LatencySamples smp = samples(size);
+            DurationClock clock = clock();
+            jvm = jvm == null ? JvmReport.start() : jvm.begin();
+            LatencyLoops.writeLat(s, size, server, smp, clock);
+            jvm.stop();
+            latencyRow(stats(smp));
+        }
+        outcome.jvm = jvm;
+        out.println(PerfReport.LINE);
+        finish();
+    }
+
+    private void oneSidedLat() throws IOException {
+        if (server) {
+            // read_lat.c / atomic_lat.c: only the client posts; the server closes at once and waits there
+            outcome.jvm = JvmReport.start();
+            comm.closeConnection(s.mine[0]);
+            outcome.jvm.stop();
+            out.println(PerfReport.LINE);
+            finish();
+            return;
+        }
+        tableHeader();
+        JvmReport jvm = null;
+        for (int size : p.sizes()) {
+            LatencySamples smp = samples(size);
+            DurationClock clock = clock();
+            jvm = jvm == null ? JvmReport.start() : jvm.begin();
+            LatencyLoops.oneSidedLat(s, size, smp, clock);
+            jvm.stop();
+            latencyRow(stats(smp));
+        }
+        outcome.jvm = jvm;
+        out.println(PerfReport.LINE);
+        comm.closeConnection(s.mine[0]);
+        finish();
+    }
+
+    private void sendLat() throws IOException {
+        tableHeader();
+        JvmReport jvm = null;
+        for (int size : p.sizes()) {
+            RecvWr rwr = new RecvWr(1).wrId(0).sge(s.mr, s.recvSlot(0), size);
+            postRecvs(0, rwr, s.rxDepth);
+            // sync so the client does not send before the server's receives are posted
+            comm.handshake(s.mine[0]);
+            LatencySamples smp = samples(size);
+            DurationClock clock = clock();
+            jvm = jvm == null ? JvmReport.start() : jvm.begin();
+            LatencyLoops.sendLat(s, size, server, smp, clock, rwr);
+            jvm.stop();
+            latencyRow(stats(smp));
+        }
+        outcome.jvm = jvm;
+        out.println(PerfReport.LINE);
+        comm.closeConnection(s.mine[0]);
+        finish();
+    }
+
+    private void rdmaBw() throws IOException {
+        tableHeader();
+        if (server) {
+            // write_bw.c / read_bw.c: the server waits for the client's report and prints it
+            outcome.jvm = JvmReport.start();
+            comm.handshake(s.mine[0]);
+            PerftestComm.BwReport rem = comm.exchangeBwReports(new PerftestComm.BwReport(0, 0, 0, 0, 0));
+            outcome.jvm.stop();
+            bwRow(BandwidthStats.of(rem, p.reportGbits()));
+            comm.closeConnection(s.mine[0]);
+            out.println(PerfReport.LINE);
+            finish();
+            return;
+        }
+        JvmReport jvm = null;
+        BandwidthStats last = null;
+        for (int size : p.sizes()) {
+            BandwidthSamples smp = bwSamples(size);
+            DurationClock clock = clock();
+            jvm = jvm == null ? JvmReport.start() : jvm.begin();
+            BandwidthLoops.client(s, size, smp, clock);
+            jvm.stop();
+            last = BandwidthStats.of(smp, p.reportGbits());
+            bwRow(last);
+        }
+        outcome.jvm = jvm;
+        out.println(PerfReport.LINE);
+        comm.handshake(s.mine[0]);
+        comm.exchangeBwReports(last.report());
+        comm.closeConnection(s.mine[0]);
+        finish();
+    }
+
+    private void sendBw() throws IOException {
+        tableHeader();
+        JvmReport jvm = null;
+        for (int size : p.sizes()) {
+            RecvWr[] rwrs = new RecvWr[s.qps.length];
+            if (server) {
+                for (int i = 0; i < rwrs.length; i++) {
+                    rwrs[i] = new RecvWr(1).wrId(i).sge(s.mr, s.recvSlot(i), size);
+                    postRecvs(i, rwrs[i], s.rxDepth);
+                }
+            }
+            comm.handshake(s.mine[0]);
+            BandwidthSamples smp = bwSamples(size);
+            DurationClock clock = clock();
+            jvm = jvm == null ? JvmReport.start() : jvm.begin();
+            if (server) {
+                BandwidthLoops.sendServer(s, size, smp, rwrs, clock);
+            } else {
+                BandwidthLoops.client(s, size, smp, clock);
+            }
+            jvm.stop();
+            bwRow(BandwidthStats.of(smp, p.reportGbits()));
+            if (p.all()) {
+                comm.handshake(s.mine[0]); // send_bw.c RUN_ALL: one more sync after every size
+            }
+        }
+        outcome.jvm = jvm;
+        out.println(PerfReport.LINE);
+        comm.closeConnection(s.mine[0]);
+        finish();
+    }
+
+    private BandwidthSamples bwSamples(int size) {
+        long tot = p.durationMode() ? 0 : (long) p.iters() * s.qps.length;
+        boolean peak = !p.durationMode() && !server && tot <= PEAK_MAX_ITERS;
+        int points = (int) Math.min(Integer.MAX_VALUE, tot / Math.max(1, s.cqMod) + s.qps.length + 2);
+        return new BandwidthSamples(size, tot, peak, points);
+    }
+
+    private void bwRow(BandwidthStats st) {
+        outcome.bandwidth.add(st);
+        out.println(st.row());
+        out.flush();
+    }
+
+    private void postRecvs(int qp, RecvWr rwr, int count) {
+        for (int i = 0; i < count; i++) {
+            if (s.qps[qp].postRecv(rwr) != 1) {
+                throw new IllegalStateException("Couldn't post receive " + (i + 1) + " of " + count + " (receive queue full)");
+            }
+        }
+    }
+
+    /** The lines jhca adds after perftest's table: the UDP floor and the JVM/GC footer. */
+    private void finish() {
+        if (!server && p.udpBaseline()) {
+            udpFloor();
+        }
+        if (outcome.jvm == null) {
+            outcome.jvm = JvmReport.start().stop();
+        }
+        out.println(outcome.jvm.footer());
+        out.flush();
+    }
+
+    private void udpFloor() {
+        if (!p.test().latency()) {
+            outcome.udpSkipped = "the UDP floor is measured for latency tests only";
+            out.println(" UDP floor: not measured (" + outcome.udpSkipped + ")");
+            return;
+        }
+        InetAddress local = s.gid.toInetAddress();
+        InetAddress remote = s.remote[0].gid().toInetAddress();
+        out.printf(" UDP floor: the same ping-pong over plain UDP DatagramChannels %s <-> %s (no RDMA):%n",
+                local.getHostAddress(), remote.getHostAddress());
+        out.println(PerfReport.LAT_HEADER);
+        int iters = p.durationMode() ? 1000 : p.iters();
+        for (LatencyStats rdma : outcome.latency) {
+            int size = rdma.size();
+            try {
+                LatencyStats u = UdpBaseline.run(remote, local, size, iters, p.test().rttFactor(), p.stallMillis());
+                outcome.udp.add(u);
+                out.println(u.row());
+            } catch (IOException e) {
+                outcome.udp.add(null);
+                out.printf(" %-7d (not measured: %s)%n", size, e.getMessage());
+                if (outcome.udpSkipped == null) {
+                    outcome.udpSkipped = e.getMessage();
+                }
+            }
+            out.flush();
+        }
+        out.println(PerfReport.LINE);
+    }
+}

@@ -1,0 +1,192 @@
+package io.jhca.lab;
+
+import io.jhca.memory.DmaRegion;
+import io.jhca.verbs.AhAttributes;
+import io.jhca.verbs.CompletionQueue;
+import io.jhca.verbs.Context;
+import io.jhca.verbs.DeviceAttributes;
+import io.jhca.verbs.Gid;
+import io.jhca.verbs.MemoryRegion;
+import io.jhca.verbs.Mtu;
+import io.jhca.verbs.PortAttributes;
+import io.jhca.verbs.ProtectionDomain;
+import io.jhca.verbs.QpAttributes;
+import io.jhca.verbs.QpInitAttributes;
+import io.jhca.verbs.QpState;
+import io.jhca.verbs.QueuePair;
+import io.jhca.verbs.VerbsException;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * One side of a perf run: device, buffer, CQs and QPs laid out as perftest lays them out
+ * (perftest_resources.c ctx_init, set_up_connection): one buffer of 2 x num_qps slots of
+ * BUFF_SIZE = max(message size, cycle buffer) bytes; QP i sends from slot i and advertises slot num_qps + i
+ * for the peer to write into or read from.
+ */
+public final class PerfSide implements AutoCloseable {
+    final PerfParams p;
+    final Context ctx;
+    final PortAttributes port;
+    final DeviceAttributes dev;
+    final int gidIndex;
+    final Gid gid;
+    final Waiter waiter;
+
+    int txDepth;
+    int rxDepth;
+    int inlineSize;
+    int outReads;
+    int cqMod;
+    int slot;
+    int cycleBuffer;
+    int cacheLine;
+    Mtu mtu;
+    ProtectionDomain pd;
+    DmaRegion mem;
+    MemoryRegion mr;
+    UnsafeBuffer buf;
+    CompletionQueue sendCq;
+    CompletionQueue recvCq;
+    QueuePair[] qps;
+    PerftestDest[] mine;
+    PerftestDest[] remote;
+
+    PerfSide(PerfParams p, String device) {
+        this.p = p;
+        this.ctx = Devices.open(device);
+        try {
+            this.port = ctx.queryPort(p.ibPort());
+            this.dev = ctx.queryDevice();
+            this.gidIndex = GidChoice.choose(ctx, p.ibPort(), p.gidIndex());
+            this.gid = ctx.queryGid(p.ibPort(), gidIndex);
+            this.waiter = new Waiter(ctx, p.stallMillis());
+            PerfTest t = p.test();
+            txDepth = p.txDepth() > 0 ? p.txDepth() : t.defaultTxDepth();
+            rxDepth = p.rxDepth() > 0 ? p.rxDepth() : t.defaultRxDepth();
+            if (t.verb() == PerfTest.Verb.SEND && !p.durationMode()) {
+                rxDepth = Math.min(rxDepth, p.iters()); // perftest: rx_depth is at most iters
+            }
+            cqMod = Math.max(1, Math.min(p.cqMod(), txDepth)); // perftest caps cq_mod at tx_depth
+            int inline = p.inlineSize() >= 0 ? p.inlineSize() : t.defaultInline();
+            if (p.inlineSize() >= 0 && inline > dev.maxInlineData()) {
+                throw new VerbsException(VerbsException.EINVAL, "-I " + inline + " exceeds the max inline data "
+                        + dev.maxInlineData() + " of " + ctx.name());
+            }
+            inlineSize = t.verb() == PerfTest.Verb.READ || t.verb() == PerfTest.Verb.ATOMIC ? 0
+                    : Math.min(inline, dev.maxInlineData());
+            // ctx_set_out_reads: the device maximum for READ/ATOMIC tests, 1 otherwise
+            outReads = t.usesOutReads() ? Math.max(1, Math.min(dev.maxQpRdAtom(), 0xFFFF)) : 1;
+        } catch (RuntimeException e) {
+            ctx.close();
+            throw e;
+        }
+    }
+
+    /** The MTU this side offers: -m, else the port's active MTU (set_mtu). */
+    Mtu localMtu() {
+        if (p.mtu() == 0) {
+            return port.activeMtu();
+        }
+        Mtu m = Mtu.ofBytes(p.mtu());
+        if (m.bytes() > port.activeMtu().bytes()) {
+            throw new VerbsException(VerbsException.EINVAL, "MTU " + m.bytes() + " is larger than the active MTU "
+                    + port.activeMtu().bytes() + " of " + ctx.name() + " port " + p.ibPort());
+        }
+        return m;
+    }
+
+    /**
+     * Creates the resources once the cycle buffer and cache line size (both from check_sys_data) and the path
+     * MTU (check_mtu) are agreed, and moves the QPs to INIT.
+     */
+    void create(int cycleBuffer, int cacheLine, Mtu pathMtu) {
+        this.mtu = pathMtu;
+        this.cycleBuffer = cycleBuffer;
+        this.cacheLine = Math.max(1, cacheLine);
+        int n = p.numQps();
+        long slotL = Math.max((long) p.maxSize(), cycleBuffer);
+        if (slotL * 2 * n > Integer.MAX_VALUE) {
+            throw new VerbsException(VerbsException.EINVAL, "buffer of 2 x " + n + " x " + slotL + " bytes is too large");
+        }
+        slot = (int) slotL;
+        pd = ctx.allocatePd();
+        mem = LabMemory.allocate(ctx, 2L * n * slot);
+        mr = pd.register(mem, 0, 2L * n * slot, p.test().mrAccess());
+        buf = mem.buffer(0, 2 * n * slot);
+        int maxCqe = dev.maxCqe();
+        sendCq = ctx.createCq(Math.min(maxCqe, Math.max(1, txDepth * n)));
+        recvCq = ctx.createCq(Math.min(maxCqe, Math.max(1, rxDepth * n)));
+        qps = new QueuePair[n];
+        mine = new PerftestDest[n];
+        for (int i = 0; i < n; i++) {
+            qps[i] = pd.createQp(QpInitAttributes.rc(sendCq, recvCq).maxSendWr(txDepth)
+                    .maxRecvWr(p.test().verb() == PerfTest.Verb.SEND ? rxDepth : 1).maxInlineData(inlineSize));
+            qps[i].modify(new QpAttributes().state(QpState.INIT).pkeyIndex(0).port(p.ibPort()).accessFlags(p.test().qpAccess()));
+            mine[i] = new PerftestDest(port.lid(), outReads, qps[i].qpn(), ThreadLocalRandom.current().nextInt(1 << 24),
+                    mr.rkey(), mr.address() + (long) (n + i) * slot, gid, 0);
+        }
+    }
+
+    /** Offset of QP i's send slot and receive (remotely written) slot in {@link #buf}. */
+    int sendSlot(int i) {
+        return i * slot;
+    }
+
+    int recvSlot(int i) {
+        return (p.numQps() + i) * slot;
+    }
+
+    /**
+     * ctx_connect for RC: RTR with the peer's QPN/PSN, an AV with hop_limit 0xFF and the chosen GID index,
+     * max_dest_rd_atomic = own out_reads, min_rnr_timer 12; RTS with timeout -u, retry_cnt 7, rnr_retry 7 and
+     * max_rd_atomic = the peer's out_reads (perftest_resources.c ctx_modify_qp_to_rtr/rts).
+     */
+    void connect() {
+        for (int i = 0; i < qps.length; i++) {
+            PerftestDest r = remote[i];
+            if (r.gid() == null || r.gid().isZero()) {
+                throw new VerbsException(VerbsException.EINVAL, "the peer sent no GID: RoCE needs one (run perftest with -x)");
+            }
+            AhAttributes av = AhAttributes.to(r.gid()).sgidIndex(gidIndex).hopLimit(0xFF).sl(p.sl()).portNum(p.ibPort())
+                    .dlid(r.lid());
+            qps[i].modify(QpAttributes.toRtr(r.qpn(), r.psn(), av, mtu).maxDestRdAtomic(Math.min(outReads, dev.maxQpRdAtom())));
+            qps[i].modify(QpAttributes.toRts(mine[i].psn()).timeout(p.qpTimeout())
+                    .maxRdAtomic(Math.max(1, Math.min(r.outReads(), dev.maxQpInitRdAtom()))));
+        }
+    }
+
+    @Override
+    public void close() {
+        RuntimeException first = null;
+        AutoCloseable[] all = new AutoCloseable[(qps == null ? 0 : qps.length) + 6];
+        int k = 0;
+        if (qps != null) {
+            for (QueuePair q : qps) {
+                all[k++] = q;
+            }
+        }
+        all[k++] = sendCq;
+        all[k++] = recvCq;
+        all[k++] = mr;
+        all[k++] = mem;
+        all[k++] = pd;
+        all[k] = ctx;
+        for (AutoCloseable c : all) {
+            if (c == null) {
+                continue;
+            }
+            try {
+                c.close();
+            } catch (Exception e) {
+                if (first == null) {
+                    first = e instanceof RuntimeException ? (RuntimeException) e : new IllegalStateException(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+}

@@ -1,0 +1,177 @@
+package io.jhca.lab;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+/**
+ * The options every perf test takes: perftest's short and long names (perftest_parameters.c usage) where
+ * perftest has the option, and jhca's additions (in-process peer device, JSON, plot, UDP floor, stall timeout).
+ */
+@Command(mixinStandardHelpOptions = true, sortOptions = false)
+public abstract class PerfTestCommand implements Callable<Integer> {
+    /** perftest_parameters.h: MIN_ITER, MAX_QP_NUM, MAX_INLINE, MIN/MAX_CQ_MOD, DEF_MARGIN. */
+    static final int MIN_ITER = 5;
+    static final int MAX_QP_NUM = 16384;
+    static final int MAX_INLINE = 912;
+    static final int MAX_CQ_MOD = 1024;
+    static final int DEF_MARGIN = 2;
+
+    private final PerfTest test;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = {"-d", "--ib-dev"}, paramLabel = "DEV",
+            description = "use IB device DEV (default: first device; in-process: rxe0 for the server)")
+    String device;
+
+    @Option(names = "--peer-dev", paramLabel = "DEV",
+            description = "in-process run only: the client's device (default: rxe1, or the next device)")
+    String peerDevice;
+
+    @Option(names = {"-i", "--ib-port"}, paramLabel = "PORT", description = "use port PORT of the device (default 1)")
+    int ibPort = 1;
+
+    @Option(names = {"-s", "--size"}, paramLabel = "SIZE", description = "size of message to exchange (default: 2 lat, 65536 bw, 8 atomic)")
+    Integer size;
+
+    @Option(names = {"-a", "--all"}, description = "run sizes from 2 till 2^23")
+    boolean all;
+
+    @Option(names = {"-n", "--iters"}, paramLabel = "ITERS", description = "number of exchanges (at least 5; default 1000, 5000 write-bw)")
+    Integer iters;
+
+    @Option(names = {"-D", "--duration"}, paramLabel = "SECONDS", description = "run for SECONDS instead of -n iterations")
+    int duration;
+
+    @Option(names = {"-f", "--margin"}, paramLabel = "SECONDS",
+            description = "with -D: seconds left out at start and end (default ${DEFAULT-VALUE})")
+    int margin = DEF_MARGIN;
+
+    @Option(names = {"-m", "--mtu"}, paramLabel = "MTU", description = "MTU size: 256 - 4096 (default: port MTU)")
+    int mtu;
+
+    @Option(names = {"-x", "--gid-index"}, paramLabel = "INDEX", description = "GID index (default: first IPv4-mapped GID, 1 on rxe)")
+    Integer gidIndex;
+
+    @Option(names = {"-p", "--port"}, paramLabel = "PORT", description = "listen on/connect to TCP port PORT (default 18515; in-process: any free port)")
+    Integer port;
+
+    @Option(names = {"-q", "--qp"}, paramLabel = "NUM", description = "number of QPs (bandwidth tests; default 1)")
+    int numQps = 1;
+
+    @Option(names = {"-I", "--inline_size"}, paramLabel = "SIZE", description = "max size of message to be sent inline (default: 220 write-lat, 236 send-lat, else 0)")
+    Integer inlineSize;
+
+    @Option(names = {"-t", "--tx-depth"}, paramLabel = "DEPTH", description = "size of the send queue (default 128 bw, 1 lat)")
+    Integer txDepth;
+
+    @Option(names = {"-r", "--rx-depth"}, paramLabel = "DEPTH", description = "receives posted ahead (SEND tests; default 512)")
+    Integer rxDepth;
+
+    @Option(names = {"-Q", "--cq-mod"}, paramLabel = "N", description = "generate a completion every N sends (bw; default 100)")
+    Integer cqMod;
+
+    @Option(names = "--report_gbits", description = "report BW in Gbit/sec instead of MiB/sec")
+    boolean reportGbits;
+
+    @Option(names = {"-u", "--qp-timeout"}, paramLabel = "TIMEOUT", description = "QP timeout: 4.096 usec * 2^TIMEOUT (default ${DEFAULT-VALUE})")
+    int qpTimeout = 14;
+
+    @Option(names = {"-S", "--sl"}, paramLabel = "SL", description = "service level (default ${DEFAULT-VALUE})")
+    int sl = 0;
+
+    @Option(names = "--server", description = "be the server of a two-process run and wait for a client")
+    boolean server;
+
+    @Option(names = "--bind", paramLabel = "ADDR", description = "server: listen on ADDR (default: the GID's address if loopback, else 127.0.0.1)")
+    String bind;
+
+    @Option(names = "--json", paramLabel = "FILE", description = "write the results, with the latency histogram, as JSON")
+    Path json;
+
+    @Option(names = "--plot", paramLabel = "FILE", description = "draw a latency CDF or a BW-vs-size chart (.png or .svg)")
+    Path plot;
+
+    @Option(names = "--udp-baseline", negatable = true,
+            description = "also measure the same ping-pong over plain UDP (default: on for in-process latency tests)")
+    Boolean udpBaseline;
+
+    @Option(names = "--stall-timeout", paramLabel = "SECONDS",
+            description = "fail when a wait sees no progress for this long; 0 = forever (default ${DEFAULT-VALUE})")
+    int stallSeconds = 30;
+
+    @Parameters(arity = "0..1", paramLabel = "SERVER", description = "server to connect to (client role)")
+    String serverHost;
+
+    protected PerfTestCommand(PerfTest test) {
+        this.test = test;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        PerfMain.run(params(), spec.commandLine().getOut());
+        return 0;
+    }
+
+    /** Checks the options (usage errors name the option) and applies perftest's per-test defaults. */
+    PerfParams params() {
+        check(!(server && serverHost != null), "--server and a SERVER argument exclude each other");
+        PerfParams.Role role = server ? PerfParams.Role.SERVER : serverHost != null ? PerfParams.Role.CLIENT : PerfParams.Role.BOTH;
+        check(peerDevice == null || role == PerfParams.Role.BOTH, "--peer-dev is for in-process runs (no --server, no SERVER)");
+        check(ibPort >= 1, "-i/--ib-port must be >= 1");
+        int sz = size != null ? size : test.defaultSize();
+        if (test.verb() == PerfTest.Verb.ATOMIC) {
+            check(sz == 8, "Message size cannot be changed for Atomic tests (8 bytes)");
+            check(!all, "-a/--all is not supported for Atomic tests");
+        }
+        check(sz >= 1 && sz <= PerfTest.MAX_SIZE, "-s/--size must be 1.." + PerfTest.MAX_SIZE);
+        int it = iters != null ? iters : test.defaultIters();
+        check(it >= MIN_ITER, "-n/--iters must be at least " + MIN_ITER);
+        check(duration >= 0, "-D/--duration must be >= 0");
+        check(margin >= 0, "-f/--margin must be >= 0");
+        check(duration == 0 || duration > 2 * margin, "-D/--duration must be longer than twice the margin (-f, default "
+                + DEF_MARGIN + " s)");
+        check(duration == 0 || !all, "-D/--duration and -a/--all exclude each other");
+        check(mtu == 0 || mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096,
+                "-m/--mtu must be 256, 512, 1024, 2048 or 4096");
+        check(gidIndex == null || gidIndex >= 0, "-x/--gid-index must be >= 0");
+        check(port == null || (port >= 0 && port <= 65535), "-p/--port must be 0..65535");
+        check(numQps >= 1 && numQps <= MAX_QP_NUM, "-q/--qp must be 1.." + MAX_QP_NUM);
+        check(numQps == 1 || !test.latency(), "-q/--qp: latency tests run on one QP");
+        check(inlineSize == null || (inlineSize >= 0 && inlineSize <= MAX_INLINE), "-I/--inline_size must be 0.." + MAX_INLINE);
+        check(txDepth == null || txDepth >= 1, "-t/--tx-depth must be >= 1");
+        check(rxDepth == null || rxDepth >= 1, "-r/--rx-depth must be >= 1");
+        check(cqMod == null || (cqMod >= 1 && cqMod <= MAX_CQ_MOD), "-Q/--cq-mod must be 1.." + MAX_CQ_MOD);
+        check(qpTimeout >= 0 && qpTimeout <= 31, "-u/--qp-timeout must be 0..31");
+        check(sl >= 0 && sl <= 15, "-S/--sl must be 0..15");
+        check(stallSeconds >= 0, "--stall-timeout must be >= 0");
+        if (plot != null) {
+            String n = plot.getFileName().toString().toLowerCase(Locale.ROOT);
+            check(n.endsWith(".png") || n.endsWith(".svg"), "--plot FILE must end in .png or .svg");
+        }
+        int cq = cqMod != null ? cqMod : 100;
+        if (cqMod == null && !all && sz > 8192) {
+            cq = 1; // perftest: CQ moderation off above MSG_SIZE_CQ_MOD_LIMIT (8192) unless asked for
+        }
+        int tcp = port != null ? port : role == PerfParams.Role.BOTH ? 0 : 18515;
+        boolean udp = udpBaseline != null ? udpBaseline : role == PerfParams.Role.BOTH && test.latency();
+        return new PerfParams(test, role, device, peerDevice, ibPort, sz, all, it, duration, margin, mtu, gidIndex, tcp,
+                numQps, inlineSize != null ? inlineSize : -1, txDepth != null ? txDepth : -1, rxDepth != null ? rxDepth : -1,
+                cq, reportGbits, qpTimeout, sl, serverHost, bind, json, plot, udp, stallSeconds * 1000L);
+    }
+
+    private void check(boolean ok, String message) {
+        if (!ok) {
+            throw new ParameterException(spec.commandLine(), message);
+        }
+    }
+}

@@ -1,0 +1,24 @@
+package io.jhca.lab;
+
+/**
+ * The idle step of every busy-wait in the tools: spin (PAUSE) while the wait is young, then yield the CPU on
+ * every step. A latency test busy-polls on both sides, and with a software device its engine threads need CPU
+ * too; on a machine with fewer cores than spinning threads, pure spinning would starve exactly the thread that
+ * must make progress. Yielding only after {@value #SPINS_BEFORE_YIELD} idle steps (tens of microseconds) keeps
+ * short waits at spin speed.
+ */
+final class Spin {
+    static final long SPINS_BEFORE_YIELD = 1 << 14;
+
+    private Spin() {
+    }
+
+    /** One idle step of a wait that has been idle for {@code spins} steps so far. */
+    static void idle(long spins) {
+        if (spins < SPINS_BEFORE_YIELD) {
+            Thread.onSpinWait();
+        } else {
+            Thread.yield();
+        }
+    }
+}

@@ -1,0 +1,116 @@
+package io.jhca.lab;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The UDP floor: the same ping-pong as a latency test, over two plain non-blocking DatagramChannels between the
+ * same two addresses, with no RDMA at all; both ends busy-poll as the rxe engine does. Whatever a UDP-based
+ * RoCE implementation adds (headers, ICRC, the transport state machine, completions) sits on top of this.
+ * Measured and reported exactly as the RDMA test (same deltas, same rtt factor, same statistics).
+ */
+public final class UdpBaseline {
+    /** Largest UDP payload over IPv4. */
+    public static final int MAX_PAYLOAD = 65507;
+
+    private UdpBaseline() {
+    }
+
+    /**
+     * Runs {@code iters} round trips of {@code size} bytes from {@code clientAddr} to {@code serverAddr} and back.
+     *
+     * @throws IOException when an address is not local (cannot be bound here) or a round trip stalls
+     */
+    public static LatencyStats run(InetAddress serverAddr, InetAddress clientAddr, int size, int iters, int rttFactor,
+                                   long stallMillis) throws IOException {
+        if (size > MAX_PAYLOAD) {
+            throw new IOException(size + "-byte messages do not fit one UDP datagram (max " + MAX_PAYLOAD + ")");
+        }
+        long stallNanos = stallMillis <= 0 ? Long.MAX_VALUE : stallMillis * 1_000_000L;
+        DatagramChannel srv = open(serverAddr);
+        try (DatagramChannel cli = open(clientAddr)) {
+            srv.connect(cli.getLocalAddress());
+            cli.connect(srv.getLocalAddress());
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread echo = new Thread(() -> {
+                try {
+                    ByteBuffer b = ByteBuffer.allocateDirect(Math.max(size, 1));
+                    for (int i = 0; i < iters; i++) {
+                        b.clear();
+                        awaitRead(srv, b, stallNanos);
+                        b.flip();
+                        while (b.hasRemaining()) {
+                            srv.write(b);
+                        }
+                    }
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+            }, "hwlab-udp-echo");
+            echo.setDaemon(true);
+            echo.start();
+            long[] tposted = new long[iters];
+            ByteBuffer b = ByteBuffer.allocateDirect(Math.max(size, 1));
+            try {
+                for (int i = 0; i < iters; i++) {
+                    b.clear().limit(size);
+                    tposted[i] = System.nanoTime();
+                    while (b.hasRemaining()) {
+                        cli.write(b);
+                    }
+                    b.clear();
+                    awaitRead(cli, b, stallNanos);
+                }
+            } finally {
+                srv.close(); // ends the echo thread if the client side stopped early
+                try {
+                    echo.join(5000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            if (failure.get() != null && !(failure.get() instanceof java.nio.channels.ClosedChannelException)) {
+                throw new IOException("UDP echo failed: " + failure.get().getMessage(), failure.get());
+            }
+            long[] d = new long[iters - 1];
+            for (int i = 0; i < d.length; i++) {
+                d[i] = tposted[i + 1] - tposted[i];
+            }
+            return LatencyStats.of(size, d, rttFactor);
+        } finally {
+            srv.close();
+        }
+    }
+
+    private static DatagramChannel open(InetAddress addr) throws IOException {
+        DatagramChannel ch = DatagramChannel.open();
+        try {
+            ch.bind(new InetSocketAddress(addr, 0));
+        } catch (IOException e) {
+            ch.close();
+            throw new IOException("cannot bind UDP to " + addr.getHostAddress() + " (not a local address?): " + e.getMessage(), e);
+        }
+        ch.configureBlocking(false);
+        return ch;
+    }
+
+    private static void awaitRead(DatagramChannel ch, ByteBuffer b, long stallNanos) throws IOException {
+        long start = 0;
+        long spins = 0;
+        while (ch.read(b) <= 0) {
+            Spin.idle(++spins);
+            if ((spins & 1023) == 0) {
+                long now = System.nanoTime();
+                if (start == 0) {
+                    start = now;
+                } else if (now - start > stallNanos) {
+                    throw new IOException("UDP round trip stalled for " + stallNanos / 1_000_000 + " ms");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+package io.jhca.lab;
+
+import io.jhca.verbs.Gid;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+class PerftestDestTest {
+    /** rocev2.md section 4.2: the example key string (108 bytes with its NUL). */
+    static final String SPEC_EXAMPLE =
+            "0000:0001:000013:3d508a:000004a6:00007dc6b256a000:00:00:00:00:00:00:00:00:00:00:ff:ff:0a:14:00:01:00000000:";
+
+    static byte[] wire(String text, int size) {
+        byte[] b = new byte[size];
+        byte[] t = text.getBytes(StandardCharsets.US_ASCII);
+        System.arraycopy(t, 0, b, 0, t.length);
+        return b;
+    }
+
+    @Test
+    void sizesAreKeyMsgSizeAndKeyMsgSizeGid() {
+        assertEquals(107, SPEC_EXAMPLE.length());
+        assertEquals(108, PerftestDest.SIZE_GID);
+        // KEY_PRINT_FMT "%04x:%04x:%06x:%06x:%08x:%016llx:%08x" is 58 characters, plus the NUL
+        assertEquals(59, PerftestDest.SIZE_NO_GID);
+    }
+
+    @Test
+    void parsesTheSpecExample() {
+        PerftestDest d = PerftestDest.decode(wire(SPEC_EXAMPLE, 108));
+        assertEquals(0, d.lid());
+        assertEquals(1, d.outReads());
+        assertEquals(0x13, d.qpn());
+        assertEquals(0x3d508a, d.psn());
+        assertEquals(0x4a6, d.rkey());
+        assertEquals(0x7dc6b256a000L, d.vaddr());
+        assertEquals(Gid.parse("00000000000000000000ffff0a140001"), d.gid());
+        assertEquals(0, d.srqn());
+    }
+
+    @Test
+    void encodesTheSpecExampleByteForByte() {
+        PerftestDest d = new PerftestDest(0, 1, 0x13, 0x3d508a, 0x4a6, 0x7dc6b256a000L,
+                Gid.parse("00000000000000000000ffff0a140001"), 0);
+        byte[] msg = d.encode();
+        assertEquals(108, msg.length);
+        assertEquals(0, msg[107]);
+        assertArrayEquals(wire(SPEC_EXAMPLE, 108), msg);
+    }
+
+    @Test
+    void shortFormWithoutGid() {
+        PerftestDest d = new PerftestDest(0x1a, 0x10, 0x123456, 0xabcdef, 0xdeadbeef, 0xffffffffffffffffL, null, 7);
+        byte[] msg = d.encode();
+        assertEquals(59, msg.length);
+        assertEquals("001a:0010:123456:abcdef:deadbeef:ffffffffffffffff:00000007",
+                new String(msg, 0, 58, StandardCharsets.US_ASCII));
+        PerftestDest back = PerftestDest.decode(msg);
+        assertEquals(d, back);
+        assertNull(back.gid());
+    }
+
+    @Test
+    void roundTripsFullRanges() {
+        PerftestDest d = new PerftestDest(0xffff, 0xffff, 0xffffff, 0xffffff, -1, -1L,
+                Gid.parse("ffffffffffffffffffffffffffffffff"), -1);
+        assertEquals(d, PerftestDest.decode(d.encode()));
+        assertEquals(108, d.encode().length);
+    }
+
+    @Test
+    void refusesMalformedMessages() {
+        assertThrows(IllegalArgumentException.class, () -> PerftestDest.decode(new byte[100]));
+        byte[] noNul = wire(SPEC_EXAMPLE, 108);
+        noNul[107] = 'x';
+        assertThrows(IllegalArgumentException.class, () -> PerftestDest.decode(noNul));
+        String missingByte = SPEC_EXAMPLE.replace(":0a:14:00:01:", ":0a:14:00:");
+        assertThrows(IllegalArgumentException.class, () -> PerftestDest.decode(wire(missingByte, 108)));
+        String badHex = SPEC_EXAMPLE.replace("3d508a", "3d5g8a");
+        assertThrows(IllegalArgumentException.class, () -> PerftestDest.decode(wire(badHex, 108)));
+        String gidByteTooBig = SPEC_EXAMPLE.replace(":ff:ff:", ":fff:f:");
+        assertThrows(IllegalArgumentException.class, () -> PerftestDest.decode(wire(gidByteTooBig, 108)));
+    }
+}

@@ -1,0 +1,390 @@
+package io.jhca.lab;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import javax.imageio.ImageIO;
+import java.awt.image.BufferedImage;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * One run of every tool on a pair of devices (two in this JVM), with small iteration counts, checking the output
+ * by parsing it back. Subclasses name the devices: the test-only loop provider always, rxe0/rxe1 when the rxe
+ * provider is on the class path.
+ */
+abstract class ToolsEndToEnd {
+    static final int ITERS = 50;
+
+    /** The server-side device (GID ::ffff:127.0.0.1) and the client-side one (::ffff:127.0.0.2). */
+    abstract String dev0();
+
+    abstract String dev1();
+
+    /** The IPv4 addresses of their GIDs (index 1). */
+    String ip0() {
+        return "127.0.0.1";
+    }
+
+    String ip1() {
+        return "127.0.0.2";
+    }
+
+    /** perftest's decimal GID line for an IPv4-mapped GID. */
+    static String perfGid(String ip) {
+        StringBuilder sb = new StringBuilder(" GID: 00:00:00:00:00:00:00:00:00:00:255:255");
+        for (String o : ip.split("\\.")) {
+            sb.append(':').append(CFormat.pad(o, 2));
+        }
+        return sb.toString();
+    }
+
+    record Run(int rc, String out, String err) {
+        Run ok() {
+            assertEquals(0, rc, "exit code; stderr:\n" + err + "\nstdout:\n" + out);
+            return this;
+        }
+    }
+
+    static Run run(String... args) {
+        StringWriter o = new StringWriter();
+        StringWriter e = new StringWriter();
+        int rc = HwLab.execute(args, new PrintWriter(o), new PrintWriter(e));
+        return new Run(rc, o.toString(), e.toString());
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    static List<String> rows(String out, String header) {
+        String[] lines = out.split("\n");
+        List<String> rows = new ArrayList<>();
+        boolean in = false;
+        for (String l : lines) {
+            if (l.equals(header)) {
+                in = true;
+                continue;
+            }
+            if (in) {
+                if (l.startsWith("---")) {
+                    break;
+                }
+                rows.add(l);
+            }
+        }
+        return rows;
+    }
+
+    static double[] numbers(String row) {
+        return ReportFormatTest.numbers(row);
+    }
+
+    @Test
+    void devicesListsBoth() {
+        String out = run("devices").ok().out();
+        assertTrue(out.startsWith("    device          \t   node GUID\n    ------          \t----------------\n"), out);
+        assertTrue(Pattern.compile("(?m)^    " + dev0() + " +\t[0-9a-f]{16}$").matcher(out).find(), out);
+        assertTrue(Pattern.compile("(?m)^    " + dev1() + " +\t[0-9a-f]{16}$").matcher(out).find(), out);
+    }
+
+    @Test
+    void devinfoVerbose() {
+        String out = run("devinfo", "-d", dev0(), "-v").ok().out();
+        assertTrue(out.startsWith("hca_id:\t" + dev0() + "\n"), out);
+        assertTrue(Pattern.compile("(?m)^\tnode_guid:\t\t\t[0-9a-f]{4}:[0-9a-f]{4}:[0-9a-f]{4}:[0-9a-f]{4}$").matcher(out).find(), out);
+        assertTrue(out.contains("\t\tport:\t1\n"), out);
+        assertTrue(out.contains("\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"), out);
+        assertTrue(out.contains("\t\t\tlink_layer:\t\tEthernet\n"), out);
+        assertTrue(out.contains("\t\t\tGID[  1]:\t\t::ffff:" + ip0() + ", RoCE v2\n"), out);
+        String list = run("devinfo", "-l").ok().out();
+        assertTrue(list.contains("\t" + dev0() + "\n") && list.contains("\t" + dev1() + "\n"), list);
+    }
+
+    static final Pattern ADDR = Pattern.compile(
+            "(?m)^  (local|remote) address: {1,2}LID 0x([0-9a-f]{4}), QPN 0x([0-9a-f]{6}), PSN 0x([0-9a-f]{6}), GID (\\S+)$");
+
+    @Test
+    void rcPingpong() throws Exception {
+        StringWriter serverOut = new StringWriter();
+        CompletableFuture<Integer> port = new CompletableFuture<>();
+        CompletableFuture<RcPingpong.Result> server = CompletableFuture.supplyAsync(() -> {
+            try {
+                return new RcPingpong(new RcPingpong.Options(dev0(), 1, null, 4096, ITERS, 1024, 100, 0, 0, null, null, 30000),
+                        new PrintWriter(serverOut, true)).onListening(port::complete).run();
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        server.whenComplete((r, t) -> {
+            if (t != null) {
+                port.completeExceptionally(t); // fail now rather than time out waiting for the port
+            }
+        });
+        int p = port.get(30, TimeUnit.SECONDS);
+        // the server listens on its GID's address (loopback): that is where a client connects
+        Run client = run("rc-pingpong", "-d", dev1(), "-n", Integer.toString(ITERS), "-r", "100", "-p", Integer.toString(p),
+                ip0()).ok();
+        RcPingpong.Result sr = server.get(60, TimeUnit.SECONDS);
+        assertEquals((long) 4096 * ITERS * 2, sr.bytes());
+
+        Matcher c = ADDR.matcher(client.out());
+        Matcher s = ADDR.matcher(serverOut.toString());
+        String[][] ca = new String[2][];
+        String[][] sa = new String[2][];
+        for (int i = 0; i < 2; i++) {
+            assertTrue(c.find(), client.out());
+            assertTrue(s.find(), serverOut.toString());
+            ca[i] = new String[] {c.group(1), c.group(3), c.group(4), c.group(5)};
+            sa[i] = new String[] {s.group(1), s.group(3), s.group(4), s.group(5)};
+        }
+        assertEquals("local", ca[0][0]);
+        assertEquals("remote", ca[1][0]);
+        assertEquals("::ffff:" + ip1(), ca[0][3]);
+        assertEquals("::ffff:" + ip0(), ca[1][3]);
+        // what each side printed as remote is what the other printed as local: QPN, PSN and GID crossed the wire
+        assertEquals(ca[0][1] + ca[0][2] + ca[0][3], sa[1][1] + sa[1][2] + sa[1][3]);
+        assertEquals(sa[0][1] + sa[0][2] + sa[0][3], ca[1][1] + ca[1][2] + ca[1][3]);
+        assertTrue(client.out().contains("  using GID index 1"), client.out());
+        Matcher bytes = Pattern.compile("(?m)^(\\d+) bytes in (\\d+\\.\\d\\d) seconds = (\\d+\\.\\d\\d) Mbit/sec$").matcher(client.out());
+        assertTrue(bytes.find(), client.out());
+        assertEquals(4096L * ITERS * 2, Long.parseLong(bytes.group(1)));
+        Matcher iters = Pattern.compile("(?m)^(\\d+) iters in (\\d+\\.\\d\\d) seconds = (\\d+\\.\\d\\d) usec/iter$").matcher(client.out());
+        assertTrue(iters.find(), client.out());
+        assertEquals(ITERS, Integer.parseInt(iters.group(1)));
+        assertTrue(Double.parseDouble(iters.group(3)) > 0);
+    }
+
+    /** Runs a latency test in-process and checks the row it printed. */
+    LatencyRow latency(String test, String... extra) {
+        List<String> args = new ArrayList<>(List.of("perf", test, "-d", dev0(), "--peer-dev", dev1()));
+        args.addAll(List.of(extra));
+        if (!args.contains("-n")) {
+            args.addAll(List.of("-n", Integer.toString(ITERS)));
+        }
+        Run r = run(args.toArray(new String[0])).ok();
+        List<String> rows = rows(r.out(), PerfReport.LAT_HEADER);
+        assertTrue(rows.size() >= 1, r.out());
+        double[] n = numbers(rows.get(0));
+        assertEquals(9, n.length, rows.get(0));
+        assertEquals(ITERS, (int) n[1]);
+        assertTrue(n[2] > 0 && n[2] <= n[4] && n[4] <= n[3], "t_min <= t_typical <= t_max: " + rows.get(0));
+        assertTrue(r.out().contains(" JVM: ") && r.out().contains("GC cycles during measurement: "), r.out());
+        return new LatencyRow(r, n);
+    }
+
+    record LatencyRow(Run run, double[] n) {
+    }
+
+    @Test
+    void writeLat() {
+        LatencyRow r = latency("write-lat");
+        assertEquals(2, (int) r.n()[0]);
+        assertTrue(r.run().out().contains("                    RDMA_Write Latency Test\n"), r.run().out());
+        assertTrue(r.run().out().contains(" UDP floor: the same ping-pong over plain UDP DatagramChannels " + ip1() + " <-> " + ip0()),
+                r.run().out());
+        assertTrue(Pattern.compile("(?m)^ local address: LID 0000 QPN 0x[0-9a-f]{4,6} PSN 0x[0-9a-f]+ RKey 0x[0-9a-f]+ VAddr 0x[0-9a-f]+$")
+                .matcher(r.run().out()).find(), r.run().out());
+        assertTrue(r.run().out().contains(perfGid(ip1()) + "\n"), r.run().out());
+        assertTrue(r.run().out().contains(perfGid(ip0()) + "\n"), r.run().out());
+    }
+
+    @Test
+    void writeLatLargerThanInlineAndMtu() {
+        LatencyRow r = latency("write-lat", "-s", "3000", "--no-udp-baseline");
+        assertEquals(3000, (int) r.n()[0]);
+        assertTrue(!r.run().out().contains("UDP floor"), r.run().out());
+    }
+
+    @Test
+    void sendLat() {
+        assertEquals(2, (int) latency("send-lat").n()[0]);
+        assertEquals(5000, (int) latency("send-lat", "-s", "5000").n()[0]);
+    }
+
+    @Test
+    void readLat() {
+        assertEquals(64, (int) latency("read-lat", "-s", "64").n()[0]);
+    }
+
+    @Test
+    void atomicLat() {
+        LatencyRow r = latency("atomic-lat");
+        assertEquals(8, (int) r.n()[0]);
+        assertTrue(r.run().out().contains("Atomic FETCH_AND_ADD Latency Test"), r.run().out());
+    }
+
+    /** -D: perftest's duration mode prints its own table (t_avg and transactions per second). */
+    @Test
+    void durationMode(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("dur.json");
+        Run lat = run("perf", "send-lat", "-d", dev0(), "--peer-dev", dev1(), "-D", "1", "-f", "0", "--no-udp-baseline",
+                "--json", json.toString()).ok();
+        List<String> rows = rows(lat.out(), PerfReport.LAT_DUR_HEADER);
+        assertEquals(1, rows.size(), lat.out());
+        double[] n = numbers(rows.get(0));
+        assertEquals(4, n.length, rows.get(0));
+        assertTrue(n[1] > 0 && n[2] > 0 && n[3] > 0, rows.get(0));
+        assertEquals(n[1], n[3], 0.01 * n[1] + 1, "one-second window: transactions per second = iterations");
+        JsonNode j = new ObjectMapper().readTree(json.toFile());
+        assertEquals(1, j.at("/test_info/Duration").asInt());
+        assertEquals((long) n[1], j.at("/results/0/n_iterations").asLong());
+        assertTrue(j.at("/results/0/tps_average").asDouble() > 0);
+
+        Run bw = run("perf", "write-bw", "-d", dev0(), "--peer-dev", dev1(), "-D", "1", "-f", "0", "-s", "4096").ok();
+        double[] b = numbers(rows(bw.out(), PerfReport.BW_HEADER).get(0));
+        assertTrue(b[1] > 0 && b[3] > 0, bw.out());
+        assertEquals(0.0, b[2], "no peak in duration mode, as perftest");
+    }
+
+    BwRow bandwidth(String test, String... extra) {
+        List<String> args = new ArrayList<>(List.of("perf", test, "-d", dev0(), "--peer-dev", dev1()));
+        args.addAll(List.of(extra));
+        if (!args.contains("-n")) {
+            args.addAll(List.of("-n", Integer.toString(ITERS)));
+        }
+        Run r = run(args.toArray(new String[0])).ok();
+        boolean gbits = args.contains("--report_gbits");
+        List<String> rows = rows(r.out(), gbits ? PerfReport.BW_HEADER_GBITS : PerfReport.BW_HEADER);
+        assertTrue(rows.size() >= 1, r.out());
+        double[] n = numbers(rows.get(0));
+        assertEquals(5, n.length, rows.get(0));
+        assertTrue(n[3] >= 0 && n[4] > 0, "BW average and message rate: " + rows.get(0));
+        return new BwRow(r, n, rows);
+    }
+
+    record BwRow(Run run, double[] n, List<String> rows) {
+    }
+
+    @Test
+    void writeBw() {
+        BwRow r = bandwidth("write-bw", "-s", "16384");
+        assertEquals(16384, (int) r.n()[0]);
+        assertEquals(ITERS, (int) r.n()[1]);
+        assertTrue(r.n()[2] >= r.n()[3] * 0.999, "peak >= average: " + r.rows());
+    }
+
+    @Test
+    void readBwTwoQps() {
+        BwRow r = bandwidth("read-bw", "-s", "4096", "-q", "2", "--report_gbits");
+        assertEquals(2 * ITERS, (int) r.n()[1], "iterations over all QPs");
+    }
+
+    @Test
+    void sendBw() {
+        BwRow r = bandwidth("send-bw", "-s", "2048", "-Q", "10");
+        assertEquals(2048, (int) r.n()[0]);
+    }
+
+    @Test
+    void jsonAndPlotsOfALatencyRun(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("lat.json");
+        Path png = dir.resolve("lat.png");
+        Path svg = dir.resolve("lat.svg");
+        Run r = run("perf", "write-lat", "-d", dev0(), "--peer-dev", dev1(), "-n", "200", "-s", "32", "--json", json.toString(),
+                "--plot", png.toString()).ok();
+        assertTrue(r.out().contains(" JSON written to " + json), r.out());
+        JsonNode j = new ObjectMapper().readTree(json.toFile());
+        assertEquals("RDMA_Write_Latency_Test", j.at("/test_info/test").asText());
+        assertEquals(dev1(), j.at("/test_info/Device").asText());
+        assertEquals(1, j.at("/test_info/GID_index").asInt());
+        JsonNode res = j.at("/results/0");
+        assertEquals(32, res.get("MsgSize").asInt());
+        assertEquals(200, res.get("n_iterations").asInt());
+        for (String k : new String[] {"t_min", "t_max", "t_typical", "t_avg", "t_stdev", "percentile_99", "percentile_99.9"}) {
+            assertTrue(res.get(k).isNumber(), k);
+        }
+        assertEquals(199, res.at("/histogram/total_count").asInt(), "every delta is in the histogram");
+        long counted = 0;
+        for (JsonNode b : res.at("/histogram/buckets")) {
+            counted += b.get(1).asLong();
+        }
+        assertEquals(199, counted);
+        // the table row and the JSON agree
+        double[] n = numbers(rows(r.out(), PerfReport.LAT_HEADER).get(0));
+        assertEquals(n[4], res.get("t_typical").asDouble(), 0.006);
+        assertEquals(200, res.at("/udp_baseline/n_iterations").asInt());
+        assertTrue(j.at("/jvm/gc_cycles").isNumber());
+        assertEquals("G1", j.at("/jvm/gc").asText());
+
+        BufferedImage img = ImageIO.read(png.toFile());
+        assertEquals(Chart.WIDTH, img.getWidth());
+        assertEquals(Chart.HEIGHT, img.getHeight());
+        assertTrue(coloured(img) > 200, "the CDF lines are drawn");
+
+        run("perf", "write-lat", "-d", dev0(), "--peer-dev", dev1(), "-n", "20", "--plot", svg.toString()).ok();
+        String s = Files.readString(svg);
+        assertTrue(s.startsWith("<svg ") && s.contains("<polyline") && s.trim().endsWith("</svg>"), s);
+    }
+
+    @Test
+    void bandwidthAllSizesJsonAndPlot(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("bw.json");
+        Path png = dir.resolve("bw.png");
+        BwRow r = bandwidth("write-bw", "-a", "-n", "5", "--json", json.toString(), "--plot", png.toString());
+        assertEquals(23, r.rows().size(), r.run().out());
+        JsonNode j = new ObjectMapper().readTree(json.toFile());
+        assertEquals(23, j.get("results").size());
+        assertEquals(1 << 23, j.at("/results/22/MsgSize").asInt());
+        assertTrue(j.at("/results/22/BW_average").asDouble() > 0);
+        assertTrue(j.at("/results/0/MsgRate").asDouble() > 0);
+        assertEquals("MiB/sec", j.at("/results/0/BW_unit").asText());
+        assertTrue(coloured(ImageIO.read(png.toFile())) > 200);
+    }
+
+    /** The two-process shape (server with --server, client with SERVER), here as two threads of one JVM. */
+    @Test
+    void writeBwServerAndClient() throws Exception {
+        int port = freePort();
+        CompletableFuture<Run> server = CompletableFuture.supplyAsync(
+                () -> run("perf", "write-bw", "--server", "-d", dev0(), "-p", Integer.toString(port), "-s", "8192", "-n", "40"));
+        Run client = null;
+        for (int attempt = 0; attempt < 50; attempt++) {
+            client = run("perf", "write-bw", "-d", dev1(), "-p", Integer.toString(port), "-s", "8192", "-n", "40", ip0());
+            if (client.rc() == 0 || !client.err().contains("couldn't connect")) {
+                break;
+            }
+            Thread.sleep(100); // the server thread has not bound its port yet
+        }
+        client.ok();
+        Run s = server.get(60, TimeUnit.SECONDS).ok();
+        assertTrue(s.out().contains("* Waiting for client to connect... *"), s.out());
+        String clientRow = rows(client.out(), PerfReport.BW_HEADER).get(0);
+        String serverRow = rows(s.out(), PerfReport.BW_HEADER).get(0);
+        assertEquals(clientRow, serverRow, "the server prints the client's report, received over xchg_bw_reports");
+        assertTrue(!s.out().contains(" TX depth"), "the server of a BW test prints no TX depth");
+    }
+
+    static int coloured(BufferedImage img) {
+        int n = 0;
+        for (int y = 0; y < img.getHeight(); y += 2) {
+            for (int x = 0; x < img.getWidth(); x += 2) {
+                int rgb = img.getRGB(x, y) & 0xFFFFFF;
+                int r = rgb >> 16;
+                int g = (rgb >> 8) & 0xff;
+                int b = rgb & 0xff;
+                if (Math.max(r, Math.max(g, b)) - Math.min(r, Math.min(g, b)) > 60) {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+}
