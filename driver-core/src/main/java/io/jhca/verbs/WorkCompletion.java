@@ -5,9 +5,14 @@ package io.jhca.verbs;
  * {@link CompletionQueue#poll} fill it: polling never allocates. The setters are for providers.
  */
 public final class WorkCompletion {
+    private static final WcStatus[] STATUSES = WcStatus.values();
+    private static final WcOpcode[] OPCODES = WcOpcode.values();
+
     private long wrId;
-    private WcStatus status = WcStatus.SUCCESS;
-    private WcOpcode opcode = WcOpcode.SEND;
+    // Ordinals, not enum references: a completion object lives long (old generation), and each reference store
+    // into it would cost a G1 post-write barrier on the poll path; an int store costs nothing.
+    private int status;
+    private int opcode;
     private int vendorErr;
     private int byteLen;
     private int immData;
@@ -24,11 +29,11 @@ public final class WorkCompletion {
     }
 
     public WcStatus status() {
-        return status;
+        return STATUSES[status];
     }
 
     public WcOpcode opcode() {
-        return opcode;
+        return OPCODES[opcode];
     }
 
     public int vendorErr() {
@@ -75,14 +80,14 @@ public final class WorkCompletion {
     }
 
     public boolean isSuccess() {
-        return status == WcStatus.SUCCESS;
+        return status == 0; // WcStatus.SUCCESS
     }
 
     /** Provider side: fill the fields every completion has and clear the rest. */
     public WorkCompletion set(long wrId, WcStatus status, WcOpcode opcode, int qpNum, int byteLen) {
         this.wrId = wrId;
-        this.status = status;
-        this.opcode = opcode;
+        this.status = status.ordinal();
+        this.opcode = opcode.ordinal();
         this.qpNum = qpNum;
         this.byteLen = byteLen;
         this.vendorErr = 0;
@@ -152,7 +157,7 @@ public final class WorkCompletion {
 
     @Override
     public String toString() {
-        return "wc{wr_id=" + wrId + ", status=" + status + ", opcode=" + opcode + ", byte_len=" + byteLen
+        return "wc{wr_id=" + wrId + ", status=" + status() + ", opcode=" + opcode() + ", byte_len=" + byteLen
                 + ", qp_num=0x" + Integer.toHexString(qpNum) + ((wcFlags & WcFlags.WITH_IMM) != 0
                 ? ", imm=0x" + Integer.toHexString(immData) : "") + (srcQp != 0 ? ", src_qp=0x" + Integer.toHexString(srcQp) : "")
                 + (vendorErr != 0 ? ", vendor_err=0x" + Integer.toHexString(vendorErr) : "") + "}";

@@ -2,8 +2,10 @@ package io.jhca.mlx5.ring;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 
 import org.agrona.DirectBuffer;
+import org.agrona.UnsafeApi;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.doorbell.DoorbellRecord;
@@ -53,6 +55,8 @@ public final class SendRing {
     public static final int BF_INLINE = 1;
     public static final int BF_PREFER = 2;
 
+    private static final boolean NATIVE_LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+
     private final UnsafeBuffer buf;
     private final int start;
     private final int end;
@@ -65,7 +69,12 @@ public final class SendRing {
     private final int bfMode;
     private final long[] wrid;
     private final int[] wqeHead;
-    private final WcOpcode[] wcOpcode;
+    /**
+     * Completion opcode of each slot's WR, as the enum's ordinal: a reference store into an array costs a G1
+     * post-write barrier (a StoreLoad fence when the card must be dirtied) on every WQE; a byte store costs nothing.
+     */
+    private final byte[] wcOpcode;
+    private static final WcOpcode[] WC_OPCODES = WcOpcode.values();
 
     private int curPost;
     private int head;
@@ -125,7 +134,7 @@ public final class SendRing {
         this.bfMode = bfMode;
         this.wrid = new long[wqeCnt];
         this.wqeHead = new int[wqeCnt];
-        this.wcOpcode = new WcOpcode[wqeCnt];
+        this.wcOpcode = new byte[wqeCnt];
     }
 
     public int wqeCnt() {
@@ -208,18 +217,19 @@ public final class SendRing {
         inlineBytes = 0;
         wrid[idx] = wrId;
         wqeHead[idx] = head + nreq;
-        wcOpcode[idx] = wc;
+        wcOpcode[idx] = (byte) wc.ordinal();
         return ctrl;
     }
 
     /** Remote address segment (RDMA and atomics): big-endian raddr and rkey. */
     public void raddr(long remoteAddr, int rkey) {
-        RaddrSeg.set(buf, nextSeg(RaddrSeg.SIZE), remoteAddr, rkey);
+        // mlx5_wqe_raddr_seg: be64 raddr, be32 rkey, 4 reserved bytes = 0 (RaddrSeg, golden-tested)
+        put16(nextSeg(RaddrSeg.SIZE), remoteAddr, (long) rkey << 32);
     }
 
     /** Atomic segment: for CMP_SWAP swap and compare, for FETCH_ADD the addend in {@code swapAdd} and 0. */
     public void atomic(long swapAdd, long compare) {
-        AtomicSeg.set(buf, nextSeg(AtomicSeg.SIZE), swapAdd, compare);
+        put16(nextSeg(AtomicSeg.SIZE), swapAdd, compare); // mlx5_wqe_atomic_seg: be64 swap_add, be64 compare
     }
 
     /** UD datagram segment: the address handle's 48-byte AV with the remote QPN and Q_Key (qp.c _set_datagram_seg). */
@@ -232,7 +242,9 @@ public final class SendRing {
         if (length == 0) {
             return;
         }
-        DataSeg.set(buf, nextSeg(DataSeg.SIZE), atomicOp ? AtomicSeg.ATOMIC_SIZE : length, lkey, addr);
+        // mlx5_wqe_data_seg: be32 byte_count, be32 lkey, be64 addr (DataSeg, golden-tested)
+        int byteCount = atomicOp ? AtomicSeg.ATOMIC_SIZE : length;
+        put16(nextSeg(DataSeg.SIZE), (long) byteCount << 32 | (lkey & 0xFFFFFFFFL), addr);
     }
 
     /** Appends inline payload; the segment's header is written by {@link #finish}. */
@@ -263,7 +275,12 @@ public final class SendRing {
         if (ds > SendWqe.MAX_DS || SendWqe.wqebbs(ds) > wqeCnt) {
             throw new IllegalStateException("WQE of " + ds + " DS does not fit (max 63 DS, ring of " + wqeCnt + " WQEBBs)");
         }
-        CtrlSeg.set(buf, ctrl, curPost, opcode, 0, qpn, fmCeSe, ds, 0, immAsIs);
+        // mlx5_wqe_ctrl_seg as mlx5dv_set_ctrl_seg writes it (CtrlSeg, golden-tested): be32 opmod|idx|opcode,
+        // be32 qpn|ds, signature 0, dci_stream_channel_id 0, fm_ce_se, then imm stored as-is (host order).
+        long word0 = (long) ((curPost & 0xffff) << 8 | opcode) << 32 | ((long) (qpn << 8 | ds) & 0xFFFFFFFFL);
+        int immBytesAsBe = NATIVE_LITTLE_ENDIAN ? Integer.reverseBytes(immAsIs) : immAsIs;
+        long word1 = (long) (fmCeSe & 0xff) << 32 | (immBytesAsBe & 0xFFFFFFFFL);
+        put16(ctrl, word0, word1);
         lastCtrl = ctrl;
         lastDs = ds;
         lastInline = inlineHeader >= 0;
@@ -321,7 +338,7 @@ public final class SendRing {
     }
 
     public WcOpcode wcOpcode(int wqeCounter) {
-        return wcOpcode[wqeCounter & (wqeCnt - 1)];
+        return WC_OPCODES[wcOpcode[wqeCounter & (wqeCnt - 1)]];
     }
 
     /** A CQE for the WQE at {@code wqeCounter} retires it and every WQE before it. */
@@ -339,6 +356,21 @@ public final class SendRing {
         batchNreq = 0;
         held = false;
         ctrl = -1;
+    }
+
+    /**
+     * One 16-byte segment as two big-endian 8-byte stores, with one bounds check for both: the hot path of
+     * every WQE. Offsets come from the ring's own arithmetic (slot index masked, segments wrapped at the end),
+     * and the check keeps even a bug in it from storing outside the QP buffer.
+     */
+    private void put16(int offset, long first, long second) {
+        if (offset < start || offset > end - 16) {
+            throw new IllegalStateException("segment at " + offset + " outside the send ring [" + start + ", " + end + ")");
+        }
+        long address = buf.addressOffset() + offset;
+        Object array = buf.byteArray();
+        UnsafeApi.putLong(array, address, NATIVE_LITTLE_ENDIAN ? Long.reverseBytes(first) : first);
+        UnsafeApi.putLong(array, address + 8, NATIVE_LITTLE_ENDIAN ? Long.reverseBytes(second) : second);
     }
 
     private int nextSeg(int size) {
