@@ -1,5 +1,6 @@
 package io.jhca.mlx5.wqe;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
@@ -89,6 +90,27 @@ public final class GoldenC {
     }
 
     /** A hex token as an unsigned number. */
+    /**
+     * Checks Java's layout facts against the header's: the program's {@code size NAME BYTES} and {@code layout
+     * STRUCT FIELD OFFSET SIZE} lines (printed with seed 1, count 0) must match {@code java}, whose keys are
+     * "struct" (value {size}) and "struct.field" (value {offset, size}), and every Java fact must be checked.
+     */
+    public static void checkLayouts(Path exe, java.util.Map<String, int[]> java) throws IOException, InterruptedException {
+        int seen = 0;
+        for (String[] t : run(exe, "1", "0")) {
+            if (t[0].equals("size")) {
+                assertEquals(Integer.parseInt(t[2]), java.get(t[1])[0], "sizeof " + t[1]);
+                seen++;
+            } else if (t[0].equals("layout")) {
+                int[] j = java.get(t[1] + "." + t[2]);
+                assertEquals(Integer.parseInt(t[3]), j[0], "offsetof " + t[1] + "." + t[2]);
+                assertEquals(Integer.parseInt(t[4]), j[1], "sizeof " + t[1] + "." + t[2]);
+                seen++;
+            }
+        }
+        assertEquals(java.size(), seen, "every Java layout fact checked against the header");
+    }
+
     public static long num(String hex) {
         return Long.parseUnsignedLong(hex, 16);
     }

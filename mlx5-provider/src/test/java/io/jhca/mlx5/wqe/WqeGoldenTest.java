@@ -83,19 +83,7 @@ class WqeGoldenTest {
         java.put("mlx5_wqe_av.grh_gid_fl", new int[] {DatagramSeg.GRH_GID_FL_OFFSET, 4});
         java.put("mlx5_wqe_av.rgid", new int[] {DatagramSeg.RGID_OFFSET, DatagramSeg.GID_SIZE});
 
-        int seen = 0;
-        for (String[] t : GoldenC.run(exe, "1", "0")) {
-            if (t[0].equals("size")) {
-                assertEquals(Integer.parseInt(t[2]), java.get(t[1])[0], "sizeof " + t[1]);
-                seen++;
-            } else if (t[0].equals("layout")) {
-                int[] j = java.get(t[1] + "." + t[2]);
-                assertEquals(Integer.parseInt(t[3]), j[0], "offsetof " + t[1] + "." + t[2]);
-                assertEquals(Integer.parseInt(t[4]), j[1], "sizeof " + t[1] + "." + t[2]);
-                seen++;
-            }
-        }
-        assertEquals(java.size(), seen, "every Java layout fact checked against the header");
+        GoldenC.checkLayouts(exe, java);
     }
 
     @Test
