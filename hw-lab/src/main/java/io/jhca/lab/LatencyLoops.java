@@ -38,8 +38,7 @@ final class LatencyLoops {
         long scnt = 0;
         long rcnt = 0;
         long ccnt = 0;
-        long counted = 0;
-        long last = 0;
+        PostStamps stamps = new PostStamps(out, clock);
         while (scnt < iters || ccnt < iters || rcnt < iters) {
             if (rcnt < iters && !(scnt < 1 && server)) {
                 rcnt++;
@@ -49,19 +48,10 @@ final class LatencyLoops {
                 }
             }
             if (scnt < iters) {
-                long now = System.nanoTime();
-                if (clock == null) {
-                    out.tposted[(int) scnt] = now;
-                } else {
-                    if (clock.over(now)) {
-                        break;
-                    }
-                    if (clock.sampling(now) && last != 0) {
-                        out.record(now - last);
-                        counted++;
-                    }
-                    last = now;
+                if (!stamps.stamp(scnt)) {
+                    break;
                 }
+                long now = stamps.now();
                 buf.putByte(postIdx, (byte) ++scnt); // the iteration count rides in the last byte (perftest post_buf)
                 for (long tries = 0; ; tries++) {
                     sq.start();
@@ -83,10 +73,7 @@ final class LatencyLoops {
                 ccnt++;
             }
         }
-        if (clock != null) {
-            out.iters = counted;
-            out.sampleNanos = clock.sampleNanos();
-        }
+        stamps.finish();
     }
 
     /**
@@ -104,8 +91,7 @@ final class LatencyLoops {
         long iters = clock == null ? out.iters : Long.MAX_VALUE;
         long scnt = 0;
         long rcnt = 0;
-        long counted = 0;
-        long last = 0;
+        PostStamps stamps = new PostStamps(out, clock);
         while (scnt < iters || rcnt < iters) {
             if (rcnt < iters && !(scnt < 1 && !server)) {
                 if (clock == null) {
@@ -120,19 +106,10 @@ final class LatencyLoops {
                 }
             }
             if (scnt < iters) {
-                long now = System.nanoTime();
-                if (clock == null) {
-                    out.tposted[(int) scnt] = now;
-                } else {
-                    if (clock.over(now)) {
-                        break;
-                    }
-                    if (clock.sampling(now) && last != 0) {
-                        out.record(now - last);
-                        counted++;
-                    }
-                    last = now;
+                if (!stamps.stamp(scnt)) {
+                    break;
                 }
+                long now = stamps.now();
                 scnt++;
                 for (long tries = 0; ; tries++) {
                     sq.start();
@@ -152,10 +129,7 @@ final class LatencyLoops {
                 check(wc, "send", scnt - 1);
             }
         }
-        if (clock != null) {
-            out.iters = counted;
-            out.sampleNanos = clock.sampleNanos();
-        }
+        stamps.finish();
     }
 
     /** ib_read_lat / ib_atomic_lat: the client alone posts one READ (or FETCH_AND_ADD) and waits for it, in turn. */
@@ -168,22 +142,12 @@ final class LatencyLoops {
         boolean atomic = s.p.test().verb() == PerfTest.Verb.ATOMIC;
         WorkCompletion wc = new WorkCompletion();
         long iters = clock == null ? out.iters : Long.MAX_VALUE;
-        long counted = 0;
-        long last = 0;
+        PostStamps stamps = new PostStamps(out, clock);
         for (long scnt = 0; scnt < iters; scnt++) {
-            long now = System.nanoTime();
-            if (clock == null) {
-                out.tposted[(int) scnt] = now;
-            } else {
-                if (clock.over(now)) {
-                    break;
-                }
-                if (clock.sampling(now) && last != 0) {
-                    out.record(now - last);
-                    counted++;
-                }
-                last = now;
+            if (!stamps.stamp(scnt)) {
+                break;
             }
+            long now = stamps.now();
             for (long tries = 0; ; tries++) {
                 sq.start();
                 sq.wrId(0).flags(SendFlags.SIGNALED);
@@ -201,10 +165,7 @@ final class LatencyLoops {
             s.waiter.pollOne(s.sendCq, wc, atomic ? "the completion of FETCH_AND_ADD" : "the completion of RDMA READ", scnt + 1);
             check(wc, "send", scnt);
         }
-        if (clock != null) {
-            out.iters = counted;
-            out.sampleNanos = clock.sampleNanos();
-        }
+        stamps.finish();
     }
 
     private static boolean pollUntil(PerfSide s, CompletionQueue cq, WorkCompletion wc, long deadline) {

@@ -1,0 +1,50 @@
+package io.jhca.lab;
+
+/**
+ * When each post of a latency loop went out. With {@code -n}, every post's time is kept (perftest's
+ * {@code tposted}); with {@code -D}, the gap between consecutive posts inside the sampling window is recorded
+ * and counted, and the run ends when the clock says so. One per run, made before the measured loop.
+ */
+final class PostStamps {
+    private final LatencySamples out;
+    private final DurationClock clock;
+    private long now;
+    private long last;
+    private long counted;
+
+    PostStamps(LatencySamples out, DurationClock clock) {
+        this.out = out;
+        this.clock = clock;
+    }
+
+    /** Stamps post number {@code n}; false when a duration run is over and nothing more may be posted. */
+    boolean stamp(long n) {
+        now = System.nanoTime();
+        if (clock == null) {
+            out.tposted[(int) n] = now;
+            return true;
+        }
+        if (clock.over(now)) {
+            return false;
+        }
+        if (clock.sampling(now) && last != 0) {
+            out.record(now - last);
+            counted++;
+        }
+        last = now;
+        return true;
+    }
+
+    /** The time of the last {@link #stamp}. */
+    long now() {
+        return now;
+    }
+
+    /** After the loop: a duration run reports the iterations it sampled and how long it sampled. */
+    void finish() {
+        if (clock != null) {
+            out.iters = counted;
+            out.sampleNanos = clock.sampleNanos();
+        }
+    }
+}
