@@ -61,6 +61,9 @@ public final class ConnectXModel implements Agent {
         this.rxe = new RxeMirror(name, address);
         this.st = new DeviceState(name, iommu, counters, rxe, address);
         this.dataPath = new DataPath(st, rxe.context.queryPort(1).activeMtu().bytes());
+        // A packet that needs a receive WQE makes the hardware read the RQ doorbell record then and there; without
+        // this, a WQE posted after this duty cycle's fetch would be missed and a UD datagram dropped.
+        rxe.context.engine().onEmptyReceiveQueue(dataPath::refillRecv);
         this.firmware = new Firmware(st, dataPath);
         this.initSeg = new InitSegmentDevice(bar, iommu, firmware, st, preInitNanos);
         this.uars = new UarDoorbells(bar, st);

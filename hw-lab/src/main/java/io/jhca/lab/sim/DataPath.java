@@ -68,6 +68,14 @@ final class DataPath {
         return work;
     }
 
+    /** The wire found {@code qpn}'s receive queue empty: take what the driver posted since the last fetch. */
+    void refillRecv(int qpn) {
+        SimQp qp = st.qp(qpn);
+        if (qp != null && !qp.faulted) {
+            fetchRecv(qp);
+        }
+    }
+
     private int fetchRecv(SimQp qp) {
         if (qp.rqCount == 0) {
             return 0;

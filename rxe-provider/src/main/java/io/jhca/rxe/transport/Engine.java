@@ -2,6 +2,7 @@ package io.jhca.rxe.transport;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.function.IntConsumer;
 
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.Agent;
@@ -61,6 +62,12 @@ public final class Engine implements Agent {
     private int qpCount;
     private final ManyToOneConcurrentArrayQueue<Command> commands = new ManyToOneConcurrentArrayQueue<>(1024);
     private final boolean threaded;
+    /**
+     * For a device model embedding this engine: asked, with the QPN, when a packet needs a receive WQE and none
+     * is posted, so the model can read its receive queue's doorbell record first, as hardware does when a
+     * packet arrives. Null for ordinary devices. Runs on the engine's thread.
+     */
+    private volatile IntConsumer emptyRecvQueueListener;
     private volatile Thread thread;
     private volatile boolean closed;
     private volatile Throwable lastError;
@@ -124,6 +131,21 @@ public final class Engine implements Agent {
     /** The device is going away: from now on control actions run on the caller's thread. */
     public void markClosed() {
         closed = true;
+    }
+
+    /** See {@link #emptyRecvQueueListener}; set it before traffic starts. */
+    public void onEmptyReceiveQueue(final IntConsumer listener) {
+        this.emptyRecvQueueListener = listener;
+    }
+
+    /** Lets the embedding model refill {@code qpn}'s receive queue; true if a listener ran. */
+    boolean refillReceiveQueue(final int qpn) {
+        final IntConsumer l = emptyRecvQueueListener;
+        if (l == null) {
+            return false;
+        }
+        l.accept(qpn);
+        return true;
     }
 
     @Override

@@ -202,7 +202,7 @@ final class Responder {
     }
 
     private void executeSend(final RxPacket p, final boolean start, final boolean end, final boolean rc) {
-        final RecvWqe w = qp.rq.peek();
+        final RecvWqe w = nextRecvWqe();
         if (start) {
             recvInProgress = true;
             recvOffset = 0;
@@ -280,7 +280,7 @@ final class Responder {
             current = NONE;
             msn = Psn.next(msn);
             if (p.has(Opcode.HAS_IMMDT)) {
-                final RecvWqe w = qp.rq.peek();
+                final RecvWqe w = nextRecvWqe();
                 final WorkCompletion wc = qp.completeRecv(w, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM,
                         (int) writeLength);
                 qp.rq.completeHead();
@@ -374,6 +374,15 @@ final class Responder {
         sendAtomicAck(p.psn, e.original); // the cached result: never executed twice
     }
 
+    /** The receive WQE a packet consumes; an embedding model may refill an empty queue first (see Engine). */
+    private RecvWqe nextRecvWqe() {
+        final RecvWqe w = qp.rq.peek();
+        if (w != null || !qp.engine.refillReceiveQueue(qp.qpn)) {
+            return w;
+        }
+        return qp.rq.peek();
+    }
+
     private void onUdSend(final RxPacket p) {
         final RxeCounters counters = qp.engine.counters;
         final Deth deth = p.deth();
@@ -382,7 +391,7 @@ final class Responder {
             counters.increment(RxeCounters.Counter.DROP_BAD_QKEY);
             return;
         }
-        final RecvWqe w = qp.rq.peek();
+        final RecvWqe w = nextRecvWqe();
         if (w == null) {
             counters.increment(RxeCounters.Counter.DROP_NO_RECV_WQE);
             return;
@@ -554,7 +563,7 @@ final class Responder {
             final String detail) {
         sendAck(Aeth.nakSyndrome(nakCode), p.psn);
         if (recvInProgress) {
-            final RecvWqe w = qp.rq.peek();
+            final RecvWqe w = nextRecvWqe();
             if (w != null) {
                 final WorkCompletion wc = qp.completeRecv(w, recvStatus, WcOpcode.RECV, 0);
                 qp.rq.completeHead();
