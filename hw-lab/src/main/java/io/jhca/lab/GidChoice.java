@@ -49,11 +49,22 @@ public final class GidChoice {
     }
 
     /**
-     * Where a tool's TCP server listens: the explicit {@code bind} address if given, else the GID's IP address if
-     * that is a loopback address, else 127.0.0.1. Never the wildcard by default, so a lab run is not reachable
-     * from other hosts unless asked for.
+     * Where a two-process tool's TCP server listens: the explicit {@code bind} address if given, else every address
+     * of the host (the wildcard), as ibv_rc_pingpong and perftest do (getaddrinfo with AI_PASSIVE), so that a peer on
+     * another host can connect with the defaults.
      */
-    public static InetAddress listenAddress(Gid local, String bind) throws java.net.UnknownHostException {
+    public static InetAddress serverListenAddress(String bind) throws java.net.UnknownHostException {
+        if (bind != null) {
+            return InetAddress.getByName(bind);
+        }
+        return new java.net.InetSocketAddress(0).getAddress(); // the wildcard (IPv6 "::" where available, dual stack)
+    }
+
+    /**
+     * Where an in-process run's internal exchange listens: the explicit {@code bind} address if given, else the GID's
+     * IP address if that is a loopback address, else 127.0.0.1. Nothing outside the process needs to reach it.
+     */
+    public static InetAddress inProcessListenAddress(Gid local, String bind) throws java.net.UnknownHostException {
         if (bind != null) {
             return InetAddress.getByName(bind);
         }

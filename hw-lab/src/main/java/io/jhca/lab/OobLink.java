@@ -55,6 +55,15 @@ public final class OobLink implements Closeable {
         return ss;
     }
 
+    /** Where {@code ss} listens, for the startup line: "all addresses, TCP port 18515" or "127.0.0.1:18515". */
+    public static String describe(ServerSocket ss) {
+        InetAddress a = ss.getInetAddress();
+        if (a == null || a.isAnyLocalAddress()) {
+            return "all addresses, TCP port " + ss.getLocalPort();
+        }
+        return (a instanceof java.net.Inet6Address ? "[" + a.getHostAddress() + "]" : a.getHostAddress()) + ":" + ss.getLocalPort();
+    }
+
     /**
      * Waits for one client ({@code timeoutMillis} 0 = forever) and closes the listening socket, as the tools do.
      * {@code ss} must come from {@link #listen}.

@@ -40,13 +40,13 @@ public final class PerfMain {
 
     private static PerfOutcome server(PerfParams p, PrintWriter out) throws IOException {
         try (PerfSide side = new PerfSide(p, p.device())) {
-            InetAddress bind = GidChoice.listenAddress(side.gid, p.bind());
+            InetAddress bind = GidChoice.serverListenAddress(p.bind());
             ServerSocket ss = OobLink.listen(bind, p.tcpPort());
             out.println();
             out.println("************************************");
             out.println("* Waiting for client to connect... *");
             out.println("************************************");
-            out.printf(" (listening on %s:%d)%n", bind.getHostAddress(), ss.getLocalPort());
+            out.printf(" (listening on %s)%n", OobLink.describe(ss));
             out.flush();
             try (OobLink link = OobLink.accept(ss, 0)) {
                 link.whileWaiting(side.ctx::progress);
@@ -74,7 +74,7 @@ public final class PerfMain {
         ServerSocket ss;
         InetAddress bind;
         try {
-            bind = GidChoice.listenAddress(serverSide.gid, p.bind());
+            bind = GidChoice.inProcessListenAddress(serverSide.gid, p.bind());
             ss = OobLink.listen(bind, p.tcpPort());
         } catch (IOException | RuntimeException e) {
             serverSide.close();

@@ -92,7 +92,7 @@ public abstract class PerfTestCommand implements Callable<Integer> {
     @Option(names = "--server", description = "be the server of a two-process run and wait for a client")
     boolean server;
 
-    @Option(names = "--bind", paramLabel = "ADDR", description = "server: listen on ADDR (default: the GID's address if loopback, else 127.0.0.1)")
+    @Option(names = "--bind", paramLabel = "ADDR", description = "server: listen on ADDR only (default: all addresses, as ibv_rc_pingpong and perftest)")
     String bind;
 
     @Option(names = "--json", paramLabel = "FILE", description = "write the results, with the latency histogram, as JSON")

@@ -229,8 +229,10 @@ public final class RcPingpong {
     }
 
     private PingpongDest serverExchange(Context ctx, QueuePair qp, PingpongDest me, Mtu mtu, int gidIndex) throws IOException {
-        InetAddress bind = GidChoice.listenAddress(me.gid(), o.bind());
+        InetAddress bind = GidChoice.serverListenAddress(o.bind());
         ServerSocket ss = OobLink.listen(bind, o.tcpPort());
+        // on stderr: stdout stays line for line what ibv_rc_pingpong prints
+        System.err.println("hwlab rc-pingpong: listening on " + OobLink.describe(ss));
         listening.accept(ss.getLocalPort());
         try (OobLink link = OobLink.accept(ss, 0)) {
             link.readTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(0, o.stallMillis()))).whileWaiting(ctx::progress);

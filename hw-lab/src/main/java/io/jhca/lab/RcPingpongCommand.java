@@ -46,7 +46,7 @@ public final class RcPingpongCommand implements Callable<Integer> {
     Integer gidIndex;
 
     @Option(names = "--bind", paramLabel = "ADDR",
-            description = "server: listen on ADDR (default: the GID's address if loopback, else 127.0.0.1)")
+            description = "server: listen on ADDR only (default: all addresses, as ibv_rc_pingpong and perftest)")
     String bind;
 
     @Option(names = "--stall-timeout", paramLabel = "SECONDS",
