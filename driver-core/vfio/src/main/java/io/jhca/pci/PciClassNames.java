@@ -29,6 +29,7 @@ final class PciClassNames {
             case 0x0c03: return "USB controller";
             case 0x0c05: return "SMBus";
             case 0x1200: return "Processing accelerators";
+            case 0xffff: return "Unassigned class";
             default:
                 break;
         }
