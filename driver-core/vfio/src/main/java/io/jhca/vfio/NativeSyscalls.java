@@ -2,6 +2,7 @@ package io.jhca.vfio;
 
 import jnr.ffi.LastError;
 import jnr.ffi.LibraryLoader;
+import jnr.ffi.Pointer;
 import jnr.ffi.Runtime;
 import jnr.ffi.annotations.SaveError;
 import jnr.ffi.types.off_t;
@@ -25,11 +26,13 @@ final class NativeSyscalls implements Syscalls {
         @SaveError
         int ioctl(int fd, long request, long arg);
 
+        // A Pointer, not a long, for the address: jnr-ffi passed the long-typed form's offset wrongly (glibc then
+        // refused it with EINVAL before any system call), while the Pointer form is what the memory module uses.
         @SaveError
-        long mmap(long addr, @size_t long length, int prot, int flags, int fd, @off_t long offset);
+        Pointer mmap(Pointer addr, @size_t long length, int prot, int flags, int fd, @off_t long offset);
 
         @SaveError
-        int munmap(long addr, @size_t long length);
+        int munmap(Pointer addr, @size_t long length);
 
         @SaveError
         @ssize_t long pread(int fd, long buf, @size_t long count, @off_t long offset);
@@ -73,12 +76,13 @@ final class NativeSyscalls implements Syscalls {
 
     @Override
     public long mmap(final long length, final int prot, final int flags, final int fd, final long offset) {
-        return libc.mmap(0, length, prot, flags, fd, offset);
+        final Pointer p = libc.mmap(null, length, prot, flags, fd, offset);
+        return p == null ? 0 : p.address(); // MAP_FAILED comes back as address -1
     }
 
     @Override
     public int munmap(final long address, final long length) {
-        return libc.munmap(address, length);
+        return libc.munmap(Pointer.wrap(runtime, address), length);
     }
 
     @Override
