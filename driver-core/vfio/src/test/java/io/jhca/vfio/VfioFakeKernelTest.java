@@ -171,7 +171,8 @@ class VfioFakeKernelTest {
     @Test
     void allocatedDmaMapsRealMemoryAndUnmapsOnClose() {
         final FakeKernel k = new FakeKernel();
-        try (VfioContainer c = container(k)) {
+        final VfioContainer c = container(k);
+        {
             c.openGroup(FakeKernel.GROUP);
             final DmaRegion a = DmaMemory.allocate(DmaOptions.of(4096).iovaTranslator(c.dma()));
             final DmaRegion b = c.allocate(DmaOptions.of(3 * 4096));
@@ -185,8 +186,10 @@ class VfioFakeKernelTest {
             assertEquals(3 * 4096, k.dma.get(ib)[1]);
             a.close();
             assertEquals(1, k.dma.size());
-            assertEquals(ia, c.allocate(DmaOptions.of(4096)).iova(0), "a freed IOVA is reused");
+            final DmaRegion again = c.allocate(DmaOptions.of(4096));
+            assertEquals(ia, again.iova(0), "a freed IOVA is reused");
             c.close();
+            again.close();
             assertEquals(0, k.dma.size(), "the container unmapped what was left");
             assertThrows(VfioException.class, () -> b.iova(0), "translation after the container closed");
             b.close(); // still possible: the memory is released, the mapping is already gone
