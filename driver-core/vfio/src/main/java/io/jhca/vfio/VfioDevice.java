@@ -326,6 +326,22 @@ public final class VfioDevice implements AutoCloseable {
         s.keepAlive();
     }
 
+    /**
+     * Unmasks INTx after it fired: vfio-pci masks a level-triggered INTx when it signals the eventfd
+     * (VFIO_IRQ_INFO_AUTOMASKED), so the handler unmasks it once the device's interrupt is acknowledged.
+     */
+    public synchronized void unmaskIntx() {
+        ensureOpen("VFIO_DEVICE_SET_IRQS");
+        final NativeStruct s = NativeStruct.withArgsz(IRQ_SET_SIZE);
+        s.buffer.putInt(IRQ_SET_FLAGS, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_UNMASK);
+        s.buffer.putInt(IRQ_SET_INDEX, VFIO_PCI_INTX_IRQ_INDEX);
+        s.buffer.putInt(IRQ_SET_COUNT, 1);
+        if (sys.ioctl(fd, VFIO_DEVICE_SET_IRQS, s.address()) < 0) {
+            throw new VfioException(name, "VFIO_DEVICE_SET_IRQS(INTx unmask)", sys.errno(), null);
+        }
+        s.keepAlive();
+    }
+
     /** Turns IRQ index {@code index} off (DATA_NONE, count 0) and closes its eventfds. */
     public synchronized void disableInterrupts(final int index) {
         ensureOpen("VFIO_DEVICE_SET_IRQS");

@@ -45,6 +45,8 @@ final class FakeKernel implements Syscalls {
     boolean viable = true;
     boolean resetSupported = true;
     boolean containerNodeExists = true;
+    /** vfio's unsafe no-IOMMU mode: no Type1 extension, the group node is noiommu-N, every IOMMU ioctl is ENOTTY. */
+    boolean noIommu;
     int dmaAvail = 65535;
     int resets;
 
@@ -109,7 +111,7 @@ final class FakeKernel implements Syscalls {
                 return err(Errno.ENOENT);
             }
             kind = "container";
-        } else if (path.endsWith("/vfio/" + GROUP)) {
+        } else if (path.endsWith("/vfio/" + (noIommu ? "noiommu-" : "") + GROUP)) {
             kind = "group";
         } else {
             return err(Errno.ENOENT);
@@ -158,10 +160,16 @@ final class FakeKernel implements Syscalls {
             return VFIO_API_VERSION;
         }
         if (request == VFIO_CHECK_EXTENSION) {
+            if (noIommu) {
+                return arg == VFIO_NOIOMMU_IOMMU ? 1 : 0;
+            }
             return arg == VFIO_TYPE1v2_IOMMU || arg == VFIO_TYPE1_IOMMU ? 1 : 0;
         }
         if (request == VFIO_SET_IOMMU) {
-            return arg == VFIO_TYPE1v2_IOMMU ? 0 : err(Errno.EINVAL);
+            return arg == (noIommu ? VFIO_NOIOMMU_IOMMU : VFIO_TYPE1v2_IOMMU) ? 0 : err(Errno.EINVAL);
+        }
+        if (noIommu) {
+            return err(Errno.ENOTTY);
         }
         if (request == VFIO_IOMMU_GET_INFO) {
             final UnsafeBuffer head = new UnsafeBuffer(arg, IOMMU_INFO_SIZE);

@@ -294,6 +294,69 @@ class VfioFakeKernelTest {
     }
 
     @Test
+    void noIommuModeOnlyWhenAskedForAndMarkedUnsafe() {
+        final FakeKernel k = new FakeKernel();
+        k.noIommu = true;
+        final VfioException refused = assertThrows(VfioException.class, () -> container(k));
+        assertTrue(refused.getMessage().startsWith("container: VFIO_CHECK_EXTENSION(VFIO_TYPE1v2_IOMMU): the kernel offers"
+            + " no Type1v2 IOMMU: "), refused.getMessage());
+        assertTrue(refused.getMessage().contains("intel_iommu=on"), refused.getMessage());
+        assertEquals(Map.of(), k.openFds());
+        try (VfioContainer c = VfioContainer.open(k, Path.of("/dev"), true)) {
+            assertEquals(IommuType.NOIOMMU, c.iommuType());
+            assertTrue(c.iommuType().unsafe());
+            final VfioDevice d = c.openDevice(BDF, FakeKernel.GROUP);
+            assertEquals("group noiommu-" + FakeKernel.GROUP, d.group().name());
+            final VfioException noMap = assertThrows(VfioException.class, c::dma);
+            assertTrue(noMap.getMessage().contains("use physicalDma()"), noMap.getMessage());
+            final VfioIova phys = c.physicalDma(va -> va - 0x7f0000000000L + 0x100000L);
+            phys.map(0x7f0000000000L, 8192);
+            assertEquals(0, k.dma.size(), "no MAP_DMA without an IOMMU");
+            assertEquals(0x101010L, phys.toIova(0x7f0000001010L), "the device is given physical addresses");
+            phys.unmap(0x7f0000000000L, 8192);
+        }
+        assertEquals(Map.of(), k.openFds());
+    }
+
+    @Test
+    void intxIsUnmaskedWithActionUnmask() {
+        final FakeKernel k = new FakeKernel();
+        try (VfioContainer c = container(k); VfioDevice d = c.openDevice(BDF, FakeKernel.GROUP)) {
+            final IrqInfo intx = d.irqInfo(VFIO_PCI_INTX_IRQ_INDEX);
+            assertTrue(intx.automasked() && intx.maskable());
+            final VfioInterrupt irq = d.enableInterrupt(VFIO_PCI_INTX_IRQ_INDEX, 0);
+            k.fire(VFIO_PCI_INTX_IRQ_INDEX, 0);
+            assertEquals(1, irq.await(10_000));
+            d.unmaskIntx();
+            final int[] unmask = k.irqSets.get(k.irqSets.size() - 1);
+            assertEquals(VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_UNMASK, unmask[3]);
+            assertEquals(VFIO_PCI_INTX_IRQ_INDEX, unmask[0]);
+            assertEquals(1, unmask[2]);
+        }
+    }
+
+    @Test
+    void malformedCapabilityChainsAreRefusedNotFollowed() {
+        final org.agrona.concurrent.UnsafeBuffer b = new org.agrona.concurrent.UnsafeBuffer(new byte[64]);
+        b.putInt(REGION_INFO_FLAGS, VFIO_REGION_INFO_FLAG_CAPS);
+        b.putInt(REGION_INFO_CAP_OFFSET, 32);
+        b.putShort(32, (short) 9);
+        b.putInt(32 + CAP_HEADER_NEXT, 32); // points at itself
+        final VfioException loop = assertThrows(VfioException.class, () -> VfioDevice.parseRegionInfo(b, 64, "dev"));
+        assertTrue(loop.getMessage().contains("does not follow"), loop.getMessage());
+        b.putInt(32 + CAP_HEADER_NEXT, 60); // header would run past the buffer
+        assertThrows(VfioException.class, () -> VfioDevice.parseRegionInfo(b, 64, "dev"));
+        b.putInt(32 + CAP_HEADER_NEXT, 0);
+        b.putShort(32, (short) VFIO_REGION_INFO_CAP_SPARSE_MMAP);
+        b.putInt(32 + SPARSE_MMAP_NR_AREAS, 5); // five areas do not fit in 64 bytes
+        assertThrows(VfioException.class, () -> VfioDevice.parseRegionInfo(b, 64, "dev"));
+        b.putInt(32 + SPARSE_MMAP_NR_AREAS, 1);
+        b.putLong(32 + SPARSE_MMAP_AREAS, 0x1000);
+        b.putLong(32 + SPARSE_MMAP_AREAS + 8, 0x2000);
+        assertEquals(List.of(new RegionInfo.SparseArea(0x1000, 0x2000)), VfioDevice.parseRegionInfo(b, 64, "dev").sparseAreas());
+    }
+
+    @Test
     void useAfterCloseIsAnExceptionEverywhere() {
         final FakeKernel k = new FakeKernel();
         final VfioContainer c = container(k);
