@@ -266,12 +266,40 @@ public final class VfioContainer implements AutoCloseable {
     }
 
     /**
-     * VFIO_IOMMU_MAP_DMA: lets the devices of this container read and write {@code size} bytes at {@code vaddr}
-     * through {@code iova}. The memory must stay mapped (and should be locked) until {@link #unmapDma}.
+     * VFIO_IOMMU_MAP_DMA at an IOVA of the caller's choosing: lets the devices of this container read and write
+     * {@code size} bytes at {@code vaddr} through {@code iova}. The block is taken from the {@link #allocator()}
+     * first, so it can never collide with IOVAs handed out there (a block outside the usable ranges or already
+     * in use is refused). The memory must stay mapped (and should be locked) until {@link #unmapDma}.
      */
     public synchronized DmaMapping mapDma(final long vaddr, final long iova, final long size) {
         ensureOpen("VFIO_IOMMU_MAP_DMA");
         ensureMappable("VFIO_IOMMU_MAP_DMA");
+        checkRoom(1);
+        allocator.reserve(iova, size);
+        try {
+            return mapReserved(vaddr, iova, size);
+        } catch (final RuntimeException | Error e) {
+            allocator.free(iova, size);
+            throw e;
+        }
+    }
+
+    /** VFIO_IOMMU_MAP_DMA of {@code size} bytes at {@code vaddr} at an IOVA from the {@link #allocator()}. */
+    public synchronized DmaMapping mapDma(final long vaddr, final long size) {
+        ensureOpen("VFIO_IOMMU_MAP_DMA");
+        ensureMappable("VFIO_IOMMU_MAP_DMA");
+        checkRoom(1);
+        final long iova = allocator.allocate(size, Math.min(2L << 20, Long.highestOneBit(size)));
+        try {
+            return mapReserved(vaddr, iova, size);
+        } catch (final RuntimeException | Error e) {
+            allocator.free(iova, size);
+            throw e;
+        }
+    }
+
+    /** The ioctl itself, for a block already taken from the allocator. */
+    private DmaMapping mapReserved(final long vaddr, final long iova, final long size) {
         checkRoom(1);
         final NativeStruct s = NativeStruct.withArgsz(DMA_MAP_SIZE);
         s.buffer.putInt(DMA_MAP_FLAGS, VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE);
@@ -291,10 +319,10 @@ public final class VfioContainer implements AutoCloseable {
         return m;
     }
 
-    /** VFIO_IOMMU_UNMAP_DMA of a mapping made by {@link #mapDma}. */
+    /** VFIO_IOMMU_UNMAP_DMA of a mapping made by {@link #mapDma}; its IOVA block goes back to the allocator. */
     public synchronized void unmapDma(final DmaMapping mapping) {
         ensureOpen("VFIO_IOMMU_UNMAP_DMA");
-        if (mappings.get(mapping.iova()) != mapping && !mapping.equals(mappings.get(mapping.iova()))) {
+        if (!mapping.equals(mappings.get(mapping.iova()))) {
             throw new IllegalArgumentException("not a mapping of this container: " + mapping);
         }
         unmapRaw(mapping);
@@ -310,6 +338,7 @@ public final class VfioContainer implements AutoCloseable {
             throw new VfioException(NAME, "VFIO_IOMMU_UNMAP_DMA", sys.errno(), m.toString());
         }
         mappings.remove(m.iova());
+        allocator.free(m.iova(), m.size());
         // The kernel writes back how much it unmapped; less means part of the range was never mapped.
         final long unmapped = s.buffer.getLong(DMA_UNMAP_UNMAP_SIZE);
         if (unmapped != m.size()) {

@@ -29,7 +29,6 @@ public final class VfioIova implements IovaTranslator {
 
     /** Granule of the physical policy's page walk: the base page of /proc/self/pagemap. */
     static final long BASE_PAGE = 4096;
-    private static final long MAX_ALIGN = 2L << 20;
 
     /** One IOVA-contiguous piece of a region. */
     private record Run(long va, long length, long iova, DmaMapping mapping) {
@@ -94,18 +93,8 @@ public final class VfioIova implements IovaTranslator {
     }
 
     private void mapAllocated(final long va, final long length) {
-        container.checkRoom(1);
-        final IovaAllocator allocator = container.allocator();
-        final long align = Math.min(MAX_ALIGN, Long.highestOneBit(length));
-        final long iova = allocator.allocate(length, align);
-        final DmaMapping m;
-        try {
-            m = container.mapDma(va, iova, length);
-        } catch (final RuntimeException | Error e) {
-            allocator.free(iova, length);
-            throw e;
-        }
-        runs.put(va, new Run(va, length, iova, m));
+        final DmaMapping m = container.mapDma(va, length);
+        runs.put(va, new Run(va, length, m.iova(), m));
     }
 
     private void mapPhysical(final long va, final long length) {
@@ -121,16 +110,7 @@ public final class VfioIova implements IovaTranslator {
         final List<Run> done = new ArrayList<>();
         try {
             for (final long[] p : pieces) {
-                DmaMapping m = null;
-                if (!noIommu) {
-                    container.allocator().reserve(p[2], p[1]);
-                    try {
-                        m = container.mapDma(p[0], p[2], p[1]);
-                    } catch (final RuntimeException | Error e) {
-                        container.allocator().free(p[2], p[1]);
-                        throw e;
-                    }
-                }
+                final DmaMapping m = noIommu ? null : container.mapDma(p[0], p[2], p[1]);
                 done.add(new Run(p[0], p[1], p[2], m));
             }
         } catch (final RuntimeException | Error e) {
@@ -187,7 +167,6 @@ public final class VfioIova implements IovaTranslator {
             return;
         }
         container.unmapDma(r.mapping());
-        container.allocator().free(r.iova(), r.length());
     }
 
     /** Mappings this translator holds now. */

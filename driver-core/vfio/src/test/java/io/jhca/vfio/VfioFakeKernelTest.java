@@ -184,6 +184,10 @@ class VfioFakeKernelTest {
             assertEquals(ib + 5000, b.iova(5000));
             assertEquals(a.address(), k.dma.get(ia)[0], "MAP_DMA was given the region's address");
             assertEquals(3 * 4096, k.dma.get(ib)[1]);
+            final int calls = k.calls();
+            final VfioException taken = assertThrows(VfioException.class, () -> c.mapDma(0x5000_0000L, ib + 4096, 4096));
+            assertTrue(taken.getMessage().contains("is not free"), taken.getMessage());
+            assertEquals(calls, k.calls(), "an IOVA the allocator handed out is refused before the kernel is asked");
             a.close();
             assertEquals(1, k.dma.size());
             final DmaRegion again = c.allocate(DmaOptions.of(4096));
@@ -195,6 +199,29 @@ class VfioFakeKernelTest {
             b.close(); // still possible: the memory is released, the mapping is already gone
         }
         assertEquals(Map.of(), k.openFds());
+    }
+
+    /** Huge pages (when the machine has some reserved): one mapping per region, its IOVA 2 MiB aligned. */
+    @Test
+    void hugePageRegionsMapOnceAlignedToTheHugePage() {
+        final FakeKernel k = new FakeKernel();
+        try (VfioContainer c = container(k)) {
+            c.openGroup(FakeKernel.GROUP);
+            c.mapDma(0x1000_0000L, 0x1000L, 4096); // something below, so alignment has work to do
+            final DmaRegion r;
+            try {
+                r = c.allocate(DmaOptions.of(4 << 20).hugePages(true));
+            } catch (final io.jhca.memory.HugePagesUnavailableException none) {
+                org.junit.jupiter.api.Assumptions.abort("no 2 MiB huge pages reserved here: " + none.getMessage());
+                return;
+            }
+            assertEquals(2 << 20, r.pageSize());
+            assertEquals(2, k.dma.size());
+            assertEquals(0L, r.iova(0) % (2 << 20));
+            assertEquals(4L << 20, k.dma.get(r.iova(0))[1]);
+            r.close();
+            assertEquals(1, k.dma.size());
+        }
     }
 
     @Test
