@@ -162,7 +162,10 @@ public final class VfioContainer implements AutoCloseable {
         return g;
     }
 
-    /** Opens {@code function}'s group (see {@link #openGroup(int)}) and the device in it. */
+    /**
+     * Opens {@code function}'s group (see {@link #openGroup(int)}) and the device in it. Read the function after
+     * binding it: in no-IOMMU mode its group only appears when vfio-pci binds it.
+     */
     public VfioDevice openDevice(final PciFunction function) {
         if (function.iommuGroup() < 0) {
             throw VfioException.refused(function.address().toString(), "open device", "the function has no IOMMU group:"

@@ -3,7 +3,6 @@ package io.jhca.vfio;
 import static io.jhca.vfio.VfioAbi.*;
 
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -481,9 +480,5 @@ final class FakeKernel implements Syscalls {
             }
         }
         throw new IllegalStateException("vector " + vector + " of index " + index + " is not wired");
-    }
-
-    static String text(final byte[] b) {
-        return new String(b, StandardCharsets.US_ASCII);
     }
 }
