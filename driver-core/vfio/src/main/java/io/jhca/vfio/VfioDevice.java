@@ -284,7 +284,7 @@ public final class VfioDevice implements AutoCloseable {
             throw VfioException.refused(name, call, "the index has " + irq.count() + " vector(s)"
                 + (irq.count() == 0 ? " (the device lacks this capability)" : ""));
         }
-        final List<VfioInterrupt> wired = irqs.computeIfAbsent(index, k -> new ArrayList<>());
+        final List<VfioInterrupt> wired = irqs.getOrDefault(index, List.of());
         for (final VfioInterrupt w : wired) {
             if (w.vector() == vector) {
                 throw VfioException.refused(name, call, "the vector is already wired");
@@ -302,12 +302,9 @@ public final class VfioDevice implements AutoCloseable {
             }
         } catch (final RuntimeException | Error e) {
             Cleanup.run(null, interrupt::closeFd);
-            if (wired.isEmpty()) {
-                irqs.remove(index);
-            }
             throw e;
         }
-        wired.add(interrupt);
+        irqs.computeIfAbsent(index, k -> new ArrayList<>()).add(interrupt);
         return interrupt;
     }
 

@@ -346,6 +346,16 @@ class VfioFakeKernelTest {
     }
 
     @Test
+    void aFailedEventfdLeavesTheIndexUntouched() {
+        final FakeKernel k = new FakeKernel().failKind("eventfd", Errno.EMFILE);
+        try (VfioContainer c = container(k); VfioDevice d = c.openDevice(BDF, FakeKernel.GROUP)) {
+            final VfioException e = assertThrows(VfioException.class, () -> d.enableInterrupt(VFIO_PCI_MSIX_IRQ_INDEX, 0));
+            assertEquals("0000:00:03.0: eventfd failed: EMFILE (Too many open files)", e.getMessage());
+        }
+        assertEquals(List.of(), k.irqSets, "nothing was wired, so nothing is unwired at close");
+    }
+
+    @Test
     void intxIsUnmaskedWithActionUnmask() {
         final FakeKernel k = new FakeKernel();
         try (VfioContainer c = container(k); VfioDevice d = c.openDevice(BDF, FakeKernel.GROUP)) {
