@@ -5,6 +5,11 @@ import io.jhca.pci.PciBinder;
 import io.jhca.pci.PciException;
 import io.jhca.pci.PciFunction;
 import io.jhca.pci.PciSysfs;
+import io.jhca.vfio.Syscalls;
+import io.jhca.vfio.VfioContainer;
+import io.jhca.vfio.VfioDevice;
+import io.jhca.vfio.VfioException;
+import io.jhca.vfio.VfioReport;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -25,7 +30,8 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "pci", mixinStandardHelpOptions = true,
         description = "PCI functions: list them, bind them to vfio-pci, unbind them.",
-        subcommands = {PciCommand.ListCommand.class, PciCommand.BindCommand.class, PciCommand.UnbindCommand.class})
+        subcommands = {PciCommand.ListCommand.class, PciCommand.BindCommand.class, PciCommand.UnbindCommand.class,
+                PciCommand.InfoCommand.class})
 public final class PciCommand implements Runnable {
     /** Replaces the sysfs writes of bind and unbind (tests run them on fixture trees with a fake kernel). */
     static volatile PciBinder.SysfsWriter writerForTests;
@@ -35,7 +41,7 @@ public final class PciCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing required subcommand (list, bind or unbind)");
+        throw new ParameterException(spec.commandLine(), "Missing required subcommand (list, bind, unbind or info)");
     }
 
     /** The hidden option that points every path at a fixture tree (DIR/sys, DIR/dev, DIR/proc). */
@@ -58,7 +64,7 @@ public final class PciCommand implements Runnable {
     static int refusing(CommandSpec spec, Callable<Integer> body) throws Exception {
         try {
             return body.call();
-        } catch (PciException | IllegalArgumentException e) {
+        } catch (PciException | VfioException | IllegalArgumentException e) {
             PrintWriter err = spec.commandLine().getErr();
             err.println("hwlab pci " + spec.name() + ": " + e.getMessage());
             err.flush();
@@ -151,6 +157,41 @@ public final class PciCommand implements Runnable {
                 PrintWriter out = spec.commandLine().getOut();
                 for (PciAddress a : addresses) {
                     out.println(binder.unbind(a));
+                }
+                out.flush();
+                return 0;
+            });
+        }
+    }
+
+    @Command(name = "info", mixinStandardHelpOptions = true,
+            description = {"Open a function bound to vfio-pci and print what VFIO reports: IOMMU, regions, IRQs."})
+    static final class InfoCommand implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+        @Mixin
+        Roots roots;
+        @Option(names = "--unsafe-noiommu", description = "accept vfio's no-IOMMU mode (no DMA isolation)")
+        boolean noIommu;
+        @Parameters(arity = "1", paramLabel = "BDF", description = "PCI address (0000:00:03.0)")
+        String bdf;
+
+        @Override
+        public Integer call() throws Exception {
+            return refusing(spec, () -> {
+                PciSysfs sysfs = roots.sysfs();
+                PciFunction f = sysfs.function(PciAddress.parse(bdf));
+                if (!f.boundTo(PciBinder.VFIO_PCI)) {
+                    throw new PciException(f.address() + ": bound to " + (f.driver() == null ? "no driver" : f.driver())
+                            + ", not vfio-pci: hwlab pci bind " + f.address() + " vfio-pci first");
+                }
+                PrintWriter out = spec.commandLine().getOut();
+                out.println(f.describe());
+                try (VfioContainer c = VfioContainer.open(Syscalls.linux(), sysfs.devRoot(), noIommu);
+                     VfioDevice d = c.openDevice(f)) {
+                    for (String line : VfioReport.describe(c, d)) {
+                        out.println("  " + line);
+                    }
                 }
                 out.flush();
                 return 0;

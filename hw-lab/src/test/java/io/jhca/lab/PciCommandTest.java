@@ -165,10 +165,27 @@ class PciCommandTest {
     }
 
     @Test
+    void infoRefusesAFunctionNotOnVfioAndReportsWhyVfioCannotOpen() throws IOException {
+        function("0000:00:03.0", "15b3", "1017", "020000", "mlx5_core", 12);
+        function("0000:00:04.0", "1234", "11e8", "00ff00", "vfio-pci", 13);
+        Run notVfio = run("pci", "info", "0000:00:03.0");
+        assertEquals(1, notVfio.rc());
+        assertEquals("hwlab pci info: 0000:00:03.0: bound to mlx5_core, not vfio-pci: hwlab pci bind 0000:00:03.0"
+                + " vfio-pci first\n", notVfio.err());
+        Run noContainer = run("pci", "info", "0000:00:04.0");
+        assertEquals(1, noContainer.rc());
+        assertEquals("hwlab pci info: container: open " + root.resolve("dev/vfio/vfio") + " failed: ENOENT (No such file"
+                + " or directory): the vfio module is not loaded (modprobe vfio-pci)\n", noContainer.err());
+        assertTrue(noContainer.out().startsWith("0000:00:04.0 Unclassified device [00ff]: 1234:11e8 driver=vfio-pci"),
+                noContainer.out());
+    }
+
+    @Test
     void missingArgumentsAreUsageErrors() {
         assertEquals(HwLab.EXIT_USAGE, run("pci", "bind", "vfio-pci").rc());
         assertEquals(HwLab.EXIT_USAGE, run("pci", "unbind").rc());
         assertEquals(HwLab.EXIT_USAGE, run("pci").rc());
+        assertEquals(HwLab.EXIT_USAGE, run("pci", "info").rc());
     }
 
     @Test

@@ -33,20 +33,23 @@ public final class PciBinder {
     private final PciSysfs sysfs;
     private final SysfsWriter writer;
     private final java.util.function.Predicate<Path> accessible;
+    private final long nodeWaitMillis;
 
     public PciBinder(final PciSysfs sysfs) {
         this(sysfs, (attribute, value) -> Files.write(attribute, value.getBytes(StandardCharsets.US_ASCII)));
     }
 
     public PciBinder(final PciSysfs sysfs, final SysfsWriter writer) {
-        this(sysfs, writer, p -> Files.isReadable(p) && Files.isWritable(p));
+        this(sysfs, writer, p -> Files.isReadable(p) && Files.isWritable(p), 3000);
     }
 
     /** With {@code accessible} deciding whether this user may open a group node (tests; root passes every mode check). */
-    PciBinder(final PciSysfs sysfs, final SysfsWriter writer, final java.util.function.Predicate<Path> accessible) {
+    PciBinder(final PciSysfs sysfs, final SysfsWriter writer, final java.util.function.Predicate<Path> accessible,
+              final long nodeWaitMillis) {
         this.sysfs = sysfs;
         this.writer = writer;
         this.accessible = accessible;
+        this.nodeWaitMillis = nodeWaitMillis;
     }
 
     /** Binds one function; see {@link #bind(List, String)}. */
@@ -194,20 +197,34 @@ public final class PciBinder {
         if (f.iommuGroup() < 0) {
             return " (no IOMMU group)";
         }
-        Path node = vfioNode(f.iommuGroup());
+        final Path node = vfioNode(f.iommuGroup());
+        final Path noiommu = sysfs.devRoot().resolve("vfio/noiommu-" + f.iommuGroup());
+        awaitNode(node, noiommu);
         if (!Files.exists(node)) {
-            final Path noiommu = sysfs.devRoot().resolve("vfio/noiommu-" + f.iommuGroup());
             if (Files.exists(noiommu)) {
                 return " (iommu group " + f.iommuGroup() + ", " + noiommu + ", no-IOMMU mode: unsafe)";
             }
             throw new PciException(a + ": bound to vfio-pci but " + node + " does not exist: the group's device node was"
-                + " not created (is udev running? ls -l " + node.getParent() + ")");
+                + " not created (is devtmpfs mounted on /dev? ls -l " + node.getParent() + ")");
         }
         if (!accessible.test(node)) {
             throw new PciException(a + ": bound to vfio-pci but " + node + " is not accessible to this user: run as root"
                 + " or give the user access (chown or a udev rule for " + node + ")");
         }
         return " (iommu group " + f.iommuGroup() + ", " + node + ")";
+    }
+
+    /** The group's node is made by devtmpfs (and given its owner by udev) just after the bind: wait a little for it. */
+    private void awaitNode(final Path node, final Path noiommu) {
+        final long deadline = System.nanoTime() + nodeWaitMillis * 1_000_000L;
+        while (!Files.exists(node) && !Files.exists(noiommu) && System.nanoTime() - deadline < 0) {
+            try {
+                Thread.sleep(20);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     private Path vfioNode(final int group) {

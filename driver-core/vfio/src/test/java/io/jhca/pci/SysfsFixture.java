@@ -44,7 +44,7 @@ final class SysfsFixture {
     final java.util.Set<Path> inaccessible = new java.util.HashSet<>();
 
     PciBinder binder() {
-        return new PciBinder(sysfs(), this::kernelWrite, p -> Files.exists(p) && !inaccessible.contains(p));
+        return new PciBinder(sysfs(), this::kernelWrite, p -> Files.exists(p) && !inaccessible.contains(p), 0);
     }
 
     SysfsFixture driver(final String name) {
