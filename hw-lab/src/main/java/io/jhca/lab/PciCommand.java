@@ -29,7 +29,7 @@ import java.util.concurrent.Callable;
  * dpdk-devbind and SPDK's setup.sh do. Refusals exit 1 with what is wrong and what to do.
  */
 @Command(name = "pci", mixinStandardHelpOptions = true,
-        description = "PCI functions: list them, bind them to vfio-pci, unbind them.",
+        description = "PCI functions: list them, bind them to vfio-pci, unbind them, show what VFIO reports.",
         subcommands = {PciCommand.ListCommand.class, PciCommand.BindCommand.class, PciCommand.UnbindCommand.class,
                 PciCommand.InfoCommand.class})
 public final class PciCommand implements Runnable {

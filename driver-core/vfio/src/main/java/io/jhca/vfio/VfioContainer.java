@@ -251,7 +251,10 @@ public final class VfioContainer implements AutoCloseable {
         return info;
     }
 
-    /** The IOVA allocator seeded from {@link #iommuInfo()} (Type1v2 only). */
+    /**
+     * The IOVA allocator seeded from {@link #iommuInfo()} (Type1v2 only), for inspection; the mapDma methods take
+     * and return its blocks themselves.
+     */
     public synchronized IovaAllocator allocator() {
         ensureOpen("IOVA allocation");
         ensureMappable("IOVA allocation");
@@ -287,12 +290,27 @@ public final class VfioContainer implements AutoCloseable {
         }
     }
 
-    /** VFIO_IOMMU_MAP_DMA of {@code size} bytes at {@code vaddr} at an IOVA from the {@link #allocator()}. */
-    public synchronized DmaMapping mapDma(final long vaddr, final long size) {
+    /**
+     * VFIO_IOMMU_MAP_DMA of {@code size} bytes at {@code vaddr} at an IOVA from the {@link #allocator()}, aligned
+     * to the size up to 2 MiB (so the IOMMU can use large pages).
+     */
+    public DmaMapping mapDma(final long vaddr, final long size) {
+        if (size <= 0) {
+            throw new IllegalArgumentException("DMA mapping size " + size);
+        }
+        return mapDmaAligned(vaddr, size, Math.min(2L << 20, Long.highestOneBit(size)));
+    }
+
+    /**
+     * VFIO_IOMMU_MAP_DMA at an IOVA from the {@link #allocator()} aligned to {@code alignment} (a power of two),
+     * e.g. the size-aligned ranges rdma-core's mlx5_vfio gives the command queue and each EQ. (A block taken from
+     * the allocator by hand is already in use: pass it to no mapDma; let these methods take the block.)
+     */
+    public synchronized DmaMapping mapDmaAligned(final long vaddr, final long size, final long alignment) {
         ensureOpen("VFIO_IOMMU_MAP_DMA");
         ensureMappable("VFIO_IOMMU_MAP_DMA");
         checkRoom(1);
-        final long iova = allocator.allocate(size, Math.min(2L << 20, Long.highestOneBit(size)));
+        final long iova = allocator.allocate(size, alignment);
         try {
             return mapReserved(vaddr, iova, size);
         } catch (final RuntimeException | Error e) {

@@ -184,6 +184,9 @@ class VfioFakeKernelTest {
             assertEquals(ib + 5000, b.iova(5000));
             assertEquals(a.address(), k.dma.get(ia)[0], "MAP_DMA was given the region's address");
             assertEquals(3 * 4096, k.dma.get(ib)[1]);
+            final DmaMapping cmdq = c.mapDmaAligned(0x6000_0000L, 4096, 64 * 1024);
+            assertEquals(0L, cmdq.iova() % (64 * 1024), "size-aligned as asked");
+            c.unmapDma(cmdq);
             final int calls = k.calls();
             final VfioException taken = assertThrows(VfioException.class, () -> c.mapDma(0x5000_0000L, ib + 4096, 4096));
             assertTrue(taken.getMessage().contains("is not free"), taken.getMessage());
