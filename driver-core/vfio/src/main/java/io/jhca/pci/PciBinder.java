@@ -14,7 +14,7 @@ import java.util.Set;
  * function's {@code driver_override}, unbind it from its current driver, and ask the bus to probe it again
  * ({@code /sys/bus/pci/drivers_probe}). Before anything is written it refuses, saying what is wrong and what to do,
  * when the driver is not loaded, the kernel has no IOMMU, the IOMMU group would not be viable, or the function is
- * in use (an interface up, its VFIO group open).
+ * in use (an interface up, a disk of it mounted, its VFIO group open).
  */
 public final class PciBinder {
 
@@ -115,6 +115,10 @@ public final class PciBinder {
                 throw new PciException(f.address() + ": in use: its network interface " + net[0] + " is up; take it down"
                     + " first (ip link set " + net[0] + " down)");
             }
+        }
+        final List<String> mounted = sysfs.mountedBlockDevices(f.address());
+        if (!mounted.isEmpty()) {
+            throw new PciException(f.address() + ": in use: " + String.join(", ", mounted) + " (mounted); unmount first");
         }
         if (f.boundTo(VFIO_PCI)) {
             checkGroupNotOpen(f);

@@ -173,6 +173,44 @@ public final class PciSysfs {
         return out;
     }
 
+    /**
+     * The block devices of a function (entries of {@code /sys/class/block} whose device path runs through the
+     * function, e.g. nvme0n1 and its partitions) that appear in {@code /proc/mounts}, as "nvme0n1p1 on /boot".
+     */
+    public List<String> mountedBlockDevices(final PciAddress address) {
+        final List<String> out = new ArrayList<>();
+        final Path classBlock = sys.resolve("class/block");
+        final List<String> mounts = readText(proc.resolve("mounts")).map(t -> List.of(t.split("\n"))).orElse(List.of());
+        if (!Files.isDirectory(classBlock) || mounts.isEmpty()) {
+            return out;
+        }
+        final String through = "/" + address + "/";
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(classBlock)) {
+            for (final Path p : ds) {
+                final String target;
+                try {
+                    target = Files.readSymbolicLink(p).toString();
+                } catch (final IOException | UnsupportedOperationException notALink) {
+                    continue;
+                }
+                if (!target.contains(through)) {
+                    continue;
+                }
+                final String dev = "/dev/" + p.getFileName();
+                for (final String m : mounts) {
+                    final String[] f = m.split(" ");
+                    if (f.length > 1 && f[0].equals(dev)) {
+                        out.add(p.getFileName() + " on " + f[1]);
+                    }
+                }
+            }
+        } catch (final IOException e) {
+            throw new PciException("cannot list " + classBlock + ": " + e.getMessage(), e);
+        }
+        out.sort(String::compareTo);
+        return out;
+    }
+
     /** Process ids (from /proc/PID/fd) holding {@code path} open; empty when /proc cannot be read. */
     public List<Integer> processesHolding(final Path path) {
         final List<Integer> out = new ArrayList<>();

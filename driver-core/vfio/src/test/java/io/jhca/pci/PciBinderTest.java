@@ -105,6 +105,20 @@ class PciBinderTest {
     }
 
     @Test
+    void refusesAFunctionWithAMountedDisk(@TempDir final Path root) {
+        final SysfsFixture f = new SysfsFixture(root).driver("vfio-pci")
+            .function("0000:00:03.0", 0x1b36, 0x0010, 0x010802, "nvme", 12, 0)
+            .function("0000:00:04.0", 0x1b36, 0x0010, 0x010802, "nvme", 13, 0)
+            .blockDevice("0000:00:03.0", "nvme0n1", null)
+            .blockDevice("0000:00:03.0", "nvme0n1p1", "/boot")
+            .blockDevice("0000:00:04.0", "nvme1n1", null);
+        final PciException e = assertThrows(PciException.class, () -> f.binder().bind(NIC, "vfio-pci"));
+        assertEquals("0000:00:03.0: in use: nvme0n1p1 on /boot (mounted); unmount first", e.getMessage());
+        assertUntouched(f, "nvme");
+        assertEquals(1, f.binder().bind(PciAddress.parse("0000:00:04.0"), "vfio-pci").size(), "its disk is not mounted");
+    }
+
+    @Test
     void refusesToUnbindAGroupAProcessHoldsOpen(@TempDir final Path root) {
         final SysfsFixture f = new SysfsFixture(root)
             .function("0000:00:03.0", 0x15b3, 0x1017, 0x020000, "vfio-pci", 12, 0);

@@ -69,7 +69,7 @@ class PciSysfsTest {
         final List<PciFunction> all = real.list();
         System.out.println("PCI functions on this machine: " + all.size());
         for (final PciFunction fn : all) {
-            System.out.println("  " + fn.describe());
+            System.out.println("  " + fn.describe() + " mounted=" + real.mountedBlockDevices(fn.address()));
             assertEquals(fn, real.function(fn.address()));
         }
     }

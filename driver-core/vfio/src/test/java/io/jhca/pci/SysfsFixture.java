@@ -86,6 +86,21 @@ final class SysfsFixture {
         return this;
     }
 
+    /** A block device of function {@code bdf} (as nvme0n1 under nvme/nvme0), mounted on {@code mountPoint} if not null. */
+    SysfsFixture blockDevice(final String bdf, final String name, final String mountPoint) {
+        final Path dir = functionDir(bdf).resolve("nvme/nvme0").resolve(name);
+        mkdirs(dir);
+        mkdirs(sys.resolve("class/block"));
+        link(sys.resolve("class/block").resolve(name), Path.of("../../devices/pci0000:00").resolve(bdf).resolve("nvme/nvme0")
+            .resolve(name));
+        if (mountPoint != null) {
+            final Path mounts = proc.resolve("mounts");
+            final String old = Files.exists(mounts) ? read(mounts) : "proc /proc proc rw 0 0\n";
+            write(mounts, old + "/dev/" + name + " " + mountPoint + " ext4 rw,relatime 0 0\n");
+        }
+        return this;
+    }
+
     SysfsFixture vfioNode(final int group) {
         mkdirs(dev.resolve("vfio"));
         write(dev.resolve("vfio").resolve(Integer.toString(group)), "");
