@@ -461,7 +461,13 @@ class VfioFakeKernelTest {
             c.dma().map(0x7f0000000000L, 8192);
             c.mapDma(0x7f0000100000L, 0x7000000L, 4096);
             final long va = 0x7f0000200000L;
-            c.physicalDma(a -> a - va + (a - va >= 4096 ? 0x9000000L : 0x8000000L)).map(va, 3 * 4096); // two runs
+            final int before = k.dma.size();
+            try {
+                c.physicalDma(a -> a - va + (a - va >= 4096 ? 0x9000000L : 0x8000000L)).map(va, 3 * 4096); // two runs
+            } catch (final VfioException e) {
+                assertEquals(before, k.dma.size(), "a failed map leaves none of its runs mapped: " + e.getMessage());
+                throw e;
+            }
             irq.close();
             bar.close();
             d.close();
