@@ -22,7 +22,7 @@ public final class VfioDevice implements AutoCloseable {
     private final String name;
     private int fd;
     private DeviceInfo info;
-    private RegionInfo config;
+    private final Map<Integer, RegionInfo> regions = new HashMap<>();
     private final List<BarMapping> bars = new ArrayList<>();
     private final Map<Integer, List<VfioInterrupt>> irqs = new HashMap<>();
     private boolean closed;
@@ -180,52 +180,90 @@ public final class VfioDevice implements AutoCloseable {
         }
     }
 
-    private RegionInfo configRegion() {
-        if (config == null) {
-            config = regionInfo(VFIO_PCI_CONFIG_REGION_INDEX);
+    private RegionInfo cachedRegion(final int index) {
+        RegionInfo r = regions.get(index);
+        if (r == null) {
+            r = regionInfo(index);
+            regions.put(index, r); // a region's size and offset do not change while the device is open
         }
-        return config;
+        return r;
     }
 
-    /** Reads {@code width} (1, 2 or 4) bytes of configuration space at {@code offset} (little-endian, as PCI is). */
-    public synchronized int readConfig(final int offset, final int width) {
-        ensureOpen("read config");
-        final RegionInfo cfg = configRegion();
-        checkConfig(cfg, offset, width, "pread config");
-        final NativeStruct s = new NativeStruct(4);
-        final long n = sys.pread(fd, s.address(), width, cfg.offset() + offset);
+    /**
+     * Reads {@code width} (1, 2, 4 or 8) bytes at {@code offset} of region {@code index} through the device fd
+     * (pread), little-endian as PCI is: for regions that cannot be mmapped (I/O-port BARs, a BAR smaller than a
+     * page) and for configuration space.
+     */
+    public synchronized long readRegion(final int index, final long offset, final int width) {
+        ensureOpen("pread region " + index);
+        final RegionInfo r = cachedRegion(index);
+        final String call = "pread " + regionName(index) + " 0x" + Long.toHexString(offset);
+        checkAccess(r, offset, width, call);
+        final NativeStruct s = new NativeStruct(8);
+        final long n = sys.pread(fd, s.address(), width, r.offset() + offset);
         s.keepAlive();
         if (n != width) {
-            throw new VfioException(name, "pread config 0x" + Integer.toHexString(offset), n < 0 ? sys.errno() : Errno.EIO,
-                n >= 0 ? "short read of " + n + " bytes" : null);
+            throw new VfioException(name, call, n < 0 ? sys.errno() : Errno.EIO, n >= 0 ? "short read of " + n + " bytes" : null);
         }
-        final int v = s.buffer.getInt(0, java.nio.ByteOrder.LITTLE_ENDIAN);
-        return width == 4 ? v : v & ((1 << (8 * width)) - 1);
+        final long v = s.buffer.getLong(0, java.nio.ByteOrder.LITTLE_ENDIAN);
+        return width == 8 ? v : v & ((1L << (8 * width)) - 1);
+    }
+
+    /** Writes {@code width} (1, 2, 4 or 8) bytes at {@code offset} of region {@code index} through the device fd (pwrite). */
+    public synchronized void writeRegion(final int index, final long offset, final int width, final long value) {
+        ensureOpen("pwrite region " + index);
+        final RegionInfo r = cachedRegion(index);
+        final String call = "pwrite " + regionName(index) + " 0x" + Long.toHexString(offset);
+        checkAccess(r, offset, width, call);
+        final NativeStruct s = new NativeStruct(8);
+        s.buffer.putLong(0, value, java.nio.ByteOrder.LITTLE_ENDIAN);
+        final long n = sys.pwrite(fd, s.address(), width, r.offset() + offset);
+        s.keepAlive();
+        if (n != width) {
+            throw new VfioException(name, call, n < 0 ? sys.errno() : Errno.EIO, n >= 0 ? "short write of " + n + " bytes" : null);
+        }
+    }
+
+    /** Reads {@code width} (1, 2 or 4) bytes of configuration space at {@code offset}. */
+    public int readConfig(final int offset, final int width) {
+        checkConfigWidth(width);
+        return (int) readRegion(VFIO_PCI_CONFIG_REGION_INDEX, offset, width);
     }
 
     /** Writes {@code width} (1, 2 or 4) bytes of configuration space at {@code offset}. */
-    public synchronized void writeConfig(final int offset, final int width, final int value) {
-        ensureOpen("write config");
-        final RegionInfo cfg = configRegion();
-        checkConfig(cfg, offset, width, "pwrite config");
-        final NativeStruct s = new NativeStruct(4);
-        s.buffer.putInt(0, value, java.nio.ByteOrder.LITTLE_ENDIAN);
-        final long n = sys.pwrite(fd, s.address(), width, cfg.offset() + offset);
-        s.keepAlive();
-        if (n != width) {
-            throw new VfioException(name, "pwrite config 0x" + Integer.toHexString(offset), n < 0 ? sys.errno() : Errno.EIO,
-                n >= 0 ? "short write of " + n + " bytes" : null);
-        }
+    public void writeConfig(final int offset, final int width, final int value) {
+        checkConfigWidth(width);
+        writeRegion(VFIO_PCI_CONFIG_REGION_INDEX, offset, width, value);
     }
 
-    private void checkConfig(final RegionInfo cfg, final int offset, final int width, final String call) {
+    private void checkConfigWidth(final int width) {
         if (width != 1 && width != 2 && width != 4) {
             throw new IllegalArgumentException(name + ": config access width " + width + " (1, 2 or 4)");
         }
-        if (offset < 0 || offset > cfg.size() - width || (offset & (width - 1)) != 0) {
-            throw new IndexOutOfBoundsException(name + ": " + call + " of " + width + " bytes at 0x"
-                + Integer.toHexString(offset) + " outside (or misaligned in) 0x" + Long.toHexString(cfg.size())
-                + " bytes of configuration space");
+    }
+
+    private void checkAccess(final RegionInfo r, final long offset, final int width, final String call) {
+        if (width != 1 && width != 2 && width != 4 && width != 8) {
+            throw new IllegalArgumentException(name + ": " + call + ": access width " + width + " (1, 2, 4 or 8)");
+        }
+        if (offset < 0 || offset > r.size() - width || (offset & (width - 1)) != 0) {
+            throw new IndexOutOfBoundsException(name + ": " + call + " of " + width + " bytes is outside (or misaligned"
+                + " in) the region's 0x" + Long.toHexString(r.size()) + " bytes");
+        }
+        if (!(call.startsWith("pread") ? r.readable() : r.writable())) {
+            throw VfioException.refused(name, call, "the region is not " + (call.startsWith("pread") ? "readable" : "writable"));
+        }
+    }
+
+    static String regionName(final int index) {
+        if (index >= VFIO_PCI_BAR0_REGION_INDEX && index <= VFIO_PCI_BAR5_REGION_INDEX) {
+            return "BAR" + index;
+        }
+        switch (index) {
+            case VFIO_PCI_ROM_REGION_INDEX: return "ROM";
+            case VFIO_PCI_CONFIG_REGION_INDEX: return "config";
+            case 8: return "VGA";
+            default: return "region " + index;
         }
     }
 

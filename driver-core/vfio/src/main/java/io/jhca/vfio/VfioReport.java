@@ -32,7 +32,7 @@ public final class VfioReport {
                 continue;
             }
             final StringBuilder line = new StringBuilder(String.format("region %d %-6s size 0x%x offset 0x%x %s%s%s", i,
-                regionName(i), r.size(), r.offset(), r.readable() ? "r" : "-", r.writable() ? "w" : "-",
+                VfioDevice.regionName(i), r.size(), r.offset(), r.readable() ? "r" : "-", r.writable() ? "w" : "-",
                 r.mappable() ? " mmap" : ""));
             for (final Capability c : r.capabilities()) {
                 line.append(" cap ").append(c.id() == VfioAbi.VFIO_REGION_INFO_CAP_SPARSE_MMAP ? "sparse-mmap"
@@ -53,17 +53,5 @@ public final class VfioReport {
                 q.count(), q.eventfd() ? " eventfd" : "", q.maskable() ? " maskable" : "", q.automasked() ? " automasked" : ""));
         }
         return out;
-    }
-
-    private static String regionName(final int index) {
-        if (index <= VfioAbi.VFIO_PCI_BAR5_REGION_INDEX) {
-            return "BAR" + index;
-        }
-        switch (index) {
-            case VfioAbi.VFIO_PCI_ROM_REGION_INDEX: return "ROM";
-            case VfioAbi.VFIO_PCI_CONFIG_REGION_INDEX: return "config";
-            case 8: return "VGA";
-            default: return "dev" + index;
-        }
     }
 }

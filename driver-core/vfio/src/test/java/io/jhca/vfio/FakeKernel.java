@@ -36,6 +36,8 @@ final class FakeKernel implements Syscalls {
     final TreeMap<Long, long[]> dma = new TreeMap<>(); // iova -> {vaddr, size}
     final List<int[]> irqSets = new ArrayList<>();     // {index, start, count, flags, fds...}
     final byte[] config = new byte[256];
+    /** BAR4, an I/O-port BAR reached through pread/pwrite only. */
+    final byte[] bar4 = new byte[0x20];
     private int nextFd = 1000;
     private int calls;
     private int failAt = -1;
@@ -386,11 +388,12 @@ final class FakeKernel implements Syscalls {
         if (!"device".equals(fds.get(fd))) {
             return err(Errno.EBADF);
         }
-        final int at = (int) (offset - CONFIG_OFFSET);
-        if (at < 0 || at + count > config.length) {
+        final byte[] region = offset >= CONFIG_OFFSET ? config : bar4;
+        final int at = (int) (offset - (offset >= CONFIG_OFFSET ? CONFIG_OFFSET : 4L << 40));
+        if (at < 0 || at + count > region.length) {
             return err(Errno.EINVAL);
         }
-        new UnsafeBuffer(buffer, (int) count).putBytes(0, config, at, (int) count);
+        new UnsafeBuffer(buffer, (int) count).putBytes(0, region, at, (int) count);
         return count;
     }
 
@@ -402,11 +405,12 @@ final class FakeKernel implements Syscalls {
         if (!"device".equals(fds.get(fd))) {
             return err(Errno.EBADF);
         }
-        final int at = (int) (offset - CONFIG_OFFSET);
-        if (at < 0 || at + count > config.length) {
+        final byte[] region = offset >= CONFIG_OFFSET ? config : bar4;
+        final int at = (int) (offset - (offset >= CONFIG_OFFSET ? CONFIG_OFFSET : 4L << 40));
+        if (at < 0 || at + count > region.length) {
             return err(Errno.EINVAL);
         }
-        new UnsafeBuffer(buffer, (int) count).getBytes(0, config, at, (int) count);
+        new UnsafeBuffer(buffer, (int) count).getBytes(0, region, at, (int) count);
         return count;
     }
 

@@ -101,6 +101,24 @@ class VfioFakeKernelTest {
     }
 
     @Test
+    void regionsThatCannotBeMappedAreReadAndWrittenThroughTheFd() {
+        final FakeKernel k = new FakeKernel();
+        try (VfioContainer c = container(k); VfioDevice d = c.openDevice(BDF, FakeKernel.GROUP)) {
+            d.writeRegion(4, 0x10, 8, 0x1122334455667788L);
+            assertEquals(0x88, k.bar4[0x10] & 0xff, "little-endian");
+            assertEquals(0x1122334455667788L, d.readRegion(4, 0x10, 8));
+            assertEquals(0x55667788L, d.readRegion(4, 0x10, 4));
+            assertEquals(0x3344L, d.readRegion(4, 0x14, 2) & 0xffff);
+            final IndexOutOfBoundsException past = assertThrows(IndexOutOfBoundsException.class, () -> d.readRegion(4, 0x1c, 8));
+            assertEquals("0000:00:03.0: pread BAR4 0x1c of 8 bytes is outside (or misaligned in) the region's 0x20 bytes",
+                past.getMessage());
+            assertThrows(IndexOutOfBoundsException.class, () -> d.writeRegion(4, 0x11, 2, 0), "misaligned");
+            assertThrows(IllegalArgumentException.class, () -> d.readRegion(4, 0, 3));
+            assertThrows(IndexOutOfBoundsException.class, () -> d.readRegion(1, 0, 4), "BAR1 is empty: nothing to read");
+        }
+    }
+
+    @Test
     void configSpaceBusMasterAndReset() {
         final FakeKernel k = new FakeKernel();
         try (VfioContainer c = container(k); VfioDevice d = c.openDevice(BDF, FakeKernel.GROUP)) {
