@@ -16,7 +16,7 @@ import io.jhca.verbs.QpState;
 
 /**
  * One simulated ConnectX function: firmware and hardware, run as an Agrona {@link Agent} on one thread (an
- * AgentRunner, see {@link SimFunction}). Each duty cycle, in this order:
+ * AgentRunner, see {@link ModelFunction}). Each duty cycle, in this order:
  * <ol>
  *   <li>requests from other threads (unmapping memory the device may have cached translations for);</li>
  *   <li>the initialization segment: boot, command queue address, command doorbell: commands are fetched, executed by
@@ -180,7 +180,7 @@ public final class ConnectXModel implements Agent {
 
     private void fault(Iommu.Entry e) {
         initSeg.unmapped(e.iova(), e.length());
-        for (SimQp qp : st.qpList) {
+        for (DeviceQp qp : st.qpList) {
             if (!qp.faulted && ((qp.buffer != null && qp.buffer.overlapsIova(e.iova(), e.length()))
                     || (qp.dbrHost >= e.host() && qp.dbrHost < e.host() + e.length()))) {
                 qp.faulted = true;
@@ -190,20 +190,20 @@ public final class ConnectXModel implements Agent {
                 }
             }
         }
-        for (SimCq cq : st.cqList) {
+        for (DeviceCq cq : st.cqList) {
             if (!cq.error && (cq.ring.overlapsIova(e.iova(), e.length())
                     || (cq.dbrHost >= e.host() && cq.dbrHost < e.host() + e.length()))) {
                 counters.increment(ModelCounters.Counter.DMA_FAULTS);
                 cq.overrun(EventType.CQ_ERROR_ACCESS_VIOLATION);
             }
         }
-        for (SimEq eq : st.eqs.values()) {
+        for (DeviceEq eq : st.eqs.values()) {
             if (!eq.faulted && eq.ring.overlapsIova(e.iova(), e.length())) {
                 eq.faulted = true;
                 counters.increment(ModelCounters.Counter.DMA_FAULTS);
             }
         }
-        for (SimMkey k : st.mkeys.values()) {
+        for (DeviceMkey k : st.mkeys.values()) {
             if (k.valid && k.overlapsHost(e.host(), e.length())) {
                 k.valid = false;
                 RxeMirror.deregister(k.rxeMr);

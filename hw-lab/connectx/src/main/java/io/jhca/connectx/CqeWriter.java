@@ -10,8 +10,8 @@ import io.jhca.mlx5.cq.ErrCqe;
 
 /**
  * Fills CQEs the way the HCA does (mlx5dv.h {@code struct mlx5_cqe64} / {@code struct mlx5_err_cqe}, offsets from
- * {@link Cqe64} and {@link ErrCqe}; every multi-byte field big-endian): the body into a slot {@link SimCq#claim}ed,
- * then {@link SimCq#publish} writes op_own last. srqn_uidx carries the QP's user_index (CQE version 1).
+ * {@link Cqe64} and {@link ErrCqe}; every multi-byte field big-endian): the body into a slot {@link DeviceCq#claim}ed,
+ * then {@link DeviceCq#publish} writes op_own last. srqn_uidx carries the QP's user_index (CQE version 1).
  */
 final class CqeWriter {
 
@@ -22,7 +22,7 @@ final class CqeWriter {
     }
 
     /** A requester CQE: the send WQE's opcode and index; byte_cnt for RDMA READ (bytes read) and atomics (8). */
-    static boolean requester(SimCq cq, SimQp qp, int wqeOpcode, int wqeIndex, int byteCnt) {
+    static boolean requester(DeviceCq cq, DeviceQp qp, int wqeOpcode, int wqeIndex, int byteCnt) {
         UnsafeBuffer c = cq.claim();
         if (c == null) {
             return false;
@@ -40,7 +40,7 @@ final class CqeWriter {
      * wire); for UD the source QP and the GRH flag in flags_rqpn and the L3 type of the GRH (IPv4 2, IPv6 1; mlx5dv.h
      * MLX5_CQE_L3_HDR_TYPE_*) in l4_hdr_type_etc bits 3:2.
      */
-    static boolean responder(SimCq cq, SimQp qp, int cqeOpcode, int rqIndex, int byteCnt, int imm, int flagsRqpn,
+    static boolean responder(DeviceCq cq, DeviceQp qp, int cqeOpcode, int rqIndex, int byteCnt, int imm, int flagsRqpn,
             int l3Type, boolean solicited) {
         UnsafeBuffer c = cq.claim();
         if (c == null) {
@@ -58,7 +58,7 @@ final class CqeWriter {
     }
 
     /** An error CQE (REQ_ERR with the WQE opcode, or RESP_ERR with opcode 0), syndrome and vendor syndrome. */
-    static boolean error(SimCq cq, SimQp qp, boolean requester, int wqeOpcode, int wqeIndex, int syndrome,
+    static boolean error(DeviceCq cq, DeviceQp qp, boolean requester, int wqeOpcode, int wqeIndex, int syndrome,
             int vendor) {
         UnsafeBuffer c = cq.claim();
         if (c == null) {

@@ -9,8 +9,8 @@ import io.jhca.mlx5.wqe.AtomicSeg;
 import io.jhca.mlx5.wqe.CtrlSeg;
 import io.jhca.mlx5.wqe.DataSeg;
 import io.jhca.mlx5.wqe.Mlx5Opcode;
-import io.jhca.mlx5.wqe.RecvWqe;
-import io.jhca.mlx5.wqe.SendWqe;
+import io.jhca.mlx5.wqe.RecvWqeLayout;
+import io.jhca.mlx5.wqe.SendWqeLayout;
 import io.jhca.verbs.AddressHandle;
 import io.jhca.verbs.AhAttributes;
 import io.jhca.verbs.Gid;
@@ -58,7 +58,7 @@ final class DataPath {
     int fetch() {
         int work = 0;
         for (int i = 0; i < st.qpList.size(); i++) {
-            SimQp qp = st.qpList.get(i);
+            DeviceQp qp = st.qpList.get(i);
             if (qp.faulted) {
                 continue;
             }
@@ -70,13 +70,13 @@ final class DataPath {
 
     /** The wire found {@code qpn}'s receive queue empty: take what the driver posted since the last fetch. */
     void refillRecv(int qpn) {
-        SimQp qp = st.qp(qpn);
+        DeviceQp qp = st.qp(qpn);
         if (qp != null && !qp.faulted) {
             fetchRecv(qp);
         }
     }
 
-    private int fetchRecv(SimQp qp) {
+    private int fetchRecv(DeviceQp qp) {
         if (qp.rqCount == 0) {
             return 0;
         }
@@ -103,14 +103,14 @@ final class DataPath {
     }
 
     /** One receive WQE (mlx5_wqe_data_seg array, ended by lkey MLX5_INVALID_LKEY) posted to the rxe QP. */
-    private boolean postRecv(SimQp qp) {
+    private boolean postRecv(DeviceQp qp) {
         long base = qp.rqSlotOffset(qp.rqHw);
         int max = Math.min(ModelCaps.MAX_SGE, (1 << qp.rqStrideShift) / DataSeg.SIZE);
         int n = 0;
         for (int i = 0; i < max; i++) {
             qp.buffer.wrap(view, base + (long) i * DataSeg.SIZE, DataSeg.SIZE);
             int lkey = DataSeg.lkey(view, 0);
-            if (lkey == RecvWqe.INVALID_LKEY) {
+            if (lkey == RecvWqeLayout.INVALID_LKEY) {
                 break;
             }
             int len = DataSeg.byteCount(view, 0);
@@ -118,7 +118,7 @@ final class DataPath {
                 continue;
             }
             long addr = DataSeg.addr(view, 0);
-            SimMkey k = st.mkeys.get(lkey >>> 8);
+            DeviceMkey k = st.mkeys.get(lkey >>> 8);
             if (k != null && k.key == lkey && k.valid && k.pd == qp.pd && k.contains(addr, len & 0xffffffffL)) {
                 recv.sge(n).set(k.hostOf(addr), len, lkey);
             } else {
@@ -141,7 +141,7 @@ final class DataPath {
         return true;
     }
 
-    private int fetchSend(SimQp qp) {
+    private int fetchSend(DeviceQp qp) {
         if (qp.sqCount == 0 || qp.pending) {
             return 0;
         }
@@ -164,7 +164,7 @@ final class DataPath {
         return work;
     }
 
-    private void sendOne(SimQp qp, int posted) {
+    private void sendOne(DeviceQp qp, int posted) {
         SendWqeParser p = parser;
         p.parse(qp, st, posted, portMtu, qp.logMsgMax);
         counters.increment(ModelCounters.Counter.SEND_WQES);
@@ -190,7 +190,7 @@ final class DataPath {
     }
 
     /** Posts the parsed WQE to the rxe QP: always signaled there, so every WQE's end is seen. */
-    private boolean post(SimQp qp, SendWqeParser p, int slot) {
+    private boolean post(DeviceQp qp, SendWqeParser p, int slot) {
         SendQueue sq = qp.rxeQp.sendQueue();
         try {
             sq.start();
@@ -214,7 +214,7 @@ final class DataPath {
             }
             if (p.inline) {
                 if (p.inlineLength > 0) {
-                    long at = (long) slot * SendWqe.WQEBB;
+                    long at = (long) slot * SendWqeLayout.WQEBB;
                     view.wrap(qp.bounceHost + at, p.inlineLength);
                     view.putBytes(0, p.wqe, p.inlineOffset, p.inlineLength);
                     sq.sge(qp.bounceKey, qp.bounceHost + at, p.inlineLength);
@@ -232,7 +232,7 @@ final class DataPath {
     }
 
     /** UD destinations: the rxe AH for the WQE's GID, cached per QP (created on first use, control-path cost). */
-    private AddressHandle addressHandle(SimQp qp, SendWqeParser p) {
+    private AddressHandle addressHandle(DeviceQp qp, SendWqeParser p) {
         int grh = p.hopLimit << 28 | p.tclass << 20 | p.flowLabel;
         for (int i = 0; i < qp.ahCount; i++) {
             if (qp.ahKeyHi[i] == p.rgidHi && qp.ahKeyLo[i] == p.rgidLo && qp.ahKeyGrh[i] == grh) {
@@ -258,7 +258,7 @@ final class DataPath {
     }
 
     /** Stops fetching at this WQE; {@link #resolvePending} answers it once nothing before it is outstanding. */
-    private void hold(SimQp qp, boolean error, int opcode, int wqebbs, int syndrome, int vendor, boolean signaled) {
+    private void hold(DeviceQp qp, boolean error, int opcode, int wqebbs, int syndrome, int vendor, boolean signaled) {
         qp.pending = true;
         qp.pendingError = error;
         qp.pendingIndex = qp.sqHw & 0xffff;
@@ -272,7 +272,7 @@ final class DataPath {
     int resolvePending() {
         int work = 0;
         for (int i = 0; i < st.qpList.size(); i++) {
-            SimQp qp = st.qpList.get(i);
+            DeviceQp qp = st.qpList.get(i);
             if (!qp.pending || qp.sqOutstanding != 0 || qp.faulted) {
                 continue;
             }
@@ -292,7 +292,7 @@ final class DataPath {
     }
 
     /** The QP failed on its own: error state, and the transport flushes what it holds (the RQ). */
-    void enterError(SimQp qp) {
+    void enterError(DeviceQp qp) {
         qp.state = QpLayouts.STATE_ERR;
         QpState s = qp.rxeQp.state();
         if (s != QpState.ERR && s != QpState.RESET) {
@@ -304,25 +304,25 @@ final class DataPath {
         }
     }
 
-    private void flushSendWqe(SimQp qp, int posted) {
-        qp.buffer.wrap(view, qp.sqSlotOffset(qp.sqHw), SendWqe.WQEBB);
+    private void flushSendWqe(DeviceQp qp, int posted) {
+        qp.buffer.wrap(view, qp.sqSlotOffset(qp.sqHw), SendWqeLayout.WQEBB);
         int ds = CtrlSeg.ds(view, 0);
         int opcode = CtrlSeg.opcode(view, 0);
-        int wqebbs = Math.min(ds == 0 ? 1 : SendWqe.wqebbs(ds), posted);
+        int wqebbs = Math.min(ds == 0 ? 1 : SendWqeLayout.wqebbs(ds), posted);
         flushed(qp, true, opcode, qp.sqHw & 0xffff);
         qp.sqHw = (qp.sqHw + wqebbs) & 0xffff;
         counters.increment(ModelCounters.Counter.SEND_WQES);
     }
 
-    private void flushRecv(SimQp qp, int index) {
+    private void flushRecv(DeviceQp qp, int index) {
         flushed(qp, false, 0, index);
     }
 
-    private void flushed(SimQp qp, boolean requester, int opcode, int index) {
+    private void flushed(DeviceQp qp, boolean requester, int opcode, int index) {
         error(qp, requester, opcode, index, CqeSyndrome.WR_FLUSH_ERR, CqeErrors.VENDOR_FLUSH);
     }
 
-    private void error(SimQp qp, boolean requester, int opcode, int index, int syndrome, int vendor) {
+    private void error(DeviceQp qp, boolean requester, int opcode, int index, int syndrome, int vendor) {
         if (CqeWriter.error(requester ? qp.sendCq : qp.recvCq, qp, requester, opcode, index, syndrome, vendor)) {
             counters.increment(ModelCounters.Counter.ERROR_CQES);
         }
@@ -333,13 +333,13 @@ final class DataPath {
     int drainCompletions() {
         int work = 0;
         for (int i = 0; i < st.cqList.size(); i++) {
-            SimCq cq = st.cqList.get(i);
+            DeviceCq cq = st.cqList.get(i);
             work += drain(cq);
         }
         return work;
     }
 
-    int drain(SimCq cq) {
+    int drain(DeviceCq cq) {
         int n = 0;
         while (true) {
             int got;
@@ -354,7 +354,7 @@ final class DataPath {
                 return n;
             }
             n++;
-            SimQp qp = st.qp(wc.qpNum());
+            DeviceQp qp = st.qp(wc.qpNum());
             if (qp == null) {
                 counters.increment(ModelCounters.Counter.STRAY_COMPLETIONS);
                 continue;
@@ -367,7 +367,7 @@ final class DataPath {
         }
     }
 
-    private void onSend(SimQp qp) {
+    private void onSend(DeviceQp qp) {
         int index = (int) wc.wrId() & 0xffff;
         int slot = index & (qp.sqCount - 1);
         int opcode = qp.sqOpcode[slot] & 0xff;
@@ -386,7 +386,7 @@ final class DataPath {
         qp.state = QpLayouts.STATE_ERR; // the transport already moved its QP to ERR and flushes the rest
     }
 
-    private void onRecv(SimQp qp) {
+    private void onRecv(DeviceQp qp) {
         int index = (int) wc.wrId() & 0xffff;
         qp.rqOutstanding--;
         WcStatus s = wc.status();

@@ -33,21 +33,21 @@ final class DeviceState {
     // ---- objects
     final int[] uarUsers = new int[ModelCaps.BAR0_PAGES];
     final boolean[] uarAllocated = new boolean[ModelCaps.BAR0_PAGES];
-    final ObjectTable<SimPd> pds = new ObjectTable<>(1, (1 << ModelCaps.LOG_MAX_PD) - 1);
-    final ObjectTable<SimMkey> mkeys = new ObjectTable<>(1, (1 << ModelCaps.LOG_MAX_MKEY) - 1);
+    final ObjectTable<DevicePd> pds = new ObjectTable<>(1, (1 << ModelCaps.LOG_MAX_PD) - 1);
+    final ObjectTable<DeviceMkey> mkeys = new ObjectTable<>(1, (1 << ModelCaps.LOG_MAX_MKEY) - 1);
     /**
      * Private keys of the model's own bounce buffers: indexes above any the driver can get, and close enough to them
      * for the rxe key table (MrTable.reserveChosenKey takes indexes at most 2^16 ahead of its highest one).
      */
     final ObjectTable<Boolean> privateKeys = new ObjectTable<>(1 << ModelCaps.LOG_MAX_MKEY,
             (1 << (ModelCaps.LOG_MAX_MKEY + 1)) - 1);
-    final ObjectTable<SimEq> eqs = new ObjectTable<>(1, (1 << ModelCaps.LOG_MAX_EQ) - 1);
-    final ObjectTable<SimCq> cqs = new ObjectTable<>(1, (1 << ModelCaps.LOG_MAX_CQ) - 1);
-    final Int2ObjectHashMap<SimQp> qps = new Int2ObjectHashMap<>();
+    final ObjectTable<DeviceEq> eqs = new ObjectTable<>(1, (1 << ModelCaps.LOG_MAX_EQ) - 1);
+    final ObjectTable<DeviceCq> cqs = new ObjectTable<>(1, (1 << ModelCaps.LOG_MAX_CQ) - 1);
+    final Int2ObjectHashMap<DeviceQp> qps = new Int2ObjectHashMap<>();
     /** The same QPs in an array list, so the data path walks them without an iterator. */
-    final List<SimQp> qpList = new ArrayList<>();
+    final List<DeviceQp> qpList = new ArrayList<>();
     /** The same CQs, for draining rxe completions. */
-    final List<SimCq> cqList = new ArrayList<>();
+    final List<DeviceCq> cqList = new ArrayList<>();
 
     // ---- RoCE address table (SET_ROCE_ADDRESS)
     final byte[][] gids = new byte[ModelCaps.GID_TABLE_ENTRIES][];
@@ -65,8 +65,8 @@ final class DeviceState {
     }
 
     /** The EQ that receives CQ_ERROR events: the lowest-numbered EQ whose event_bitmask asks for them. */
-    SimEq asyncEq(int type) {
-        for (SimEq eq : eqs.values()) {
+    DeviceEq asyncEq(int type) {
+        for (DeviceEq eq : eqs.values()) {
             if (eq.wants(type) && !eq.faulted) {
                 return eq;
             }
@@ -75,14 +75,14 @@ final class DeviceState {
     }
 
     /** Reports a CQ error on the async EQ (if any asked for CQ_ERROR events). */
-    void reportCqError(SimCq cq, int syndrome) {
-        SimEq eq = asyncEq(EventType.CQ_ERROR);
+    void reportCqError(DeviceCq cq, int syndrome) {
+        DeviceEq eq = asyncEq(EventType.CQ_ERROR);
         if (eq != null) {
             eq.cqError(cq.cqn, syndrome);
         }
     }
 
-    SimQp qp(int qpn) {
+    DeviceQp qp(int qpn) {
         return qps.get(qpn);
     }
 }

@@ -9,7 +9,7 @@ import io.jhca.mlx5.cmd.Field;
 import io.jhca.mlx5.cmd.HcaCap;
 import io.jhca.mlx5.cmd.HcaLayouts;
 import io.jhca.mlx5.cmd.Layout;
-import io.jhca.mlx5.cmd.Opcode;
+import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.QueryRoceAddressLayouts;
 import io.jhca.verbs.VerbsException;
 
@@ -67,18 +67,18 @@ final class Firmware implements CmdQueueDevice.Handler {
 
     private void refuse(DeviceCommand cmd, CmdStatus status, int syndrome, String message) {
         st.counters.increment(ModelCounters.Counter.COMMAND_ERRORS);
-        lastError = Opcode.name(cmd.opcode()) + ": " + message;
+        lastError = CmdOpcode.name(cmd.opcode()) + ": " + message;
         cmd.output().setMemory(0, cmd.outLength(), (byte) 0);
         cmd.status(status, syndrome);
     }
 
     static Layout inputLayout(int opcode) {
-        return opcode == Opcode.QUERY_ROCE_ADDRESS ? QueryRoceAddressLayouts.QUERY_ROCE_ADDRESS_IN
+        return opcode == CmdOpcode.QUERY_ROCE_ADDRESS ? QueryRoceAddressLayouts.QUERY_ROCE_ADDRESS_IN
                 : DriverCmdLayouts.input(opcode);
     }
 
     static Layout outputLayout(int opcode) {
-        return opcode == Opcode.QUERY_ROCE_ADDRESS ? QueryRoceAddressLayouts.QUERY_ROCE_ADDRESS_OUT
+        return opcode == CmdOpcode.QUERY_ROCE_ADDRESS ? QueryRoceAddressLayouts.QUERY_ROCE_ADDRESS_OUT
                 : DriverCmdLayouts.output(opcode);
     }
 
@@ -86,18 +86,18 @@ final class Firmware implements CmdQueueDevice.Handler {
         int op = cmd.opcode();
         switch (op) {
             // commands without a shared layout: fixed minimum lengths from mlx5_ifc.h
-            case Opcode.NOP:
+            case CmdOpcode.NOP:
                 lengths(cmd, 0x10, 0x10);
                 return;
-            case Opcode.SET_DRIVER_VERSION:
+            case CmdOpcode.SET_DRIVER_VERSION:
                 lengths(cmd, 0x50, 0x10); // set_driver_version_in: 16-byte header + 64-byte string
                 requireInitialized();
                 return;
-            case Opcode.SET_HCA_CAP:
+            case CmdOpcode.SET_HCA_CAP:
                 lengths(cmd, 0x10 + HcaCap.CMD_HCA_CAP.sizeBytes(), 0x10);
                 setHcaCap(cmd);
                 return;
-            case Opcode.ACCESS_REG:
+            case CmdOpcode.ACCESS_REG:
                 lengths(cmd, 0x10, 0x10);
                 accessReg(cmd);
                 return;
@@ -108,54 +108,54 @@ final class Firmware implements CmdQueueDevice.Handler {
         Layout out = outputLayout(op);
         if (in == null) {
             throw new CmdError(CmdStatus.BAD_OP_ERR, CmdSyndromes.UNKNOWN_OPCODE,
-                    String.format("opcode 0x%x (%s) is not implemented", op, Opcode.name(op)));
+                    String.format("opcode 0x%x (%s) is not implemented", op, CmdOpcode.name(op)));
         }
         lengths(cmd, in.sizeBytes(), out.sizeBytes());
         DirectBuffer i = cmd.input();
         MutableDirectBuffer o = cmd.output();
         switch (op) {
-            case Opcode.ENABLE_HCA: enableHca(i, in); return;
-            case Opcode.DISABLE_HCA: disableHca(i, in); return;
-            case Opcode.QUERY_ISSI: queryIssi(o, out); return;
-            case Opcode.SET_ISSI: setIssi(i, in); return;
-            case Opcode.QUERY_PAGES: queryPages(cmd, i, o, in, out); return;
-            case Opcode.MANAGE_PAGES: managePages(cmd, i, o, in, out); return;
-            case Opcode.QUERY_HCA_CAP: queryHcaCap(cmd, i, o, in); return;
-            case Opcode.INIT_HCA: initHca(); return;
-            case Opcode.TEARDOWN_HCA: teardownHca(i, in); return;
+            case CmdOpcode.ENABLE_HCA: enableHca(i, in); return;
+            case CmdOpcode.DISABLE_HCA: disableHca(i, in); return;
+            case CmdOpcode.QUERY_ISSI: queryIssi(o, out); return;
+            case CmdOpcode.SET_ISSI: setIssi(i, in); return;
+            case CmdOpcode.QUERY_PAGES: queryPages(cmd, i, o, in, out); return;
+            case CmdOpcode.MANAGE_PAGES: managePages(cmd, i, o, in, out); return;
+            case CmdOpcode.QUERY_HCA_CAP: queryHcaCap(cmd, i, o, in); return;
+            case CmdOpcode.INIT_HCA: initHca(); return;
+            case CmdOpcode.TEARDOWN_HCA: teardownHca(i, in); return;
             default:
                 break;
         }
         requireInitialized();
         switch (op) {
-            case Opcode.ALLOC_UAR: objects.allocUar(o, out); return;
-            case Opcode.DEALLOC_UAR: objects.deallocUar(i, in); return;
-            case Opcode.ALLOC_PD: objects.allocPd(o, out); return;
-            case Opcode.DEALLOC_PD: objects.deallocPd(i, in); return;
-            case Opcode.CREATE_EQ: objects.createEq(cmd, i, o, in, out); return;
-            case Opcode.DESTROY_EQ: objects.destroyEq(i, in); return;
-            case Opcode.CREATE_MKEY: objects.createMkey(cmd, i, o, in, out); return;
-            case Opcode.DESTROY_MKEY: objects.destroyMkey(i, in); return;
-            case Opcode.CREATE_CQ: objects.createCq(cmd, i, o, in, out); return;
-            case Opcode.DESTROY_CQ: objects.destroyCq(i, in); return;
-            case Opcode.CREATE_QP: qps.createQp(cmd, i, o, in, out); return;
-            case Opcode.DESTROY_QP: qps.destroyQp(i, in); return;
-            case Opcode.RST2INIT_QP:
-            case Opcode.INIT2INIT_QP:
-            case Opcode.INIT2RTR_QP:
-            case Opcode.RTR2RTS_QP:
-            case Opcode.RTS2RTS_QP:
-            case Opcode.SQERR2RTS_QP:
-            case Opcode.QP_2ERR:
-            case Opcode.QP_2RST:
+            case CmdOpcode.ALLOC_UAR: objects.allocUar(o, out); return;
+            case CmdOpcode.DEALLOC_UAR: objects.deallocUar(i, in); return;
+            case CmdOpcode.ALLOC_PD: objects.allocPd(o, out); return;
+            case CmdOpcode.DEALLOC_PD: objects.deallocPd(i, in); return;
+            case CmdOpcode.CREATE_EQ: objects.createEq(cmd, i, o, in, out); return;
+            case CmdOpcode.DESTROY_EQ: objects.destroyEq(i, in); return;
+            case CmdOpcode.CREATE_MKEY: objects.createMkey(cmd, i, o, in, out); return;
+            case CmdOpcode.DESTROY_MKEY: objects.destroyMkey(i, in); return;
+            case CmdOpcode.CREATE_CQ: objects.createCq(cmd, i, o, in, out); return;
+            case CmdOpcode.DESTROY_CQ: objects.destroyCq(i, in); return;
+            case CmdOpcode.CREATE_QP: qps.createQp(cmd, i, o, in, out); return;
+            case CmdOpcode.DESTROY_QP: qps.destroyQp(i, in); return;
+            case CmdOpcode.RST2INIT_QP:
+            case CmdOpcode.INIT2INIT_QP:
+            case CmdOpcode.INIT2RTR_QP:
+            case CmdOpcode.RTR2RTS_QP:
+            case CmdOpcode.RTS2RTS_QP:
+            case CmdOpcode.SQERR2RTS_QP:
+            case CmdOpcode.QP_2ERR:
+            case CmdOpcode.QP_2RST:
                 qps.modifyQp(op, i, in);
                 return;
-            case Opcode.QUERY_QP: qps.queryQp(i, o, in, out); return;
-            case Opcode.SET_ROCE_ADDRESS: qps.setRoceAddress(i, in); return;
-            case Opcode.QUERY_ROCE_ADDRESS: qps.queryRoceAddress(i, o, in, out); return;
+            case CmdOpcode.QUERY_QP: qps.queryQp(i, o, in, out); return;
+            case CmdOpcode.SET_ROCE_ADDRESS: qps.setRoceAddress(i, in); return;
+            case CmdOpcode.QUERY_ROCE_ADDRESS: qps.queryRoceAddress(i, o, in, out); return;
             default:
                 throw new CmdError(CmdStatus.BAD_OP_ERR, CmdSyndromes.UNSUPPORTED_OPCODE,
-                        String.format("opcode 0x%x (%s) is not implemented by the model", op, Opcode.name(op)));
+                        String.format("opcode 0x%x (%s) is not implemented by the model", op, CmdOpcode.name(op)));
         }
     }
 

@@ -168,7 +168,7 @@ final class InitSegmentDevice {
             }
         }
         if (done > 0) {
-            SimEq eq = st.asyncEq(io.jhca.mlx5.eq.EventType.CMD);
+            DeviceEq eq = st.asyncEq(io.jhca.mlx5.eq.EventType.CMD);
             if (eq != null) {
                 eq.commandDone(mask); // mlx5_eqe_cmd.vector: the slots just completed
             }

@@ -11,7 +11,7 @@ import io.jhca.memory.DmaRegion;
 
 /**
  * The model's IOMMU: the only memory the simulated device may touch is memory the driver made reachable, i.e.
- * regions from {@link SimFunction#allocateDma} and regions passed to {@link SimFunction#mapForDevice}. Every IOVA
+ * regions from {@link ModelFunction#allocateDma} and regions passed to {@link ModelFunction#mapForDevice}. Every IOVA
  * the driver hands the device (command queue, mailboxes, firmware pages, PAS lists, doorbell records, MTTs) is
  * resolved here; an IOVA outside every mapping is a DMA fault, never a raw access.
  *

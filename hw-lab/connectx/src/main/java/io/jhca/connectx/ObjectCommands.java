@@ -68,12 +68,12 @@ final class ObjectCommands {
         if (n < 0) {
             throw new CmdError(CmdStatus.NO_RES_ERR, CmdSyndromes.TABLE_FULL, "no free PD number");
         }
-        st.pds.put(n, new SimPd(n, st.rxe.context.allocatePd()));
+        st.pds.put(n, new DevicePd(n, st.rxe.context.allocatePd()));
         out.set(o, 0, "pd", n);
     }
 
     void deallocPd(DirectBuffer i, Layout in) throws CmdError {
-        SimPd pd = pd(in.get(i, 0, "pd"));
+        DevicePd pd = pd(in.get(i, 0, "pd"));
         if (pd.users > 0) {
             throw new CmdError(CmdStatus.RES_BUSY, CmdSyndromes.OBJECT_IN_USE, "PD " + pd.pdn + " has " + pd.users
                     + " keys and QPs");
@@ -82,8 +82,8 @@ final class ObjectCommands {
         pd.rxePd.close();
     }
 
-    SimPd pd(long n) throws CmdError {
-        SimPd pd = n > 0 && n <= 0xffffff ? st.pds.get((int) n) : null;
+    DevicePd pd(long n) throws CmdError {
+        DevicePd pd = n > 0 && n <= 0xffffff ? st.pds.get((int) n) : null;
         if (pd == null) {
             throw CmdError.badResource(CmdSyndromes.BAD_PD, "PD " + n + " does not exist");
         }
@@ -112,13 +112,13 @@ final class ObjectCommands {
         if (eqn < 0) {
             throw new CmdError(CmdStatus.NO_RES_ERR, CmdSyndromes.TABLE_FULL, "no free EQ number");
         }
-        st.eqs.put(eqn, new SimEq(eqn, logSize, uar, ring, mask, st.counters));
+        st.eqs.put(eqn, new DeviceEq(eqn, logSize, uar, ring, mask, st.counters));
         st.uarUsers[uar]++;
         out.set(o, 0, "eq_number", eqn);
     }
 
     void destroyEq(DirectBuffer i, Layout in) throws CmdError {
-        SimEq eq = eq(in.get(i, 0, "eq_number"));
+        DeviceEq eq = eq(in.get(i, 0, "eq_number"));
         if (eq.users > 0) {
             throw new CmdError(CmdStatus.RES_BUSY, CmdSyndromes.OBJECT_IN_USE, "EQ " + eq.eqn + " has " + eq.users
                     + " CQs");
@@ -127,8 +127,8 @@ final class ObjectCommands {
         st.uarUsers[eq.uar]--;
     }
 
-    SimEq eq(long n) throws CmdError {
-        SimEq eq = n >= 0 && n < 256 ? st.eqs.get((int) n) : null;
+    DeviceEq eq(long n) throws CmdError {
+        DeviceEq eq = n >= 0 && n < 256 ? st.eqs.get((int) n) : null;
         if (eq == null) {
             throw CmdError.badResource(CmdSyndromes.BAD_EQN, "EQ " + n + " does not exist");
         }
@@ -151,7 +151,7 @@ final class ObjectCommands {
         if (in.get(i, 0, m + "free") != 0 || in.get(i, 0, m + "umr_en") != 0) {
             throw CmdError.badParam(CmdSyndromes.MKEY_FREE_UNSUPPORTED, "free/UMR keys are not modelled");
         }
-        SimPd pd = pd(in.get(i, 0, m + "pd"));
+        DevicePd pd = pd(in.get(i, 0, m + "pd"));
         long start = in.get(i, 0, m + "start_addr");
         long len = in.get(i, 0, m + "len");
         if (in.get(i, 0, m + "length64") != 0 || len <= 0 || len > (1L << ModelCaps.LOG_MAX_MRW_SZ)) {
@@ -204,7 +204,7 @@ final class ObjectCommands {
         boolean rw = in.get(i, 0, m + "rw") != 0;
         boolean a = in.get(i, 0, m + "a") != 0;
         int key = index << 8 | (int) in.get(i, 0, m + "mkey_7_0");
-        SimMkey k = new SimMkey(index, key, pd, start, len, host0 + first, lw, rr, rw, a);
+        DeviceMkey k = new DeviceMkey(index, key, pd, start, len, host0 + first, lw, rr, rw, a);
         // verbs wants LOCAL_WRITE with remote write/atomic; the model checks lw itself on the send side
         int access = (lw || rw || a ? Access.LOCAL_WRITE.bit() : 0) | (rr ? Access.REMOTE_READ.bit() : 0)
                 | (rw ? Access.REMOTE_WRITE.bit() : 0) | (a ? Access.REMOTE_ATOMIC.bit() : 0);
@@ -216,7 +216,7 @@ final class ObjectCommands {
 
     void destroyMkey(DirectBuffer i, Layout in) throws CmdError {
         long index = in.get(i, 0, "mkey_index");
-        SimMkey k = index > 0 && index <= 0xffffff ? st.mkeys.get((int) index) : null;
+        DeviceMkey k = index > 0 && index <= 0xffffff ? st.mkeys.get((int) index) : null;
         if (k == null) {
             throw CmdError.badResource(CmdSyndromes.BAD_MKEY, "mkey index " + index + " does not exist");
         }
@@ -250,7 +250,7 @@ final class ObjectCommands {
             throw CmdError.badParam(CmdSyndromes.PAGE_OFFSET_UNSUPPORTED, "cqc.page_offset must be 0");
         }
         int uar = uar(in.get(i, 0, c + "uar_page"));
-        SimEq eq = eq(in.get(i, 0, c + "c_eqn_or_apu_element"));
+        DeviceEq eq = eq(in.get(i, 0, c + "c_eqn_or_apu_element"));
         int cqeSize = sz == CqLayouts.CQE_SZ_64 ? Cqe64.SIZE : 2 * Cqe64.SIZE;
         PagedBuffer ring = ring(cmd, i, in, (int) in.get(i, 0, c + "log_page_size"), (long) cqeSize << logSize);
         long dbrHost = dbr(in.get(i, 0, c + "dbr_addr"));
@@ -260,7 +260,7 @@ final class ObjectCommands {
         }
         int n = 1 << logSize;
         CompletionQueue rxeCq = st.rxe.context.createCq(Math.min(RXE_MAX_CQE, Math.max(1024, 4 * n)));
-        SimCq cq = new SimCq(cqn, logSize, cqeSize, uar, ring, dbrHost, eq, in.get(i, 0, c + "oi") != 0, rxeCq,
+        DeviceCq cq = new DeviceCq(cqn, logSize, cqeSize, uar, ring, dbrHost, eq, in.get(i, 0, c + "oi") != 0, rxeCq,
                 st.counters, st::reportCqError);
         st.cqs.put(cqn, cq);
         st.cqList.add(cq);
@@ -270,7 +270,7 @@ final class ObjectCommands {
     }
 
     void destroyCq(DirectBuffer i, Layout in) throws CmdError {
-        SimCq cq = cq(in.get(i, 0, "cqn"));
+        DeviceCq cq = cq(in.get(i, 0, "cqn"));
         if (cq.users > 0) {
             throw new CmdError(CmdStatus.RES_BUSY, CmdSyndromes.OBJECT_IN_USE, "CQ " + cq.cqn + " is used by "
                     + cq.users + " QPs");
@@ -279,7 +279,7 @@ final class ObjectCommands {
         release(cq);
     }
 
-    private void release(SimCq cq) {
+    private void release(DeviceCq cq) {
         st.cqs.remove(cq.cqn);
         st.cqList.remove(cq);
         cq.eq.users--;
@@ -288,8 +288,8 @@ final class ObjectCommands {
         cq.rxeCq.close();
     }
 
-    SimCq cq(long n) throws CmdError {
-        SimCq cq = n > 0 && n <= 0xffffff ? st.cqs.get((int) n) : null;
+    DeviceCq cq(long n) throws CmdError {
+        DeviceCq cq = n > 0 && n <= 0xffffff ? st.cqs.get((int) n) : null;
         if (cq == null) {
             throw CmdError.badResource(CmdSyndromes.BAD_CQN, "CQ " + n + " does not exist");
         }
@@ -321,21 +321,21 @@ final class ObjectCommands {
     /** TEARDOWN_HCA / close: every object goes, children first; the rxe mirrors are closed. */
     void destroyAll(QpCommands qps) {
         qps.destroyAll();
-        for (SimCq cq : st.cqs.values()) {
+        for (DeviceCq cq : st.cqs.values()) {
             dataPath.drain(cq);
             release(cq);
         }
-        for (SimMkey k : st.mkeys.values()) {
+        for (DeviceMkey k : st.mkeys.values()) {
             st.mkeys.remove(k.index);
             k.pd.users--;
             RxeMirror.deregister(k.rxeMr);
             k.valid = false;
         }
-        for (SimEq eq : st.eqs.values()) {
+        for (DeviceEq eq : st.eqs.values()) {
             st.eqs.remove(eq.eqn);
             st.uarUsers[eq.uar]--;
         }
-        for (SimPd pd : st.pds.values()) {
+        for (DevicePd pd : st.pds.values()) {
             st.pds.remove(pd.pdn);
             pd.rxePd.close();
         }

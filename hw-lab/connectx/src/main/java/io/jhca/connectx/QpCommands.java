@@ -7,11 +7,11 @@ import org.agrona.MutableDirectBuffer;
 
 import io.jhca.mlx5.cmd.CmdStatus;
 import io.jhca.mlx5.cmd.Layout;
-import io.jhca.mlx5.cmd.Opcode;
+import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.QpLayouts;
 import io.jhca.mlx5.cmd.QpModifyLayouts;
 import io.jhca.mlx5.cmd.RoceAddressLayouts;
-import io.jhca.mlx5.wqe.SendWqe;
+import io.jhca.mlx5.wqe.SendWqeLayout;
 import io.jhca.verbs.AddressHandle;
 import io.jhca.verbs.Gid;
 import io.jhca.verbs.QpAttributes;
@@ -59,10 +59,10 @@ final class QpCommands {
         } else {
             throw CmdError.badParam(CmdSyndromes.QP_TYPE, "qpc.st " + st0 + " (the model has RC 0, UC 1, UD 2)");
         }
-        SimPd pd = objects.pd(in.get(i, 0, q + "pd"));
+        DevicePd pd = objects.pd(in.get(i, 0, q + "pd"));
         int uar = objects.uar(in.get(i, 0, q + "uar_page"));
-        SimCq scq = objects.cq(in.get(i, 0, q + "cqn_snd"));
-        SimCq rcq = objects.cq(in.get(i, 0, q + "cqn_rcv"));
+        DeviceCq scq = objects.cq(in.get(i, 0, q + "cqn_snd"));
+        DeviceCq rcq = objects.cq(in.get(i, 0, q + "cqn_rcv"));
         long rqType = in.get(i, 0, q + "rq_type");
         if (rqType != QpModifyLayouts.RQ_TYPE_REGULAR && rqType != QpModifyLayouts.RQ_TYPE_ZERO_LEN) {
             throw CmdError.badParam(CmdSyndromes.QP_RQ_TYPE, "rq_type " + rqType + " (no SRQs in the model)");
@@ -81,7 +81,7 @@ final class QpCommands {
         if (in.get(i, 0, q + "page_offset") != 0) {
             throw CmdError.badParam(CmdSyndromes.PAGE_OFFSET_UNSUPPORTED, "qpc.page_offset must be 0");
         }
-        long bytes = ((long) rqCount << strideShift) + ((long) sqCount << SendWqe.WQEBB_SHIFT);
+        long bytes = ((long) rqCount << strideShift) + ((long) sqCount << SendWqeLayout.WQEBB_SHIFT);
         PagedBuffer buffer = bytes == 0 ? null
                 : objects.ring(cmd, i, in, (int) in.get(i, 0, q + "log_page_size"), bytes);
         long dbrHost = objects.dbr(in.get(i, 0, q + "dbr_addr"));
@@ -99,7 +99,7 @@ final class QpCommands {
                 .maxSendWr(Math.max(1, sqCount)).maxRecvWr(Math.max(1, rqCount))
                 .maxSendSge(ModelCaps.MAX_SGE)
                 .maxRecvSge(Math.max(1, Math.min(ModelCaps.MAX_SGE, (1 << strideShift) / 16))));
-        SimQp qp = new SimQp(rxeQp.qpn(), type, pd, scq, rcq, uar, (int) in.get(i, 0, q + "user_index"), buffer,
+        DeviceQp qp = new DeviceQp(rxeQp.qpn(), type, pd, scq, rcq, uar, (int) in.get(i, 0, q + "user_index"), buffer,
                 rqCount, strideShift, sqCount, dbrHost, rxeQp);
         if (sqCount > 0) {
             qp.bounceKey = bounceIndex << 8;
@@ -123,13 +123,13 @@ final class QpCommands {
     }
 
     void destroyQp(DirectBuffer i, Layout in) throws CmdError {
-        SimQp qp = qp(in.get(i, 0, "qpn"));
+        DeviceQp qp = qp(in.get(i, 0, "qpn"));
         dataPath.drain(qp.sendCq);
         dataPath.drain(qp.recvCq);
         release(qp);
     }
 
-    private void release(SimQp qp) {
+    private void release(DeviceQp qp) {
         st.qps.remove(qp.qpn);
         st.qpList.remove(qp);
         qp.pd.users--;
@@ -150,8 +150,8 @@ final class QpCommands {
         qp.faulted = true;
     }
 
-    SimQp qp(long qpn) throws CmdError {
-        SimQp qp = qpn > 0 && qpn <= 0xffffff ? st.qp((int) qpn) : null;
+    DeviceQp qp(long qpn) throws CmdError {
+        DeviceQp qp = qpn > 0 && qpn <= 0xffffff ? st.qp((int) qpn) : null;
         if (qp == null) {
             throw CmdError.badResource(CmdSyndromes.BAD_QPN, String.format("QP 0x%x does not exist", qpn));
         }
@@ -160,11 +160,11 @@ final class QpCommands {
 
     /** RST2INIT, INIT2INIT, INIT2RTR, RTR2RTS, RTS2RTS, SQERR2RTS, 2ERR, 2RST. */
     void modifyQp(int opcode, DirectBuffer i, Layout in) throws CmdError {
-        SimQp qp = qp(in.get(i, 0, "qpn"));
+        DeviceQp qp = qp(in.get(i, 0, "qpn"));
         // CQEs of work already done go out before the state changes (as the HCA's completions precede the command)
         dataPath.drain(qp.sendCq);
         dataPath.drain(qp.recvCq);
-        if (opcode == Opcode.QP_2RST) {
+        if (opcode == CmdOpcode.QP_2RST) {
             if (qp.rxeQp.state() != QpState.RESET) {
                 qp.rxeQp.modify(QpAttributes.toState(QpState.RESET));
             }
@@ -176,7 +176,7 @@ final class QpCommands {
             qp.pending = false;
             return;
         }
-        if (opcode == Opcode.QP_2ERR) {
+        if (opcode == CmdOpcode.QP_2ERR) {
             QpState s = qp.rxeQp.state();
             if (s != QpState.RESET && s != QpState.ERR) {
                 qp.rxeQp.modify(QpAttributes.toState(QpState.ERR)); // the transport flushes what it holds
@@ -187,15 +187,15 @@ final class QpCommands {
         int need;
         int next;
         switch (opcode) {
-            case Opcode.RST2INIT_QP: need = QpLayouts.STATE_RST; next = QpLayouts.STATE_INIT; break;
-            case Opcode.INIT2INIT_QP: need = QpLayouts.STATE_INIT; next = QpLayouts.STATE_INIT; break;
-            case Opcode.INIT2RTR_QP: need = QpLayouts.STATE_INIT; next = QpLayouts.STATE_RTR; break;
-            case Opcode.RTR2RTS_QP: need = QpLayouts.STATE_RTR; next = QpLayouts.STATE_RTS; break;
-            case Opcode.RTS2RTS_QP: need = QpLayouts.STATE_RTS; next = QpLayouts.STATE_RTS; break;
+            case CmdOpcode.RST2INIT_QP: need = QpLayouts.STATE_RST; next = QpLayouts.STATE_INIT; break;
+            case CmdOpcode.INIT2INIT_QP: need = QpLayouts.STATE_INIT; next = QpLayouts.STATE_INIT; break;
+            case CmdOpcode.INIT2RTR_QP: need = QpLayouts.STATE_INIT; next = QpLayouts.STATE_RTR; break;
+            case CmdOpcode.RTR2RTS_QP: need = QpLayouts.STATE_RTR; next = QpLayouts.STATE_RTS; break;
+            case CmdOpcode.RTS2RTS_QP: need = QpLayouts.STATE_RTS; next = QpLayouts.STATE_RTS; break;
             default: need = QpLayouts.STATE_SQER; next = QpLayouts.STATE_RTS; break; // SQERR2RTS
         }
         if (qp.state != need) {
-            throw new CmdError(CmdStatus.BAD_QP_STATE_ERR, CmdSyndromes.QP_BAD_STATE, Opcode.name(opcode)
+            throw new CmdError(CmdStatus.BAD_QP_STATE_ERR, CmdSyndromes.QP_BAD_STATE, CmdOpcode.name(opcode)
                     + " on QP 0x" + Integer.toHexString(qp.qpn) + " in state " + qp.state + ", needs " + need);
         }
         QpAttributes a = QpcAttributes.of(opcode, qp, i, in, st);
@@ -209,14 +209,14 @@ final class QpCommands {
     }
 
     /** Copies what a transition set into the QP's context (for QUERY_QP) and into the data path's limits. */
-    private void remember(int opcode, SimQp qp, DirectBuffer i, Layout in) {
+    private void remember(int opcode, DeviceQp qp, DirectBuffer i, Layout in) {
         switch (opcode) {
-            case Opcode.RST2INIT_QP:
+            case CmdOpcode.RST2INIT_QP:
                 copy(i, in, qp, "rre", "rwe", "rae", "q_key", "primary_address_path.pkey_index",
                         "primary_address_path.vhca_port_num");
                 qp.qkey = (int) in.get(i, 0, "qpc.q_key");
                 break;
-            case Opcode.INIT2RTR_QP:
+            case CmdOpcode.INIT2RTR_QP:
                 copy(i, in, qp, "mtu", "log_msg_max", "remote_qpn", "next_rcv_psn", "log_rra_max", "min_rnr_nak");
                 i.getBytes(QPC_OFFSET + PATH_OFFSET, qp.qpc, PATH_OFFSET, PATH_SIZE);
                 int lm = (int) in.get(i, 0, "qpc.log_msg_max");
@@ -224,7 +224,7 @@ final class QpCommands {
                 qp.logMsgMax = qp.type == QpType.UD || lm == 0 ? ModelCaps.LOG_MAX_MSG
                         : Math.min(lm, ModelCaps.LOG_MAX_MSG);
                 break;
-            case Opcode.RTR2RTS_QP:
+            case CmdOpcode.RTR2RTS_QP:
                 copy(i, in, qp, "next_send_psn", "retry_count", "rnr_retry", "log_sra_max",
                         "primary_address_path.ack_timeout");
                 break;
@@ -233,14 +233,14 @@ final class QpCommands {
         }
     }
 
-    private static void copy(DirectBuffer i, Layout in, SimQp qp, String... fields) {
+    private static void copy(DirectBuffer i, Layout in, DeviceQp qp, String... fields) {
         for (String f : fields) {
             QpLayouts.QPC.set(qp.qpc, 0, f, in.get(i, 0, "qpc." + f));
         }
     }
 
     void queryQp(DirectBuffer i, MutableDirectBuffer o, Layout in, Layout out) throws CmdError {
-        SimQp qp = qp(in.get(i, 0, "qpn"));
+        DeviceQp qp = qp(in.get(i, 0, "qpn"));
         o.putBytes(QPC_OFFSET, qp.qpc, 0, qp.qpc.capacity());
         out.set(o, 0, "qpc.state", qp.state);
         out.set(o, 0, "qpc.hw_sq_wqebb_counter", qp.sqHw & 0xffff);
@@ -301,7 +301,7 @@ final class QpCommands {
 
     /** Every QP goes (TEARDOWN_HCA, close). */
     void destroyAll() {
-        for (SimQp qp : new ArrayList<>(st.qpList)) {
+        for (DeviceQp qp : new ArrayList<>(st.qpList)) {
             dataPath.drain(qp.sendCq);
             dataPath.drain(qp.recvCq);
             release(qp);

@@ -3,7 +3,7 @@ package io.jhca.connectx;
 import org.agrona.DirectBuffer;
 
 import io.jhca.mlx5.cmd.Layout;
-import io.jhca.mlx5.cmd.Opcode;
+import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.QpModifyLayouts;
 import io.jhca.verbs.Access;
 import io.jhca.verbs.AhAttributes;
@@ -37,13 +37,13 @@ final class QpcAttributes {
     private QpcAttributes() {
     }
 
-    static QpAttributes of(int opcode, SimQp qp, DirectBuffer i, Layout in, DeviceState st) throws CmdError {
+    static QpAttributes of(int opcode, DeviceQp qp, DirectBuffer i, Layout in, DeviceState st) throws CmdError {
         QpType t = qp.type;
         int opt = (int) in.get(i, 0, "opt_param_mask");
         QpAttributes a = new QpAttributes();
         QpState from;
         switch (opcode) {
-            case Opcode.RST2INIT_QP:
+            case CmdOpcode.RST2INIT_QP:
                 from = QpState.RESET;
                 a.state(QpState.INIT).pkeyIndex((int) in.get(i, 0, P + "pkey_index")).port(port(i, in));
                 if (t == QpType.UD) {
@@ -52,7 +52,7 @@ final class QpcAttributes {
                     a.accessFlags(access(i, in));
                 }
                 break;
-            case Opcode.INIT2INIT_QP:
+            case CmdOpcode.INIT2INIT_QP:
                 from = QpState.INIT;
                 a.state(QpState.INIT);
                 optional(a, t, i, in, opt);
@@ -60,7 +60,7 @@ final class QpcAttributes {
                     a.port(port(i, in));
                 }
                 break;
-            case Opcode.INIT2RTR_QP:
+            case CmdOpcode.INIT2RTR_QP:
                 from = QpState.INIT;
                 a.state(QpState.RTR);
                 if (t != QpType.UD) {
@@ -81,7 +81,7 @@ final class QpcAttributes {
                 }
                 optional(a, t, i, in, opt);
                 break;
-            case Opcode.RTR2RTS_QP:
+            case CmdOpcode.RTR2RTS_QP:
                 from = QpState.RTR;
                 a.state(QpState.RTS).sqPsn((int) in.get(i, 0, Q + "next_send_psn"));
                 if (t == QpType.RC) {
@@ -95,13 +95,13 @@ final class QpcAttributes {
                 }
                 optional(a, t, i, in, opt);
                 break;
-            case Opcode.RTS2RTS_QP:
+            case CmdOpcode.RTS2RTS_QP:
                 from = QpState.RTS;
                 a.state(QpState.RTS);
                 optional(a, t, i, in, opt);
                 break;
             default:
-                throw new IllegalArgumentException("not a qpc transition: " + Opcode.name(opcode));
+                throw new IllegalArgumentException("not a qpc transition: " + CmdOpcode.name(opcode));
         }
         // keep only what the IBTA table accepts for this transport (e.g. no PKEY_INDEX on RTR->RTS)
         QpState to = a.state();

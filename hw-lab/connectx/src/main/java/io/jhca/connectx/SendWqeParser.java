@@ -12,7 +12,7 @@ import io.jhca.mlx5.wqe.DatagramSeg;
 import io.jhca.mlx5.wqe.InlineSeg;
 import io.jhca.mlx5.wqe.Mlx5Opcode;
 import io.jhca.mlx5.wqe.RaddrSeg;
-import io.jhca.mlx5.wqe.SendWqe;
+import io.jhca.mlx5.wqe.SendWqeLayout;
 import io.jhca.verbs.QpType;
 
 /**
@@ -35,7 +35,7 @@ import io.jhca.verbs.QpType;
  */
 final class SendWqeParser {
 
-    static final int MAX_BYTES = SendWqe.MAX_WQEBBS * SendWqe.WQEBB;
+    static final int MAX_BYTES = SendWqeLayout.MAX_WQEBBS * SendWqeLayout.WQEBB;
 
     final UnsafeBuffer wqe = new UnsafeBuffer(new byte[MAX_BYTES]);
     private final UnsafeBuffer page = new UnsafeBuffer(0, 0);
@@ -76,7 +76,7 @@ final class SendWqeParser {
      * @param posted WQEBBs posted past sqHw (from the doorbell record), at least 1
      * @param mtu    bytes of the path MTU (UD messages must fit one packet)
      */
-    void parse(SimQp qp, DeviceState st, int posted, int mtu, int logMsgMax) {
+    void parse(DeviceQp qp, DeviceState st, int posted, int mtu, int logMsgMax) {
         syndrome = 0;
         vendor = 0;
         numSge = 0;
@@ -89,7 +89,7 @@ final class SendWqeParser {
         ds = CtrlSeg.ds(wqe, 0);
         fmCeSe = CtrlSeg.fmCeSe(wqe, 0);
         imm = CtrlSeg.immBe(wqe, 0); // the immediate as it goes on the wire
-        int claimed = ds == 0 ? 1 : SendWqe.wqebbs(ds);
+        int claimed = ds == 0 ? 1 : SendWqeLayout.wqebbs(ds);
         wqebbs = Math.min(claimed, posted);
         if (ds == 0 || claimed > posted || claimed > qp.sqCount) {
             fail(CqeSyndrome.LOCAL_QP_OP_ERR, CqeErrors.VENDOR_BAD_DS);
@@ -104,9 +104,9 @@ final class SendWqeParser {
             return;
         }
         for (int i = 1; i < wqebbs; i++) {
-            copyWqebb(qp, qp.sqHw + i, i * SendWqe.WQEBB);
+            copyWqebb(qp, qp.sqHw + i, i * SendWqeLayout.WQEBB);
         }
-        int end = ds * SendWqe.DS;
+        int end = ds * SendWqeLayout.DS;
         int data;
         boolean write = false;
         boolean allowInline = true;
@@ -185,7 +185,7 @@ final class SendWqeParser {
     }
 
     /** Data or inline segments in {@code [from, end)}; false (and failed) on the first bad one. */
-    private boolean segments(SimQp qp, DeviceState st, int from, int end, boolean write, boolean allowInline) {
+    private boolean segments(DeviceQp qp, DeviceState st, int from, int end, boolean write, boolean allowInline) {
         int pos = from;
         while (pos < end) {
             if (InlineSeg.isInline(wqe, pos)) {
@@ -202,7 +202,7 @@ final class SendWqeParser {
                 inlineOffset = pos + InlineSeg.HEADER_SIZE;
                 inlineLength = len;
                 totalLength += len;
-                pos += Math.max(1, InlineSeg.ds(len)) * SendWqe.DS;
+                pos += Math.max(1, InlineSeg.ds(len)) * SendWqeLayout.DS;
                 continue;
             }
             if (inline) {
@@ -220,7 +220,7 @@ final class SendWqeParser {
                 fail(CqeSyndrome.LOCAL_QP_OP_ERR, CqeErrors.VENDOR_TOO_MANY_SGES);
                 return false;
             }
-            SimMkey k = st.mkeys.get(lkey >>> 8);
+            DeviceMkey k = st.mkeys.get(lkey >>> 8);
             if (k == null || k.key != lkey || !k.valid) {
                 fail(CqeSyndrome.LOCAL_PROT_ERR, CqeErrors.VENDOR_BAD_LKEY);
                 return false;
@@ -257,9 +257,9 @@ final class SendWqeParser {
         rgidLo = wqe.getLong(at + DatagramSeg.RGID_OFFSET + 8, ByteOrder.BIG_ENDIAN);
     }
 
-    private void copyWqebb(SimQp qp, int counter, int to) {
-        qp.buffer.wrap(page, qp.sqSlotOffset(counter), SendWqe.WQEBB);
-        wqe.putBytes(to, page, 0, SendWqe.WQEBB);
+    private void copyWqebb(DeviceQp qp, int counter, int to) {
+        qp.buffer.wrap(page, qp.sqSlotOffset(counter), SendWqeLayout.WQEBB);
+        wqe.putBytes(to, page, 0, SendWqeLayout.WQEBB);
     }
 
     private void fail(int cqeSyndrome, int vendorSyndrome) {

@@ -7,7 +7,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 import io.jhca.doorbell.CqArm;
 import io.jhca.doorbell.UarDoorbell;
 import io.jhca.mlx5.wqe.CtrlSeg;
-import io.jhca.mlx5.wqe.SendWqe;
+import io.jhca.mlx5.wqe.SendWqeLayout;
 
 /**
  * The doorbell registers of every allocated UAR page (UAR n = BAR0 + n * 4 KiB), taken with atomic swaps to 0 since
@@ -79,7 +79,7 @@ final class UarDoorbells {
         st.counters.increment(ModelCounters.Counter.CQ_ARM_DOORBELLS);
         int word = (int) (value >>> 32);
         int cqn = (int) value & 0xffffff;
-        SimCq cq = st.cqs.get(cqn);
+        DeviceCq cq = st.cqs.get(cqn);
         if (cq != null) {
             cq.arm(word);
         }
@@ -95,7 +95,7 @@ final class UarDoorbells {
         }
         int v = SWAP ? Integer.reverseBytes(raw) : raw;
         st.counters.increment(ModelCounters.Counter.EQ_DOORBELLS);
-        SimEq eq = st.eqs.get(v >>> 24);
+        DeviceEq eq = st.eqs.get(v >>> 24);
         if (eq != null) {
             eq.ci = v & 0xffffff;
         }
@@ -106,7 +106,7 @@ final class UarDoorbells {
         st.counters.increment(ModelCounters.Counter.SQ_DOORBELLS);
         int qpn = (int) db >>> 8;            // qpn_ds bits 31:8
         int index = (int) (db >>> 40) & 0xffff; // opmod_idx_opcode bits 23:8
-        SimQp qp = st.qp(qpn);
+        DeviceQp qp = st.qp(qpn);
         if (qp == null || qp.uar != uar || qp.sqCount == 0 || qp.faulted) {
             st.counters.increment(ModelCounters.Counter.SQ_DOORBELL_MISMATCHES);
             return;
@@ -116,7 +116,7 @@ final class UarDoorbells {
             st.counters.increment(ModelCounters.Counter.SQ_DOORBELL_MISMATCHES); // doorbell before its record
             return;
         }
-        qp.buffer.wrap(view, qp.sqSlotOffset(index), SendWqe.WQEBB);
+        qp.buffer.wrap(view, qp.sqSlotOffset(index), SendWqeLayout.WQEBB);
         long ctrl = view.getLong(CtrlSeg.OPMOD_IDX_OPCODE_OFFSET, ByteOrder.BIG_ENDIAN);
         if (ctrl != db) {
             st.counters.increment(ModelCounters.Counter.SQ_DOORBELL_MISMATCHES);

@@ -1,12 +1,12 @@
 /**
  * The ConnectX device model: a software mlx5 PCI function the mlx5 provider drives exactly as it would drive a
  * ConnectX-4+ behind vfio, through {@link io.jhca.mlx5.spi.Mlx5Function} (found by ServiceLoader as
- * {@link io.jhca.connectx.SimFunctionSource}; devices from {@code jhca.mlx5.sim} / {@code JHCA_MLX5_SIM}, default
+ * {@link io.jhca.connectx.ModelFunctionSource}; devices from {@code jhca.mlx5.sim} / {@code JHCA_MLX5_SIM}, default
  * {@code mlx5_0=127.0.0.3,mlx5_1=127.0.0.4}, {@code none} for none).
  *
  * <h2>What it is made of</h2>
  * <ul>
- *   <li>{@link io.jhca.connectx.SimFunction}: BAR0 (64 pages of off-heap memory: the initialization segment, UAR pages
+ *   <li>{@link io.jhca.connectx.ModelFunction}: BAR0 (64 pages of off-heap memory: the initialization segment, UAR pages
  *       from index 1), DMA memory with identity IOVAs and the model's IOMMU table ({@code Iommu}), the only memory the
  *       model ever reads or writes.</li>
  *   <li>{@link io.jhca.connectx.ConnectXModel}: firmware and hardware as one Agrona agent on one thread. Firmware

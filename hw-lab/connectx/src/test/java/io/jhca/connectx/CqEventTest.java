@@ -64,9 +64,9 @@ class CqEventTest {
     }
 
     /** A connected RC QP whose send CQ is {@code cq}; the peer has {@code recvs} receives posted. */
-    private SimRings connect(HostDriver.Cq cq, int recvs) throws Exception {
+    private DriverRings connect(HostDriver.Cq cq, int recvs) throws Exception {
         HostDriver.Cq rcq = drv.createCq(4);
-        SimRings r = drv.createQp(QpLayouts.ST_RC, cq, rcq, 5, 4, 0);
+        DriverRings r = drv.createQp(QpLayouts.ST_RC, cq, rcq, 5, 4, 0);
         CompletionQueue pcq = peer.own(peer.ctx.createCq(64));
         QueuePair pqp = peer.own(peer.pd.createQp(QpInitAttributes.rc(pcq, pcq).maxRecvWr(32)));
         r.toInit(true, true, true);
@@ -85,7 +85,7 @@ class CqEventTest {
         return r;
     }
 
-    private int send(SimRings r) {
+    private int send(DriverRings r) {
         return r.begin(Mlx5Opcode.SEND, FmCeSe.CQ_UPDATE, 0).data(8, skey, smem.address()).post();
     }
 
@@ -104,7 +104,7 @@ class CqEventTest {
     @Test
     void overrunStopsTheCqAndRaisesCqError() throws Exception {
         HostDriver.Cq cq = drv.createCq(1); // 2 CQEs
-        SimRings r = connect(cq, 4);
+        DriverRings r = connect(cq, 4);
         send(r);
         send(r);
         long drops = drv.counters().get(ModelCounters.Counter.CQES_DROPPED);
@@ -127,7 +127,7 @@ class CqEventTest {
     @Test
     void overrunIgnoreKeepsWriting() throws Exception {
         HostDriver.Cq cq = drv.createCq(1, CqLayouts.CQE_SZ_64, true);
-        SimRings r = connect(cq, 4);
+        DriverRings r = connect(cq, 4);
         for (int i = 0; i < 3; i++) {
             send(r);
         }
@@ -146,7 +146,7 @@ class CqEventTest {
     @Test
     void bigCqesKeepTheCqe64InTheSecondHalf() throws Exception {
         HostDriver.Cq cq = drv.createCq(3, CqLayouts.CQE_SZ_128, false);
-        SimRings r = connect(cq, 2);
+        DriverRings r = connect(cq, 2);
         int idx = send(r);
         assertCqe(CqeBytes.req(Mlx5Opcode.SEND, r.qpn, idx, 0, UIDX, 0), cq.await());
         byte[] first = new byte[64];
@@ -165,7 +165,7 @@ class CqEventTest {
         } finally {
             drv.eqn = savedEqn;
         }
-        SimRings r = connect(cq, 4);
+        DriverRings r = connect(cq, 4);
         CqArm arm = new CqArm(drv.bar0, drv.uar * HostDriver.PAGE, cq.dbr, cq.cqn);
         arm.arm(0, cq.ci, false);
         send(r);
@@ -184,7 +184,7 @@ class CqEventTest {
     @Test
     void sendDoorbellsAreCheckedAgainstTheWqe() throws Exception {
         HostDriver.Cq cq = drv.createCq(4);
-        SimRings r = connect(cq, 4);
+        DriverRings r = connect(cq, 4);
         long doorbells = drv.counters().get(ModelCounters.Counter.SQ_DOORBELLS);
         long mismatches = drv.counters().get(ModelCounters.Counter.SQ_DOORBELL_MISMATCHES);
         send(r);
@@ -212,7 +212,7 @@ class CqEventTest {
     @Test
     void unmappingMemoryUnderAKeyStopsIt() throws Exception {
         HostDriver.Cq cq = drv.createCq(4);
-        SimRings r = connect(cq, 4);
+        DriverRings r = connect(cq, 4);
         try (DmaRegion user = DmaMemory.allocate(8192)) {
             int key = drv.createMkey(user, true, false, false, false);
             long faults = drv.counters().get(ModelCounters.Counter.DMA_FAULTS);

@@ -27,7 +27,7 @@ import io.jhca.mlx5.cmd.HcaLayouts;
 import io.jhca.mlx5.cmd.InitSegment;
 import io.jhca.mlx5.cmd.Layout;
 import io.jhca.mlx5.cmd.MkeyLayouts;
-import io.jhca.mlx5.cmd.Opcode;
+import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.QpLayouts;
 import io.jhca.mlx5.cmd.RegionCmdMemory;
 import io.jhca.mlx5.cmd.RoceAddressLayouts;
@@ -40,14 +40,14 @@ import io.jhca.verbs.Gid;
 
 /**
  * A minimal mlx5 "driver" for the model's tests, written only with the shared layers: the cmd package's host-side
- * {@link CmdQueue} and layouts, the doorbell package, and (in {@link SimRings}) the wqe writers and cq readers. It
- * brings a {@link SimFunction} up the way mlx5_core / rdma-core do and creates objects by raw PRM commands.
+ * {@link CmdQueue} and layouts, the doorbell package, and (in {@link DriverRings}) the wqe writers and cq readers. It
+ * brings a {@link ModelFunction} up the way mlx5_core / rdma-core do and creates objects by raw PRM commands.
  */
 final class HostDriver implements AutoCloseable {
 
     static final int PAGE = 4096;
 
-    final SimFunction fn;
+    final ModelFunction fn;
     final MmioWindow bar0;
     final InitSegment iseg;
     final UnsafeBuffer in = new UnsafeBuffer(new byte[16384]);
@@ -61,7 +61,7 @@ final class HostDriver implements AutoCloseable {
     private DmaRegion dbrPage;
     private int dbrNext;
 
-    private HostDriver(SimFunction fn) {
+    private HostDriver(ModelFunction fn) {
         this.fn = fn;
         this.bar0 = fn.bar0();
         this.iseg = new InitSegment(new Bar0() {
@@ -78,11 +78,11 @@ final class HostDriver implements AutoCloseable {
     }
 
     static HostDriver open(String name, String ip) throws Exception {
-        return new HostDriver(SimFunction.open(name, InetAddress.getByName(ip)));
+        return new HostDriver(ModelFunction.open(name, InetAddress.getByName(ip)));
     }
 
     static HostDriver open(String name, String ip, long preInitMillis) throws Exception {
-        return new HostDriver(SimFunction.open(name, InetAddress.getByName(ip), preInitMillis));
+        return new HostDriver(ModelFunction.open(name, InetAddress.getByName(ip), preInitMillis));
     }
 
     ModelCounters counters() {
@@ -154,11 +154,11 @@ final class HostDriver implements AutoCloseable {
     }
 
     void enableHca() {
-        run(cmd(HcaLayouts.ENABLE_HCA_IN, Opcode.ENABLE_HCA), HcaLayouts.ENABLE_HCA_OUT);
+        run(cmd(HcaLayouts.ENABLE_HCA_IN, CmdOpcode.ENABLE_HCA), HcaLayouts.ENABLE_HCA_OUT);
     }
 
     int queryPages(int opMod) {
-        return (int) run(cmd(HcaLayouts.QUERY_PAGES_IN, HcaLayouts.QUERY_PAGES_IN.sizeBytes(), Opcode.QUERY_PAGES,
+        return (int) run(cmd(HcaLayouts.QUERY_PAGES_IN, HcaLayouts.QUERY_PAGES_IN.sizeBytes(), CmdOpcode.QUERY_PAGES,
                 opMod), HcaLayouts.QUERY_PAGES_OUT).get("num_pages");
     }
 
@@ -168,7 +168,7 @@ final class HostDriver implements AutoCloseable {
         }
         DmaRegion pages = dma((long) n * PAGE);
         Layout l = HcaLayouts.MANAGE_PAGES_IN;
-        Struct s = cmd(l, l.sizeBytes(n), Opcode.MANAGE_PAGES, HcaLayouts.PAGES_GIVE).set("input_num_entries", n);
+        Struct s = cmd(l, l.sizeBytes(n), CmdOpcode.MANAGE_PAGES, HcaLayouts.PAGES_GIVE).set("input_num_entries", n);
         for (int k = 0; k < n; k++) {
             s.setElement("pas", k, pages.iova((long) k * PAGE));
         }
@@ -176,7 +176,7 @@ final class HostDriver implements AutoCloseable {
     }
 
     Struct queryCaps() {
-        return run(cmd(HcaLayouts.QUERY_HCA_CAP_IN, HcaLayouts.QUERY_HCA_CAP_IN.sizeBytes(), Opcode.QUERY_HCA_CAP,
+        return run(cmd(HcaLayouts.QUERY_HCA_CAP_IN, HcaLayouts.QUERY_HCA_CAP_IN.sizeBytes(), CmdOpcode.QUERY_HCA_CAP,
                 HcaCap.opMod(HcaCap.TYPE_GENERAL, HcaCap.MODE_CURRENT)), HcaLayouts.QUERY_HCA_CAP_OUT);
     }
 
@@ -184,23 +184,23 @@ final class HostDriver implements AutoCloseable {
     HostDriver bringUp() throws Exception {
         openCommandQueue();
         enableHca();
-        run(cmd(HcaLayouts.QUERY_ISSI_IN, Opcode.QUERY_ISSI), HcaLayouts.QUERY_ISSI_OUT);
-        run(cmd(HcaLayouts.SET_ISSI_IN, Opcode.SET_ISSI).set("current_issi", 1), HcaLayouts.SET_ISSI_OUT);
+        run(cmd(HcaLayouts.QUERY_ISSI_IN, CmdOpcode.QUERY_ISSI), HcaLayouts.QUERY_ISSI_OUT);
+        run(cmd(HcaLayouts.SET_ISSI_IN, CmdOpcode.SET_ISSI).set("current_issi", 1), HcaLayouts.SET_ISSI_OUT);
         givePages(queryPages(HcaLayouts.PAGES_BOOT));
         queryCaps();
         givePages(queryPages(HcaLayouts.PAGES_INIT));
-        run(cmd(HcaLayouts.INIT_HCA_IN, Opcode.INIT_HCA), HcaLayouts.INIT_HCA_OUT);
-        uar = (int) run(cmd(UarPdLayouts.ALLOC_UAR_IN, Opcode.ALLOC_UAR), UarPdLayouts.ALLOC_UAR_OUT).get("uar");
+        run(cmd(HcaLayouts.INIT_HCA_IN, CmdOpcode.INIT_HCA), HcaLayouts.INIT_HCA_OUT);
+        uar = (int) run(cmd(UarPdLayouts.ALLOC_UAR_IN, CmdOpcode.ALLOC_UAR), UarPdLayouts.ALLOC_UAR_OUT).get("uar");
         asyncEq = createEq(6, 1L << EventType.CQ_ERROR | 1L << EventType.PORT_CHANGE);
         eqn = asyncEq.eqn;
-        pd = (int) run(cmd(UarPdLayouts.ALLOC_PD_IN, Opcode.ALLOC_PD), UarPdLayouts.ALLOC_PD_OUT).get("pd");
+        pd = (int) run(cmd(UarPdLayouts.ALLOC_PD_IN, CmdOpcode.ALLOC_PD), UarPdLayouts.ALLOC_PD_OUT).get("pd");
         setGid(0, fn.portAddresses().get(0));
         return this;
     }
 
     void setGid(int index, InetAddress ip) {
         Gid g = Gid.of(ip);
-        run(cmd(RoceAddressLayouts.SET_ROCE_ADDRESS_IN, Opcode.SET_ROCE_ADDRESS)
+        run(cmd(RoceAddressLayouts.SET_ROCE_ADDRESS_IN, CmdOpcode.SET_ROCE_ADDRESS)
                 .set("roce_address_index", index)
                 .setBytes("roce_address.source_l3_address", g.bytes())
                 .set("roce_address.roce_l3_type", g.isIpv4Mapped() ? RoceAddressLayouts.L3_TYPE_IPV4
@@ -248,7 +248,7 @@ final class HostDriver implements AutoCloseable {
         }
         int npages = (int) ((ring.length() + PAGE - 1) / PAGE);
         Layout l = EqLayouts.CREATE_EQ_IN;
-        Struct s = cmd(l, l.sizeBytes(npages), Opcode.CREATE_EQ, 0)
+        Struct s = cmd(l, l.sizeBytes(npages), CmdOpcode.CREATE_EQ, 0)
                 .set("eq_context_entry.log_eq_size", logSize)
                 .set("eq_context_entry.uar_page", uar)
                 .setElement("event_bitmask", 0, eventMaskWord0);
@@ -344,7 +344,7 @@ final class HostDriver implements AutoCloseable {
         DoorbellRecord dbr = dbr(dbrIova);
         int npages = (int) ((ring.length() + PAGE - 1) / PAGE);
         Layout l = CqLayouts.CREATE_CQ_IN;
-        Struct s = cmd(l, l.sizeBytes(npages), Opcode.CREATE_CQ, 0)
+        Struct s = cmd(l, l.sizeBytes(npages), CmdOpcode.CREATE_CQ, 0)
                 .set("cq_context.log_cq_size", logSize)
                 .set("cq_context.cqe_sz", cqeSz)
                 .set("cq_context.oi", oi)
@@ -369,7 +369,7 @@ final class HostDriver implements AutoCloseable {
         int npages = (int) ((region.length() + PAGE - 1) / PAGE);
         Layout l = MkeyLayouts.CREATE_MKEY_IN;
         String m = "memory_key_mkey_entry.";
-        Struct s = cmd(l, MkeyLayouts.createMkeyInLength(npages), Opcode.CREATE_MKEY, 0)
+        Struct s = cmd(l, MkeyLayouts.createMkeyInLength(npages), CmdOpcode.CREATE_MKEY, 0)
                 .set(m + "access_mode_1_0", MkeyLayouts.ACCESS_MODE_MTT)
                 .set(m + "lr", 1).set(m + "lw", lw).set(m + "rr", rr).set(m + "rw", rw).set(m + "a", a)
                 .set(m + "qpn", 0xffffff)
@@ -388,11 +388,11 @@ final class HostDriver implements AutoCloseable {
     }
 
     /** CREATE_QP with the RQ then the SQ in one buffer; returns the rings handle. */
-    SimRings createQp(int st, Cq scq, Cq rcq, int logSq, int logRq, int logRqStride) {
+    DriverRings createQp(int st, Cq scq, Cq rcq, int logSq, int logRq, int logRqStride) {
         return createQp(st, scq, rcq, logSq, logRq, logRqStride, 0x1234);
     }
 
-    SimRings createQp(int st, Cq scq, Cq rcq, int logSq, int logRq, int logRqStride, int userIndex) {
+    DriverRings createQp(int st, Cq scq, Cq rcq, int logSq, int logRq, int logRqStride, int userIndex) {
         int rqBytes = (1 << logRq) << (logRqStride + 4);
         int sqBytes = (1 << logSq) * 64;
         DmaRegion buf = dma(rqBytes + sqBytes);
@@ -400,7 +400,7 @@ final class HostDriver implements AutoCloseable {
         DoorbellRecord dbr = dbr(dbrIova);
         int npages = (int) ((buf.length() + PAGE - 1) / PAGE);
         Layout l = QpLayouts.CREATE_QP_IN;
-        Struct s = cmd(l, l.sizeBytes(npages), Opcode.CREATE_QP, 0)
+        Struct s = cmd(l, l.sizeBytes(npages), CmdOpcode.CREATE_QP, 0)
                 .set("qpc.st", st)
                 .set("qpc.pm_state", QpLayouts.PM_STATE_MIGRATED)
                 .set("qpc.pd", pd)
@@ -418,7 +418,7 @@ final class HostDriver implements AutoCloseable {
         }
         int qpn = (int) run(s, QpLayouts.CREATE_QP_OUT).get("qpn");
         UarDoorbell bf = UarDoorbell.bfreg(bar0, uar * PAGE, 0, 512);
-        return new SimRings(this, qpn, st, buf.buffer(), rqBytes, 1 << logRq, logRqStride + 4, 1 << logSq, dbr, bf,
+        return new DriverRings(this, qpn, st, buf.buffer(), rqBytes, 1 << logRq, logRqStride + 4, 1 << logSq, dbr, bf,
                 userIndex);
     }
 
@@ -437,7 +437,7 @@ final class HostDriver implements AutoCloseable {
     }
 
     int queryQpState(int qpn) {
-        return (int) run(cmd(QpLayouts.QUERY_QP_IN, Opcode.QUERY_QP).set("qpn", qpn), QpLayouts.QUERY_QP_OUT)
+        return (int) run(cmd(QpLayouts.QUERY_QP_IN, CmdOpcode.QUERY_QP).set("qpn", qpn), QpLayouts.QUERY_QP_OUT)
                 .get("qpc.state");
     }
 

@@ -72,7 +72,7 @@ class MalformedWqeTest {
     }
 
     /** One malformed WQE: it posts itself on the rings and returns its index. */
-    private record Case(String name, int opcode, int syndrome, int vendor, ToIntFunction<SimRings> post) {
+    private record Case(String name, int opcode, int syndrome, int vendor, ToIntFunction<DriverRings> post) {
         @Override
         public String toString() {
             return name;
@@ -133,8 +133,8 @@ class MalformedWqeTest {
     }
 
     /** A connected RC pair (the peer with a few receives posted). */
-    private SimRings connected(HostDriver.Cq cq) throws Exception {
-        SimRings r = drv.createQp(QpLayouts.ST_RC, cq, cq, 5, 4, 0);
+    private DriverRings connected(HostDriver.Cq cq) throws Exception {
+        DriverRings r = drv.createQp(QpLayouts.ST_RC, cq, cq, 5, 4, 0);
         CompletionQueue rcq = peer.own(peer.ctx.createCq(64));
         QueuePair rqp = peer.own(peer.pd.createQp(QpInitAttributes.rc(rcq, rcq)));
         r.toInit(true, true, true);
@@ -166,7 +166,7 @@ class MalformedWqeTest {
         long modelErrors = drv.counters().get(ModelCounters.Counter.MODEL_ERRORS);
         HostDriver.Cq cq = drv.createCq(8);
         for (int iteration = 0; iteration < 30; iteration++) {
-            SimRings r = connected(cq);
+            DriverRings r = connected(cq);
             byte[] junk = new byte[4 * 64];
             rnd.nextBytes(junk);
             int op = opcodes[rnd.nextInt(opcodes.length)];
@@ -199,7 +199,7 @@ class MalformedWqeTest {
     void malformedWqeEndsAsErrorCqe(Case c) throws Exception {
         long modelErrors = drv.counters().get(ModelCounters.Counter.MODEL_ERRORS);
         HostDriver.Cq cq = drv.createCq(5);
-        SimRings r = drv.createQp(QpLayouts.ST_RC, cq, cq, 5, 4, 0);
+        DriverRings r = drv.createQp(QpLayouts.ST_RC, cq, cq, 5, 4, 0);
         CompletionQueue rcq = peer.own(peer.ctx.createCq(64));
         QueuePair rqp = peer.own(peer.pd.createQp(QpInitAttributes.rc(rcq, rcq)));
         r.toInit(true, true, true);

@@ -82,12 +82,12 @@ class TrafficTest {
         }
     }
 
-    private record Rc(SimRings sim, HostDriver.Cq cq, QueuePair rqp, CompletionQueue rcq) {
+    private record Rc(DriverRings sim, HostDriver.Cq cq, QueuePair rqp, CompletionQueue rcq) {
     }
 
     private Rc connect(int logSq) throws Exception {
         HostDriver.Cq cq = drv.createCq(6);
-        SimRings sim = drv.createQp(QpLayouts.ST_RC, cq, cq, logSq, 6, 0);
+        DriverRings sim = drv.createQp(QpLayouts.ST_RC, cq, cq, logSq, 6, 0);
         CompletionQueue rcq = peer.own(peer.ctx.createCq(256));
         QueuePair rqp = peer.own(peer.pd.createQp(QpInitAttributes.rc(rcq, rcq).maxSendWr(64).maxRecvWr(64)));
         sim.toInit(true, true, true);
@@ -261,7 +261,7 @@ class TrafficTest {
     @Test
     void unreliableDatagramsBothWays() throws Exception {
         HostDriver.Cq cq = drv.createCq(5);
-        SimRings sim = drv.createQp(QpLayouts.ST_UD, cq, cq, 4, 4, 2); // 64-byte RQ WQEs
+        DriverRings sim = drv.createQp(QpLayouts.ST_UD, cq, cq, 4, 4, 2); // 64-byte RQ WQEs
         CompletionQueue rcq = peer.own(peer.ctx.createCq(64));
         QueuePair rqp = peer.own(peer.pd.createQp(QpInitAttributes.ud(rcq, rcq).maxSendWr(16).maxRecvWr(16)));
         int qkey = 0x11111111;

@@ -19,7 +19,7 @@ import io.jhca.mlx5.cmd.EqLayouts;
 import io.jhca.mlx5.cmd.HcaCap;
 import io.jhca.mlx5.cmd.HcaLayouts;
 import io.jhca.mlx5.cmd.InitSegment;
-import io.jhca.mlx5.cmd.Opcode;
+import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.RoceAddressLayouts;
 import io.jhca.mlx5.eq.Eqe;
 import io.jhca.mlx5.init.AsyncEq;
@@ -51,12 +51,12 @@ class BringUpTest {
         Mlx5Context ctx = Fixtures.open(fw);
         assertEquals(BRING_UP, fw.commandNames());
         // op_mods: pages boot then init, caps general/current, SET_ISSI 1, give 3 then 2 pages
-        List<ScriptedFirmware.Seen> qp = fw.commands(Opcode.QUERY_PAGES);
+        List<ScriptedFirmware.Seen> qp = fw.commands(CmdOpcode.QUERY_PAGES);
         assertEquals(HcaLayouts.PAGES_BOOT, qp.get(0).opMod());
         assertEquals(HcaLayouts.PAGES_INIT, qp.get(1).opMod());
-        assertEquals(HcaCap.opMod(HcaCap.TYPE_GENERAL, HcaCap.MODE_CURRENT), fw.commands(Opcode.QUERY_HCA_CAP).get(0).opMod());
-        assertEquals(1, fw.commands(Opcode.SET_ISSI).get(0).get(HcaLayouts.SET_ISSI_IN, "current_issi"));
-        List<ScriptedFirmware.Seen> mp = fw.commands(Opcode.MANAGE_PAGES);
+        assertEquals(HcaCap.opMod(HcaCap.TYPE_GENERAL, HcaCap.MODE_CURRENT), fw.commands(CmdOpcode.QUERY_HCA_CAP).get(0).opMod());
+        assertEquals(1, fw.commands(CmdOpcode.SET_ISSI).get(0).get(HcaLayouts.SET_ISSI_IN, "current_issi"));
+        List<ScriptedFirmware.Seen> mp = fw.commands(CmdOpcode.MANAGE_PAGES);
         assertEquals(HcaLayouts.PAGES_GIVE, mp.get(0).opMod());
         assertEquals(3, mp.get(0).get(HcaLayouts.MANAGE_PAGES_IN, "input_num_entries"));
         assertEquals(2, mp.get(1).get(HcaLayouts.MANAGE_PAGES_IN, "input_num_entries"));
@@ -79,13 +79,13 @@ class BringUpTest {
         }
         assertTrue(hi >= 0 && lo > hi, "cmdq_addr_h (store " + hi + ") before cmdq_addr_l_sz (store " + lo + ")");
 
-        ScriptedFirmware.Seen eq = fw.commands(Opcode.CREATE_EQ).get(0);
+        ScriptedFirmware.Seen eq = fw.commands(CmdOpcode.CREATE_EQ).get(0);
         assertEquals(8, eq.get(EqLayouts.CREATE_EQ_IN, "eq_context_entry.log_eq_size"));
         assertEquals(1, eq.get(EqLayouts.CREATE_EQ_IN, "eq_context_entry.uar_page"));
         assertEquals(AsyncEq.EVENT_MASK, EqLayouts.CREATE_EQ_IN.field("event_bitmask").getElement(eq.in(), 0, 0));
         assertEquals(256 * Eqe.SIZE / 4096 * 8 + EqLayouts.CREATE_EQ_IN.sizeBytes(), eq.input().length);
 
-        List<ScriptedFirmware.Seen> roce = fw.commands(Opcode.SET_ROCE_ADDRESS);
+        List<ScriptedFirmware.Seen> roce = fw.commands(CmdOpcode.SET_ROCE_ADDRESS);
         checkRoce(roce.get(0), 0, "fe8000000000000000007ffffe000003", RoceAddressLayouts.L3_TYPE_IPV6);
         checkRoce(roce.get(1), 1, "00000000000000000000ffff7f000003", RoceAddressLayouts.L3_TYPE_IPV4);
 
@@ -102,7 +102,7 @@ class BringUpTest {
         int before = fw.seen.size();
         ctx.close();
         assertEquals(TEARDOWN, fw.commandNames().subList(before, fw.seen.size()));
-        assertEquals(HcaLayouts.PAGES_TAKE, fw.commands(Opcode.MANAGE_PAGES).get(2).opMod());
+        assertEquals(HcaLayouts.PAGES_TAKE, fw.commands(CmdOpcode.MANAGE_PAGES).get(2).opMod());
         assertEquals(0, fw.pagesHeld(), "every page reclaimed");
         assertTrue(fw.closed, "the function is closed with the context");
     }
@@ -120,10 +120,10 @@ class BringUpTest {
     @Test
     void commandErrorIsAClearExceptionAndTheDoneStepsAreUndone() {
         ScriptedFirmware fw = Fixtures.firmware().start();
-        fw.fail(Opcode.INIT_HCA, CmdStatus.BAD_PARAM_ERR, 0x1234abcd);
+        fw.fail(CmdOpcode.INIT_HCA, CmdStatus.BAD_PARAM_ERR, 0x1234abcd);
         VerbsException e = assertThrows(VerbsException.class, () -> Fixtures.open(fw));
         CommandException c = assertInstanceOf(CommandException.class, e.getCause());
-        assertEquals(Opcode.INIT_HCA, c.opcode());
+        assertEquals(CmdOpcode.INIT_HCA, c.opcode());
         assertEquals(CmdStatus.BAD_PARAM_ERR, c.cmdStatus());
         assertEquals(0x1234abcd, c.syndrome());
         assertTrue(e.getMessage().contains("INIT_HCA") && e.getMessage().contains("bad parameter")
@@ -137,11 +137,11 @@ class BringUpTest {
     @Test
     void commandTimeoutIsAClearExceptionAndNoFurtherCommandIsSent() {
         ScriptedFirmware fw = Fixtures.firmware().start();
-        fw.hang(Opcode.QUERY_HCA_CAP);
+        fw.hang(CmdOpcode.QUERY_HCA_CAP);
         VerbsException e = assertThrows(VerbsException.class,
                 () -> Fixtures.open(fw, Fixtures.OPTIONS.withCommandTimeout(300)));
         CommandTimeoutException t = assertInstanceOf(CommandTimeoutException.class, e.getCause());
-        assertEquals(Opcode.QUERY_HCA_CAP, t.opcode());
+        assertEquals(CmdOpcode.QUERY_HCA_CAP, t.opcode());
         assertEquals(VerbsException.ETIMEDOUT, e.errno());
         assertTrue(e.getMessage().contains("QUERY_HCA_CAP") && e.getMessage().contains("timeout"), e.getMessage());
         List<String> names = fw.commandNames();

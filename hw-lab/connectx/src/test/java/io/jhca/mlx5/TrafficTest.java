@@ -19,13 +19,13 @@ import io.jhca.memory.DmaOptions;
 import io.jhca.memory.DmaRegion;
 import io.jhca.mlx5.cmd.CqLayouts;
 import io.jhca.mlx5.cmd.MkeyLayouts;
-import io.jhca.mlx5.cmd.Opcode;
+import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.QpLayouts;
 import io.jhca.mlx5.cmd.QpModifyLayouts;
 import io.jhca.mlx5.cq.CqeSyndrome;
 import io.jhca.mlx5.eq.Eqe;
 import io.jhca.mlx5.eq.EventType;
-import io.jhca.mlx5.ring.CqRing;
+import io.jhca.mlx5.ring.CqBuffer;
 import io.jhca.mlx5.testdev.ScriptedFirmware;
 import io.jhca.verbs.Access;
 import io.jhca.verbs.AddressHandle;
@@ -122,7 +122,7 @@ class TrafficTest {
     void memoryKeyCommand() {
         DmaRegion slice = mem.slice(4096 + 100, 3 * 4096);
         MemoryRegion m = pd.register(slice, Access.LOCAL_WRITE, Access.REMOTE_READ);
-        ScriptedFirmware.Seen s = fw.commands(Opcode.CREATE_MKEY).get(1);
+        ScriptedFirmware.Seen s = fw.commands(CmdOpcode.CREATE_MKEY).get(1);
         String e = "memory_key_mkey_entry.";
         assertEquals(slice.address(), s.get(MkeyLayouts.CREATE_MKEY_IN, e + "start_addr"));
         assertEquals(3 * 4096, s.get(MkeyLayouts.CREATE_MKEY_IN, e + "len"));
@@ -146,7 +146,7 @@ class TrafficTest {
         assertEquals(m.lkey(), m.rkey());
         assertEquals((mr.lkey() + 1) & 0xff, tag, "rolling tag");
         m.close();
-        assertEquals(0x41, fw.commands(Opcode.DESTROY_MKEY).get(0).get(MkeyLayouts.DESTROY_MKEY_IN, "mkey_index"));
+        assertEquals(0x41, fw.commands(CmdOpcode.DESTROY_MKEY).get(0).get(MkeyLayouts.DESTROY_MKEY_IN, "mkey_index"));
         slice.close();
     }
 
@@ -167,7 +167,7 @@ class TrafficTest {
     void completionQueueCommandAndRing() {
         CompletionQueue cq = ctx.createCq(100);
         assertEquals(127, cq.capacity(), "ncqe = 128 = roundup_pow_of_two(cqe + 1)");
-        ScriptedFirmware.Seen s = fw.commands(Opcode.CREATE_CQ).get(0);
+        ScriptedFirmware.Seen s = fw.commands(CmdOpcode.CREATE_CQ).get(0);
         assertEquals(7, s.get(CqLayouts.CREATE_CQ_IN, "cq_context.log_cq_size"));
         assertEquals(ctx.hca().uar(), s.get(CqLayouts.CREATE_CQ_IN, "cq_context.uar_page"));
         assertEquals(ctx.hca().eq().eqn(), s.get(CqLayouts.CREATE_CQ_IN, "cq_context.c_eqn_or_apu_element"));
@@ -178,17 +178,17 @@ class TrafficTest {
         long pas = CqLayouts.CREATE_CQ_IN.flexibleArray().getElement(s.in(), 0, 0);
         UnsafeBuffer ring = new UnsafeBuffer(pas, 128 * 64);
         for (int i = 0; i < 128; i++) {
-            assertEquals(CqRing.INVALID_OP_OWN, ring.getByte(i * 64 + 63), "op_own of CQE " + i);
+            assertEquals(CqBuffer.INVALID_OP_OWN, ring.getByte(i * 64 + 63), "op_own of CQE " + i);
         }
         cq.close();
-        assertEquals(1, fw.commands(Opcode.DESTROY_CQ).size());
+        assertEquals(1, fw.commands(CmdOpcode.DESTROY_CQ).size());
     }
 
     @Test
     void rcQpCommandsCarryWhatMlx5IbSets() {
         CompletionQueue cq = ctx.createCq(16);
         QueuePair[] p = rcPair(cq, 8, 0);
-        ScriptedFirmware.Seen c = fw.commands(Opcode.CREATE_QP).get(0);
+        ScriptedFirmware.Seen c = fw.commands(CmdOpcode.CREATE_QP).get(0);
         assertEquals(QpLayouts.ST_RC, c.get(QpLayouts.CREATE_QP_IN, "qpc.st"));
         assertEquals(QpLayouts.PM_STATE_MIGRATED, c.get(QpLayouts.CREATE_QP_IN, "qpc.pm_state"));
         assertEquals(0x10, c.get(QpLayouts.CREATE_QP_IN, "qpc.pd"));
@@ -200,14 +200,14 @@ class TrafficTest {
         assertEquals(4, c.get(QpLayouts.CREATE_QP_IN, "qpc.log_sq_size"), "8 x 128-byte WQEs (48 + 2 x 16): 16 WQEBBs");
         assertEquals(8, p[0].capabilities().maxSendWr());
 
-        ScriptedFirmware.Seen init = fw.commands(Opcode.RST2INIT_QP).get(0);
+        ScriptedFirmware.Seen init = fw.commands(CmdOpcode.RST2INIT_QP).get(0);
         assertEquals(p[0].qpn(), init.get(QpLayouts.RST2INIT_QP_IN, "qpn"));
         assertEquals(1, init.get(QpLayouts.RST2INIT_QP_IN, "qpc.primary_address_path.vhca_port_num"));
         assertEquals(1, init.get(QpLayouts.RST2INIT_QP_IN, "qpc.rwe"));
         assertEquals(0, init.get(QpLayouts.RST2INIT_QP_IN, "qpc.rre"), "no read/atomic while max_dest_rd_atomic is 0");
         assertEquals(c.get(QpLayouts.CREATE_QP_IN, "qpc.dbr_addr"), init.get(QpLayouts.RST2INIT_QP_IN, "qpc.dbr_addr"));
 
-        ScriptedFirmware.Seen rtr = fw.commands(Opcode.INIT2RTR_QP).get(0);
+        ScriptedFirmware.Seen rtr = fw.commands(CmdOpcode.INIT2RTR_QP).get(0);
         String path = "qpc.primary_address_path.";
         assertEquals(Mtu.MTU_1024.value(), rtr.get(QpLayouts.INIT2RTR_QP_IN, "qpc.mtu"));
         assertEquals(30, rtr.get(QpLayouts.INIT2RTR_QP_IN, "qpc.log_msg_max"));
@@ -230,7 +230,7 @@ class TrafficTest {
         QpLayouts.INIT2RTR_QP_IN.field(path + "rgid_rip").getBytes(rtr.in(), 0, rgid);
         assertArrayEquals(ctx.queryGid(1, 1).bytes(), rgid);
 
-        ScriptedFirmware.Seen rts = fw.commands(Opcode.RTR2RTS_QP).get(0);
+        ScriptedFirmware.Seen rts = fw.commands(CmdOpcode.RTR2RTS_QP).get(0);
         assertEquals(0x100 + p[0].qpn(), rts.get(QpLayouts.RTR2RTS_QP_IN, "qpc.next_send_psn"));
         assertEquals(7, rts.get(QpLayouts.RTR2RTS_QP_IN, "qpc.retry_count"));
         assertEquals(7, rts.get(QpLayouts.RTR2RTS_QP_IN, "qpc.rnr_retry"));
@@ -239,16 +239,16 @@ class TrafficTest {
         assertEquals(0, rts.get(QpLayouts.RTR2RTS_QP_IN, "opt_param_mask"));
 
         p[0].modify(new QpAttributes().minRnrTimer(3));
-        ScriptedFirmware.Seen rts2 = fw.commands(Opcode.RTS2RTS_QP).get(0);
+        ScriptedFirmware.Seen rts2 = fw.commands(CmdOpcode.RTS2RTS_QP).get(0);
         assertEquals(3, rts2.get(QpModifyLayouts.RTS2RTS_QP_IN, "qpc.min_rnr_nak"));
         assertEquals(QpModifyLayouts.OPTPAR_RNR_TIMEOUT, rts2.get(QpModifyLayouts.RTS2RTS_QP_IN, "opt_param_mask"));
 
         p[0].modify(QpAttributes.toState(QpState.ERR));
-        assertEquals(p[0].qpn(), fw.commands(Opcode.QP_2ERR).get(0).get(QpLayouts.QP_2ERR_IN, "qpn"));
+        assertEquals(p[0].qpn(), fw.commands(CmdOpcode.QP_2ERR).get(0).get(QpLayouts.QP_2ERR_IN, "qpn"));
         p[0].close();
         p[1].close();
-        assertEquals(2, fw.commands(Opcode.QP_2RST).size(), "destroy moves a live QP to RESET first");
-        assertEquals(2, fw.commands(Opcode.DESTROY_QP).size());
+        assertEquals(2, fw.commands(CmdOpcode.QP_2RST).size(), "destroy moves a live QP to RESET first");
+        assertEquals(2, fw.commands(CmdOpcode.DESTROY_QP).size());
         cq.close();
     }
 
@@ -368,7 +368,7 @@ class TrafficTest {
             q.modify(QpAttributes.toRtrUd());
             q.modify(QpAttributes.toRtsUd(0));
         }
-        ScriptedFirmware.Seen init = fw.commands(Opcode.RST2INIT_QP).get(0);
+        ScriptedFirmware.Seen init = fw.commands(CmdOpcode.RST2INIT_QP).get(0);
         assertEquals(0x11111111, init.get(QpLayouts.RST2INIT_QP_IN, "qpc.q_key"));
         assertEquals(QpLayouts.ST_UD, init.get(QpLayouts.RST2INIT_QP_IN, "qpc.st"));
         assertEquals(QpLayouts.MTU_4096, init.get(QpLayouts.RST2INIT_QP_IN, "qpc.mtu"));
@@ -549,7 +549,7 @@ class TrafficTest {
         assertEquals(5, poll(cq, 1).keySet().iterator().next(), "released by SQD->RTS");
         p[0].modify(QpAttributes.toState(QpState.SQD));
         p[0].modify(new QpAttributes().state(QpState.RTS).minRnrTimer(4));
-        assertEquals(4, fw.commands(Opcode.RTS2RTS_QP).get(0).get(QpModifyLayouts.RTS2RTS_QP_IN, "qpc.min_rnr_nak"),
+        assertEquals(4, fw.commands(CmdOpcode.RTS2RTS_QP).get(0).get(QpModifyLayouts.RTS2RTS_QP_IN, "qpc.min_rnr_nak"),
                 "attributes with SQD->RTS go as RTS2RTS");
         p[0].close();
         p[1].close();

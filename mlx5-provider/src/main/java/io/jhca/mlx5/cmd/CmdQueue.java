@@ -179,7 +179,7 @@ public final class CmdQueue implements AutoCloseable {
         checkRange("output", out.capacity(), outOffset, outLength);
         int opcode = CmdHeader.opcode(in, inOffset);
         int opMod = CmdHeader.opMod(in, inOffset);
-        boolean pages = opcode == Opcode.MANAGE_PAGES && pageSlot != null;
+        boolean pages = opcode == CmdOpcode.MANAGE_PAGES && pageSlot != null;
         Slot slot = acquire(pages, opcode, opMod);
         boolean release = true;
         try {
@@ -320,7 +320,7 @@ public final class CmdQueue implements AutoCloseable {
             }
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException(Opcode.name(opcode) + ": interrupted waiting for a command slot", ie);
+            throw new IllegalStateException(CmdOpcode.name(opcode) + ": interrupted waiting for a command slot", ie);
         }
         synchronized (this) {
             if (closed) {

@@ -10,7 +10,7 @@ import io.jhca.doorbell.MmioWindow;
 import io.jhca.memory.DmaRegion;
 import io.jhca.mlx5.cmd.CmdQueue;
 import io.jhca.mlx5.cmd.EqLayouts;
-import io.jhca.mlx5.cmd.Opcode;
+import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.eq.Eqe;
 import io.jhca.mlx5.eq.EventType;
 import io.jhca.mlx5.spi.Mlx5Function;
@@ -73,7 +73,7 @@ public final class AsyncEq implements AutoCloseable {
                 b.putByte(i * Eqe.SIZE + Eqe.OWNER_OFFSET, (byte) Eqe.OWNER_INIT);
             }
             int pages = bytes / 4096;
-            Cmd c = Cmd.of(Opcode.CREATE_EQ, EqLayouts.CREATE_EQ_IN, EqLayouts.CREATE_EQ_IN.sizeBytes(pages),
+            PrmCommand c = PrmCommand.of(CmdOpcode.CREATE_EQ, EqLayouts.CREATE_EQ_IN, EqLayouts.CREATE_EQ_IN.sizeBytes(pages),
                             EqLayouts.CREATE_EQ_OUT, EqLayouts.CREATE_EQ_OUT.sizeBytes())
                     .set("eq_context_entry.log_eq_size", Integer.numberOfTrailingZeros(ENTRIES))
                     .set("eq_context_entry.uar_page", uar)
@@ -149,7 +149,7 @@ public final class AsyncEq implements AutoCloseable {
     }
 
     /** DESTROY_EQ, then the buffer goes back. */
-    void destroy(Commands cmds) {
+    void destroy(HcaCommands cmds) {
         cmds.destroyEq(eqn);
         close();
     }

@@ -28,7 +28,7 @@ public final class Hca implements AutoCloseable {
     final FirmwarePages pages;
     private final Deque<Step> undo = new ArrayDeque<>();
     CmdQueue cmdq;
-    Commands commands;
+    HcaCommands commands;
     HcaCaps caps;
     int functionId;
     int uar = -1;
@@ -62,7 +62,7 @@ public final class Hca implements AutoCloseable {
         return cmdq;
     }
 
-    public Commands commands() {
+    public HcaCommands commands() {
         return commands;
     }
 

@@ -94,7 +94,7 @@ public final class HcaBringUp {
         CmdQueueOptions o = CmdQueueOptions.defaults().timeoutMillis(h.options.commandTimeoutMillis())
                 .trace(h.options.trace());
         h.cmdq = CmdQueue.open(h.iseg, h.cmdMemory, o);
-        h.commands = new Commands(h.cmdq);
+        h.commands = new HcaCommands(h.cmdq);
         h.onClose("free command queue", false, () -> {
             h.cmdq.close();
             if (!h.firmwareHung()) {
@@ -126,7 +126,7 @@ public final class HcaBringUp {
 
     /** mlx5_satisfy_startup_pages: QUERY_PAGES then MANAGE_PAGES give, for the boot or the init stage. */
     static void giveStartupPages(Hca h, int stage) {
-        Commands.PageRequest r = h.commands.queryPages(stage);
+        HcaCommands.PageRequest r = h.commands.queryPages(stage);
         boolean first = h.pages.given() == 0;
         h.functionId = r.functionId();
         h.pages.give(h.commands, r.functionId(), r.numPages());

@@ -59,7 +59,7 @@ public final class CtrlSeg {
         Segments.checkField("opmod", opmod, 0xff);
         Segments.checkField("qpn", qpn, 0xffffff);
         Segments.checkField("fm_ce_se", fmCeSe, 0xff);
-        Segments.checkField("ds", ds, SendWqe.MAX_DS);
+        Segments.checkField("ds", ds, SendWqeLayout.MAX_DS);
         Segments.checkField("signature", signature, 0xff);
         buffer.putInt(offset + OPMOD_IDX_OPCODE_OFFSET, opmod << 24 | (pi & 0xffff) << 8 | opcode, ByteOrder.BIG_ENDIAN);
         buffer.putInt(offset + QPN_DS_OFFSET, qpn << 8 | ds, ByteOrder.BIG_ENDIAN);
@@ -118,7 +118,7 @@ public final class CtrlSeg {
     /** DS count (bits 5:0 of {@code qpn_ds}, kernel qp.h {@code MLX5_WQE_CTRL_DS_MASK}). */
     public static int ds(DirectBuffer buffer, int offset) {
         Segments.checkBounds(buffer, offset, SIZE);
-        return buffer.getByte(offset + QPN_DS_OFFSET + 3) & SendWqe.MAX_DS;
+        return buffer.getByte(offset + QPN_DS_OFFSET + 3) & SendWqeLayout.MAX_DS;
     }
 
     public static int signature(DirectBuffer buffer, int offset) {

@@ -41,7 +41,7 @@ class WqeBytesTest {
     }
 
     private static RingFixture fixture() {
-        return new RingFixture(8, 4, 4, 4, 4, SendRing.BF_OFF);
+        return new RingFixture(8, 4, 4, 4, 4, SqBuffer.BF_OFF);
     }
 
     @Test
@@ -176,7 +176,7 @@ class WqeBytesTest {
 
     @Test
     void controlIndexIsTheSixteenBitProducerCounter() {
-        try (RingFixture f = new RingFixture(1, 1, 1, 6, 2, SendRing.BF_OFF)) {
+        try (RingFixture f = new RingFixture(1, 1, 1, 6, 2, SqBuffer.BF_OFF)) {
             for (int i = 0; i < 70_000; i++) {
                 f.sq.startBatch();
                 int ctrl = f.sq.begin(Mlx5Opcode.SEND, WcOpcode.SEND, i, 0, 0);

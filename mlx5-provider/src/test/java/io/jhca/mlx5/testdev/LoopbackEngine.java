@@ -20,8 +20,8 @@ import io.jhca.mlx5.wqe.FmCeSe;
 import io.jhca.mlx5.wqe.InlineSeg;
 import io.jhca.mlx5.wqe.Mlx5Opcode;
 import io.jhca.mlx5.wqe.RaddrSeg;
-import io.jhca.mlx5.wqe.RecvWqe;
-import io.jhca.mlx5.wqe.SendWqe;
+import io.jhca.mlx5.wqe.RecvWqeLayout;
+import io.jhca.mlx5.wqe.SendWqeLayout;
 
 /**
  * A test stand-in for the ConnectX data path, not the device model: it reads each QP's doorbell record, executes
@@ -160,23 +160,23 @@ public final class LoopbackEngine {
         int producer = q.dbr.getIntVolatile(4);
         producer = Integer.reverseBytes(producer) & 0xffff;   // record word 1, be32 holding 16 bits
         while ((q.sqConsumed & 0xffff) != producer) {
-            int ctrl = q.sqStart + (q.sqConsumed & (q.sqCnt - 1)) * SendWqe.WQEBB;
+            int ctrl = q.sqStart + (q.sqConsumed & (q.sqCnt - 1)) * SendWqeLayout.WQEBB;
             int ds = CtrlSeg.ds(q.buf, ctrl);
             int index = CtrlSeg.wqeIndex(q.buf, ctrl);
             if (index != (q.sqConsumed & 0xffff)) {
                 throw new AssertionError("WQE at WQEBB " + q.sqConsumed + " carries index " + index);
             }
             execute(q, ctrl, ds);
-            q.sqConsumed += SendWqe.wqebbs(ds);
+            q.sqConsumed += SendWqeLayout.wqebbs(ds);
             n++;
         }
         return n;
     }
 
     private int seg(Qp q, int ctrl, int unit) {
-        int off = ctrl + unit * SendWqe.DS;
-        int end = q.sqStart + q.sqCnt * SendWqe.WQEBB;
-        return off >= end ? off - q.sqCnt * SendWqe.WQEBB : off;
+        int off = ctrl + unit * SendWqeLayout.DS;
+        int end = q.sqStart + q.sqCnt * SendWqeLayout.WQEBB;
+        return off >= end ? off - q.sqCnt * SendWqeLayout.WQEBB : off;
     }
 
     private void execute(Qp q, int ctrl, int ds) {
@@ -203,7 +203,7 @@ public final class LoopbackEngine {
         if (q.ud) {
             int av = seg(q, ctrl, unit);
             remote = DatagramSeg.dqpDct(q.buf, av) & 0xffffff;
-            unit += DatagramSeg.SIZE / SendWqe.DS;
+            unit += DatagramSeg.SIZE / SendWqeLayout.DS;
         } else if (rdma) {
             int r = seg(q, ctrl, unit);
             raddr = RaddrSeg.raddr(q.buf, r);
@@ -225,7 +225,7 @@ public final class LoopbackEngine {
             if (InlineSeg.isInline(q.buf, s)) {
                 int len = InlineSeg.length(q.buf, s);
                 int ringStart = q.sqStart;
-                int ringEnd = q.sqStart + q.sqCnt * SendWqe.WQEBB;
+                int ringEnd = q.sqStart + q.sqCnt * SendWqeLayout.WQEBB;
                 int from = s + InlineSeg.HEADER_SIZE;
                 for (int i = 0; i < len; i++) {
                     int at = from + i;
@@ -315,7 +315,7 @@ public final class LoopbackEngine {
         int skip = grh;
         for (int i = 0; i < (1 << peer.rqShift) / DataSeg.SIZE && done < total + grh; i++) {
             int s = wqe + i * DataSeg.SIZE;
-            if (DataSeg.lkey(peer.buf, s) == RecvWqe.INVALID_LKEY) {
+            if (DataSeg.lkey(peer.buf, s) == RecvWqeLayout.INVALID_LKEY) {
                 break;
             }
             int cap = DataSeg.byteCount(peer.buf, s);

@@ -48,10 +48,10 @@ class CtrlSegTest {
 
     @Test
     void wqebbsPerDs() {
-        assertEquals(1, SendWqe.wqebbs(1));
-        assertEquals(1, SendWqe.wqebbs(4));
-        assertEquals(2, SendWqe.wqebbs(5));
-        assertEquals(16, SendWqe.wqebbs(63));
+        assertEquals(1, SendWqeLayout.wqebbs(1));
+        assertEquals(1, SendWqeLayout.wqebbs(4));
+        assertEquals(2, SendWqeLayout.wqebbs(5));
+        assertEquals(16, SendWqeLayout.wqebbs(63));
     }
 
     @Test

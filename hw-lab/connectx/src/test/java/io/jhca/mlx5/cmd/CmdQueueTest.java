@@ -63,7 +63,7 @@ class CmdQueueTest {
 
     private static Struct createCq(UnsafeBuffer in, int npas) {
         Struct s = new Struct().wrap(CqLayouts.CREATE_CQ_IN, in, 0, CqLayouts.CREATE_CQ_IN.sizeBytes(npas)).clear()
-                .set("opcode", Opcode.CREATE_CQ)
+                .set("opcode", CmdOpcode.CREATE_CQ)
                 .set("cq_context.log_cq_size", 8)
                 .set("cq_context.uar_page", 3)
                 .set("cq_context.dbr_addr", 0x7f00_1000L);
@@ -75,7 +75,7 @@ class CmdQueueTest {
 
     private static Struct createQp(UnsafeBuffer in, int npas) {
         Struct s = new Struct().wrap(QpLayouts.CREATE_QP_IN, in, 0, QpLayouts.CREATE_QP_IN.sizeBytes(npas)).clear()
-                .set("opcode", Opcode.CREATE_QP)
+                .set("opcode", CmdOpcode.CREATE_QP)
                 .set("qpc.st", QpLayouts.ST_RC)
                 .set("qpc.pm_state", QpLayouts.PM_STATE_MIGRATED)
                 .set("qpc.pd", 0x12)
@@ -105,12 +105,12 @@ class CmdQueueTest {
         CmdQueue q = open();
         UnsafeBuffer in = buffer(16);
         UnsafeBuffer out = buffer(HcaLayouts.ENABLE_HCA_OUT.sizeBytes());
-        new Struct().wrap(HcaLayouts.ENABLE_HCA_IN, in, 0).clear().set("opcode", Opcode.ENABLE_HCA);
+        new Struct().wrap(HcaLayouts.ENABLE_HCA_IN, in, 0).clear().set("opcode", CmdOpcode.ENABLE_HCA);
         q.execute(in, 16, out, out.capacity());
 
         assertEquals(0, CmdHeader.status(out, 0));
         FakeFirmware.Seen seen = fw.seen.get(0);
-        assertEquals(Opcode.ENABLE_HCA, seen.opcode());
+        assertEquals(CmdOpcode.ENABLE_HCA, seen.opcode());
         assertEquals(0, seen.slot());
         assertEquals(16, seen.inLength());
         assertEquals(12, seen.outLength());
@@ -130,7 +130,7 @@ class CmdQueueTest {
         CmdQueue q = open();
         UnsafeBuffer in = buffer(16);
         UnsafeBuffer out = buffer(16);
-        new Struct().wrap(UarPdLayouts.ALLOC_PD_IN, in, 0).clear().set("opcode", Opcode.ALLOC_PD);
+        new Struct().wrap(UarPdLayouts.ALLOC_PD_IN, in, 0).clear().set("opcode", CmdOpcode.ALLOC_PD);
         for (int i = 1; i <= 3; i++) {
             q.execute(in, 16, out, 16);
             assertEquals(i, entry(q, 0).token());
@@ -143,7 +143,7 @@ class CmdQueueTest {
         CmdQueue q = open();
         UnsafeBuffer in = buffer(16);
         UnsafeBuffer out = buffer(HcaLayouts.QUERY_ISSI_OUT.sizeBytes());
-        new Struct().wrap(HcaLayouts.QUERY_ISSI_IN, in, 0).clear().set("opcode", Opcode.QUERY_ISSI);
+        new Struct().wrap(HcaLayouts.QUERY_ISSI_IN, in, 0).clear().set("opcode", CmdOpcode.QUERY_ISSI);
         q.execute(in, 16, out, out.capacity());
         assertEquals(0x3, HcaLayouts.QUERY_ISSI_OUT.get(out, 0, "supported_issi_dw0"), "field at byte 0x6c");
         assertEquals(2, mem.allocations(), "queue page + one output mailbox");
@@ -193,7 +193,7 @@ class CmdQueueTest {
         int n = 1000;
         UnsafeBuffer in = buffer(HcaLayouts.MANAGE_PAGES_IN.sizeBytes(n));
         Struct s = new Struct().wrap(HcaLayouts.MANAGE_PAGES_IN, in, 0, in.capacity()).clear()
-                .set("opcode", Opcode.MANAGE_PAGES)
+                .set("opcode", CmdOpcode.MANAGE_PAGES)
                 .set("op_mod", HcaLayouts.PAGES_GIVE)
                 .set("input_num_entries", n);
         List<Long> pages = new ArrayList<>();
@@ -215,7 +215,7 @@ class CmdQueueTest {
         CmdQueue q = open();
         UnsafeBuffer in = buffer(16);
         new Struct().wrap(HcaLayouts.QUERY_HCA_CAP_IN, in, 0).clear()
-                .set("opcode", Opcode.QUERY_HCA_CAP)
+                .set("opcode", CmdOpcode.QUERY_HCA_CAP)
                 .set("op_mod", HcaCap.opMod(HcaCap.TYPE_GENERAL, HcaCap.MODE_CURRENT));
         UnsafeBuffer out = buffer(HcaLayouts.QUERY_HCA_CAP_OUT.sizeBytes());
         q.execute(in, 16, out, out.capacity());
@@ -245,7 +245,7 @@ class CmdQueueTest {
     @Test
     void badStatusBecomesCommandException() {
         CmdQueue q = open();
-        fw.fail(Opcode.CREATE_QP, CmdStatus.BAD_PARAM_ERR.value(), 0x1a2b3c4d);
+        fw.fail(CmdOpcode.CREATE_QP, CmdStatus.BAD_PARAM_ERR.value(), 0x1a2b3c4d);
         UnsafeBuffer in = buffer(QpLayouts.CREATE_QP_IN.sizeBytes(1));
         UnsafeBuffer out = buffer(16);
         CommandException e = assertThrows(CommandException.class,
@@ -274,7 +274,7 @@ class CmdQueueTest {
     void tooShortOutputIsTheFirmwaresCall() {
         CmdQueue q = open();
         UnsafeBuffer in = buffer(16);
-        new Struct().wrap(HcaLayouts.QUERY_ISSI_IN, in, 0).clear().set("opcode", Opcode.QUERY_ISSI);
+        new Struct().wrap(HcaLayouts.QUERY_ISSI_IN, in, 0).clear().set("opcode", CmdOpcode.QUERY_ISSI);
         CommandException e = assertThrows(CommandException.class, () -> q.execute(in, 16, buffer(16), 16));
         assertEquals(CmdStatus.BAD_OUTP_LEN_ERR, e.cmdStatus());
     }
@@ -347,9 +347,9 @@ class CmdQueueTest {
     @Test
     void crashingModelReportsFirmwareError() {
         CmdQueue q = open();
-        fw.crashOn(Opcode.ALLOC_PD);
+        fw.crashOn(CmdOpcode.ALLOC_PD);
         UnsafeBuffer in = buffer(16);
-        new Struct().wrap(UarPdLayouts.ALLOC_PD_IN, in, 0).clear().set("opcode", Opcode.ALLOC_PD);
+        new Struct().wrap(UarPdLayouts.ALLOC_PD_IN, in, 0).clear().set("opcode", CmdOpcode.ALLOC_PD);
         CommandException e = assertThrows(CommandException.class, () -> q.execute(in, 16, buffer(16), 16));
         assertEquals(DeliveryStatus.FW_ERR.value(), e.deliveryStatus());
         assertTrue(fw.device().lastHandlerFailure().getMessage().contains("ALLOC_PD"));
@@ -361,7 +361,7 @@ class CmdQueueTest {
         fw.delay(300);
         UnsafeBuffer in = buffer(16);
         UnsafeBuffer out = buffer(16);
-        new Struct().wrap(UarPdLayouts.ALLOC_PD_IN, in, 0).clear().set("opcode", Opcode.ALLOC_PD);
+        new Struct().wrap(UarPdLayouts.ALLOC_PD_IN, in, 0).clear().set("opcode", CmdOpcode.ALLOC_PD);
         long t0 = System.nanoTime();
         q.execute(in, 16, out, 16);
         assertTrue(System.nanoTime() - t0 >= 300_000_000L, "returned before the device answered");
@@ -372,7 +372,7 @@ class CmdQueueTest {
     void spuriousDoorbellIsIgnoredByTheDevice() {
         CmdQueue q = open();
         UnsafeBuffer in = buffer(16);
-        new Struct().wrap(UarPdLayouts.ALLOC_PD_IN, in, 0).clear().set("opcode", Opcode.ALLOC_PD);
+        new Struct().wrap(UarPdLayouts.ALLOC_PD_IN, in, 0).clear().set("opcode", CmdOpcode.ALLOC_PD);
         q.execute(in, 16, buffer(16), 16);
         CmdQueueDevice other = new CmdQueueDevice(mem);
         other.attach(q.queueIova(), 5, 6);
@@ -385,7 +385,7 @@ class CmdQueueTest {
         CmdQueue q = open(DirectCmdMemory.withIovaBase(IOVA_BASE), 2, CmdQueueOptions.defaults().timeoutMillis(200));
         fw.silent(true);
         UnsafeBuffer in = buffer(16);
-        new Struct().wrap(HcaLayouts.ENABLE_HCA_IN, in, 0).clear().set("opcode", Opcode.ENABLE_HCA);
+        new Struct().wrap(HcaLayouts.ENABLE_HCA_IN, in, 0).clear().set("opcode", CmdOpcode.ENABLE_HCA);
         long t0 = System.nanoTime();
         CommandTimeoutException e = assertThrows(CommandTimeoutException.class,
                 () -> q.execute(in, 16, buffer(12), 12));
@@ -416,7 +416,7 @@ class CmdQueueTest {
         assertTrue(entry(q, 0).signatureValid(), "device re-signed the entry with the final status byte");
         // QUERY_HCA_CAP: eight output mailboxes signed by the device, verified by the driver
         UnsafeBuffer capIn = buffer(16);
-        CmdHeader.start(capIn, 0, 16, Opcode.QUERY_HCA_CAP, 1);
+        CmdHeader.start(capIn, 0, 16, CmdOpcode.QUERY_HCA_CAP, 1);
         q.execute(capIn, 16, buffer(4112), 4112);
     }
 
@@ -426,7 +426,7 @@ class CmdQueueTest {
         fw.device().checksums(true);
         // inline-only commands pass: the entry signature is always written (mlx5_core set_signature)
         UnsafeBuffer in = buffer(16);
-        new Struct().wrap(UarPdLayouts.ALLOC_PD_IN, in, 0).clear().set("opcode", Opcode.ALLOC_PD);
+        new Struct().wrap(UarPdLayouts.ALLOC_PD_IN, in, 0).clear().set("opcode", CmdOpcode.ALLOC_PD);
         q.execute(in, 16, buffer(16), 16);
         UnsafeBuffer cq = buffer(CqLayouts.CREATE_CQ_IN.sizeBytes(1));
         CommandException e = assertThrows(CommandException.class,
@@ -439,7 +439,7 @@ class CmdQueueTest {
         CmdQueue q = open(DirectCmdMemory.withIovaBase(IOVA_BASE), 5,
                 CmdQueueOptions.defaults().timeoutMillis(10_000).checksums(true));
         UnsafeBuffer in = buffer(16);
-        CmdHeader.start(in, 0, 16, Opcode.QUERY_ISSI, 0);
+        CmdHeader.start(in, 0, 16, CmdOpcode.QUERY_ISSI, 0);
         CommandException e = assertThrows(CommandException.class, () -> q.execute(in, 16, buffer(112), 112));
         assertEquals(DeliveryStatus.SIGNAT_ERR.value(), e.deliveryStatus());
     }
@@ -465,7 +465,7 @@ class CmdQueueTest {
                     List<Long> pds = new ArrayList<>();
                     UnsafeBuffer in = buffer(16);
                     UnsafeBuffer out = buffer(16);
-                    CmdHeader.start(in, 0, 16, Opcode.ALLOC_PD, 0);
+                    CmdHeader.start(in, 0, 16, CmdOpcode.ALLOC_PD, 0);
                     for (int i = 0; i < 25; i++) {
                         q.execute(in, 16, out, 16);
                         pds.add(UarPdLayouts.ALLOC_PD_OUT.get(out, 0, "pd"));
@@ -492,7 +492,7 @@ class CmdQueueTest {
         assertEquals(-1, q.pageSlot());
         UnsafeBuffer in = buffer(HcaLayouts.MANAGE_PAGES_IN.sizeBytes(1));
         new Struct().wrap(HcaLayouts.MANAGE_PAGES_IN, in, 0, in.capacity()).clear()
-                .set("opcode", Opcode.MANAGE_PAGES).set("op_mod", 1).set("input_num_entries", 1)
+                .set("opcode", CmdOpcode.MANAGE_PAGES).set("op_mod", 1).set("input_num_entries", 1)
                 .setElement("pas", 0, 0x5000);
         q.execute(in, in.capacity(), buffer(16), 16);
         assertEquals(0, fw.seen.get(0).slot());

@@ -74,14 +74,14 @@ class CmdTraceTest {
     void fullDumpMatchesSample() throws IOException {
         CmdQueue q = open(CmdTrace.Mode.FULL);
         UnsafeBuffer in = new UnsafeBuffer(new byte[16]);
-        new Struct().wrap(HcaLayouts.ENABLE_HCA_IN, in, 0).clear().set("opcode", Opcode.ENABLE_HCA);
+        new Struct().wrap(HcaLayouts.ENABLE_HCA_IN, in, 0).clear().set("opcode", CmdOpcode.ENABLE_HCA);
         q.execute(in, 16, new UnsafeBuffer(new byte[12]), 12);
 
-        CmdHeader.start(in, 0, 16, Opcode.QUERY_ISSI, 0);
+        CmdHeader.start(in, 0, 16, CmdOpcode.QUERY_ISSI, 0);
         q.execute(in, 16, new UnsafeBuffer(new byte[112]), 112);
 
-        fw.fail(Opcode.DESTROY_CQ, CmdStatus.BAD_RES_STATE_ERR.value(), 0x12345678);
-        new Struct().wrap(CqLayouts.DESTROY_CQ_IN, in, 0).clear().set("opcode", Opcode.DESTROY_CQ).set("cqn", 0x81);
+        fw.fail(CmdOpcode.DESTROY_CQ, CmdStatus.BAD_RES_STATE_ERR.value(), 0x12345678);
+        new Struct().wrap(CqLayouts.DESTROY_CQ_IN, in, 0).clear().set("opcode", CmdOpcode.DESTROY_CQ).set("cqn", 0x81);
         assertThrows(CommandException.class, () -> q.execute(in, 16, new UnsafeBuffer(new byte[16]), 16));
 
         assertGrammar();
@@ -93,7 +93,7 @@ class CmdTraceTest {
         CmdQueue q = open(CmdTrace.Mode.DATA);
         UnsafeBuffer in = new UnsafeBuffer(new byte[CqLayouts.CREATE_CQ_IN.sizeBytes(2)]);
         Struct s = new Struct().wrap(CqLayouts.CREATE_CQ_IN, in, 0, in.capacity()).clear()
-                .set("opcode", Opcode.CREATE_CQ)
+                .set("opcode", CmdOpcode.CREATE_CQ)
                 .set("cq_context.log_cq_size", 10)
                 .set("cq_context.uar_page", 0x123)
                 .set("cq_context.c_eqn_or_apu_element", 7)
@@ -110,7 +110,7 @@ class CmdTraceTest {
     void traceSwitchesAtRunTime() {
         CmdQueue q = open(CmdTrace.Mode.FULL);
         UnsafeBuffer in = new UnsafeBuffer(new byte[16]);
-        CmdHeader.start(in, 0, 16, Opcode.ALLOC_PD, 0);
+        CmdHeader.start(in, 0, 16, CmdOpcode.ALLOC_PD, 0);
         q.trace(null);
         q.execute(in, 16, new UnsafeBuffer(new byte[16]), 16);
         assertTrue(lines.isEmpty());

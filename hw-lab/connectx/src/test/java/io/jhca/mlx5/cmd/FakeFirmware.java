@@ -151,7 +151,7 @@ final class FakeFirmware implements Bar0, AutoCloseable {
             }
         }
         if (op == crashOpcode) {
-            throw new IllegalStateException("model bug for " + Opcode.name(op));
+            throw new IllegalStateException("model bug for " + CmdOpcode.name(op));
         }
         Layout inLayout = CmdLayouts.input(op);
         Layout outLayout = CmdLayouts.output(op);
@@ -173,14 +173,14 @@ final class FakeFirmware implements Bar0, AutoCloseable {
             return;
         }
         switch (op) {
-            case Opcode.QUERY_ISSI:
+            case CmdOpcode.QUERY_ISSI:
                 outLayout.set(out, 0, "current_issi", 0);
                 outLayout.set(out, 0, "supported_issi_dw0", 0x3);
                 break;
-            case Opcode.QUERY_PAGES:
+            case CmdOpcode.QUERY_PAGES:
                 outLayout.set(out, 0, "num_pages", cmd.opMod() == HcaLayouts.PAGES_BOOT ? 1000 : -5);
                 break;
-            case Opcode.MANAGE_PAGES: {
+            case CmdOpcode.MANAGE_PAGES: {
                 int n = (int) inLayout.get(in, 0, "input_num_entries");
                 if (cmd.inLength() < inLayout.sizeBytes(n)) {
                     cmd.status(CmdStatus.BAD_INP_LEN_ERR, 1);
@@ -192,7 +192,7 @@ final class FakeFirmware implements Bar0, AutoCloseable {
                 }
                 break;
             }
-            case Opcode.QUERY_HCA_CAP: {
+            case CmdOpcode.QUERY_HCA_CAP: {
                 Layout cap = HcaCap.CMD_HCA_CAP;
                 int base = 0x10;
                 cap.set(out, base, "log_max_qp", 18);
@@ -208,13 +208,13 @@ final class FakeFirmware implements Bar0, AutoCloseable {
                 out.putByte(cmd.outLength() - 1, (byte) 0x5a);
                 break;
             }
-            case Opcode.ALLOC_PD:
+            case CmdOpcode.ALLOC_PD:
                 outLayout.set(out, 0, "pd", pd.getAndIncrement());
                 break;
-            case Opcode.CREATE_CQ:
+            case CmdOpcode.CREATE_CQ:
                 outLayout.set(out, 0, "cqn", cqn.getAndIncrement());
                 break;
-            case Opcode.CREATE_QP:
+            case CmdOpcode.CREATE_QP:
                 outLayout.set(out, 0, "qpn", qpn.getAndIncrement());
                 break;
             default:

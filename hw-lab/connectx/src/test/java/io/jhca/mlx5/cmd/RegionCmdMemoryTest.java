@@ -88,7 +88,7 @@ class RegionCmdMemoryTest {
             assertEquals(0x7000_0000L, q.queueIova());
             UnsafeBuffer in = new UnsafeBuffer(new byte[QpLayouts.CREATE_QP_IN.sizeBytes(200)]);
             Struct s = new Struct().wrap(QpLayouts.CREATE_QP_IN, in, 0, in.capacity()).clear()
-                    .set("opcode", Opcode.CREATE_QP).set("qpc.pd", 5);
+                    .set("opcode", CmdOpcode.CREATE_QP).set("qpc.pd", 5);
             for (int i = 0; i < 200; i++) {
                 s.setElement("pas", i, 0x1000L * (i + 1));
             }

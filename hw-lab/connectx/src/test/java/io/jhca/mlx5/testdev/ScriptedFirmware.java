@@ -34,7 +34,7 @@ import io.jhca.mlx5.cmd.HcaCap;
 import io.jhca.mlx5.cmd.HcaLayouts;
 import io.jhca.mlx5.cmd.InitSegment;
 import io.jhca.mlx5.cmd.Layout;
-import io.jhca.mlx5.cmd.Opcode;
+import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.QpLayouts;
 import io.jhca.mlx5.cmd.QpModifyLayouts;
 import io.jhca.mlx5.eq.Eqe;
@@ -62,7 +62,7 @@ public final class ScriptedFirmware implements Mlx5Function {
 
         @Override
         public String toString() {
-            return Opcode.name(opcode) + "(" + opMod + ")";
+            return CmdOpcode.name(opcode) + "(" + opMod + ")";
         }
     }
 
@@ -162,7 +162,7 @@ public final class ScriptedFirmware implements Mlx5Function {
         List<String> out = new ArrayList<>();
         synchronized (seen) {
             for (Seen s : seen) {
-                out.add(Opcode.name(s.opcode()));
+                out.add(CmdOpcode.name(s.opcode()));
             }
         }
         return out;
@@ -279,41 +279,41 @@ public final class ScriptedFirmware implements Mlx5Function {
         DirectBuffer i = cmd.input();
         MutableDirectBuffer o = cmd.output();
         switch (op) {
-            case Opcode.QUERY_ISSI:
+            case CmdOpcode.QUERY_ISSI:
                 out.set(o, 0, "supported_issi_dw0", 0x3);
                 break;
-            case Opcode.QUERY_PAGES:
+            case CmdOpcode.QUERY_PAGES:
                 out.set(o, 0, "num_pages", cmd.opMod() == HcaLayouts.PAGES_BOOT ? bootPages : initPages);
                 break;
-            case Opcode.MANAGE_PAGES:
+            case CmdOpcode.MANAGE_PAGES:
                 managePages(cmd, in, out, i, o);
                 break;
-            case Opcode.QUERY_HCA_CAP:
+            case CmdOpcode.QUERY_HCA_CAP:
                 caps(o);
                 break;
-            case Opcode.ALLOC_UAR:
+            case CmdOpcode.ALLOC_UAR:
                 out.set(o, 0, "uar", nextUar.getAndIncrement());
                 break;
-            case Opcode.CREATE_EQ:
+            case CmdOpcode.CREATE_EQ:
                 createEq(in, i);
                 out.set(o, 0, "eq_number", 7);
                 break;
-            case Opcode.ALLOC_PD:
+            case CmdOpcode.ALLOC_PD:
                 out.set(o, 0, "pd", nextPd.getAndIncrement());
                 break;
-            case Opcode.CREATE_MKEY:
+            case CmdOpcode.CREATE_MKEY:
                 out.set(o, 0, "mkey_index", nextMkey.getAndIncrement());
                 break;
-            case Opcode.CREATE_CQ:
+            case CmdOpcode.CREATE_CQ:
                 out.set(o, 0, "cqn", createCq(in, i));
                 break;
-            case Opcode.CREATE_QP:
+            case CmdOpcode.CREATE_QP:
                 out.set(o, 0, "qpn", createQp(in, i));
                 break;
-            case Opcode.INIT2RTR_QP:
+            case CmdOpcode.INIT2RTR_QP:
                 connect(in, i);
                 break;
-            case Opcode.QP_2RST:
+            case CmdOpcode.QP_2RST:
                 synchronized (engine) {
                     LoopbackEngine.Qp q = qps.get((int) in.get(i, 0, "qpn"));
                     if (q != null) {
@@ -321,7 +321,7 @@ public final class ScriptedFirmware implements Mlx5Function {
                     }
                 }
                 break;
-            case Opcode.DESTROY_QP:
+            case CmdOpcode.DESTROY_QP:
                 synchronized (engine) {
                     engine.forget((int) in.get(i, 0, "qpn"));
                 }

@@ -5,16 +5,16 @@ import org.agrona.concurrent.UnsafeBuffer;
 import io.jhca.memory.DmaRegion;
 
 /**
- * DMA memory handed out by {@link SimFunction#allocateDma}: an ordinary pinned region that the model's IOMMU maps for
+ * DMA memory handed out by {@link ModelFunction#allocateDma}: an ordinary pinned region that the model's IOMMU maps for
  * as long as it is open. Closing it unmaps it from the device first (stopping whatever the device cached in it, as
  * the vfio backend's VFIO_IOMMU_UNMAP_DMA would), then releases the memory.
  */
-final class SimDmaRegion implements DmaRegion {
+final class ModelDmaRegion implements DmaRegion {
 
     private final DmaRegion inner;
-    private final SimFunction function;
+    private final ModelFunction function;
 
-    SimDmaRegion(DmaRegion inner, SimFunction function) {
+    ModelDmaRegion(DmaRegion inner, ModelFunction function) {
         this.inner = inner;
         this.function = function;
     }

@@ -4,7 +4,7 @@ package io.jhca.mlx5.wqe;
  * Send WQE geometry (mlx5dv.h {@code MLX5_SEND_WQE_BB}, kernel qp.h {@code MLX5_SEND_WQE_DS},
  * {@code MLX5_SEND_WQE_MAX_WQEBBS}, {@code MLX5_WQE_CTRL_DS_MASK}).
  */
-public final class SendWqe {
+public final class SendWqeLayout {
 
     /** A WQE basic block: the unit of SQ slots and of the producer counter. */
     public static final int WQEBB = 64;
@@ -17,7 +17,7 @@ public final class SendWqe {
     /** Largest WQE: 16 WQEBBs. */
     public static final int MAX_WQEBBS = 16;
 
-    private SendWqe() {
+    private SendWqeLayout() {
     }
 
     /** WQEBBs a WQE of {@code ds} units takes, i.e. how far {@code cur_post} advances ({@code DIV_ROUND_UP(ds * 16, 64)}). */

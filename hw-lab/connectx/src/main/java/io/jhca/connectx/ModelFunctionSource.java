@@ -11,32 +11,32 @@ import io.jhca.mlx5.spi.Mlx5FunctionSource;
 
 /**
  * The simulated ConnectX functions, found by the mlx5 provider through {@link java.util.ServiceLoader}: names and port
- * addresses from {@value SimConfig#DEVICES_PROPERTY} / {@value SimConfig#DEVICES_ENV} (default
- * {@value SimConfig#DEFAULT_DEVICES}, {@code none} for no devices). Listing starts nothing; each {@link #open} powers
+ * addresses from {@value ModelConfig#DEVICES_PROPERTY} / {@value ModelConfig#DEVICES_ENV} (default
+ * {@value ModelConfig#DEFAULT_DEVICES}, {@code none} for no devices). Listing starts nothing; each {@link #open} powers
  * on a fresh function with its own firmware thread and wire.
  */
-public final class SimFunctionSource implements Mlx5FunctionSource {
+public final class ModelFunctionSource implements Mlx5FunctionSource {
 
     @Override
     public List<String> names() {
-        return SimConfig.names();
+        return ModelConfig.names();
     }
 
     /** The GUID the driver will learn at bring-up: the EUI-64 of the MAC the port's address stands for. */
     @Override
     public long nodeGuid(String name) {
-        InetAddress address = SimConfig.devices().get(name);
+        InetAddress address = ModelConfig.devices().get(name);
         return address == null ? 0 : RoceGids.of(List.of(address)).nodeGuid();
     }
 
     @Override
     public Mlx5Function open(String name) {
-        Map<String, InetAddress> devices = SimConfig.devices();
+        Map<String, InetAddress> devices = ModelConfig.devices();
         InetAddress address = devices.get(name);
         if (address == null) {
             throw new IllegalArgumentException("no simulated mlx5 function named '" + name + "' (configured: "
                     + devices.keySet() + ")");
         }
-        return SimFunction.open(name, address);
+        return ModelFunction.open(name, address);
     }
 }

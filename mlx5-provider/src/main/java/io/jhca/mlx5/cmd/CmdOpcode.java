@@ -9,7 +9,7 @@ import java.util.Map;
  * the installed header). {@link #name(int)} gives the kernel's spelling (mlx5_core cmd.c {@code mlx5_command_str}), so
  * traces and errors read like dmesg.
  */
-public final class Opcode {
+public final class CmdOpcode {
 
     public static final int QUERY_HCA_CAP = 0x100;
     public static final int QUERY_ADAPTER = 0x101;
@@ -93,7 +93,7 @@ public final class Opcode {
 
     static {
         Map<Integer, String> m = new LinkedHashMap<>();
-        for (java.lang.reflect.Field f : Opcode.class.getDeclaredFields()) {
+        for (java.lang.reflect.Field f : CmdOpcode.class.getDeclaredFields()) {
             if (f.getType() == int.class) {
                 try {
                     m.put(f.getInt(null), kernelName(f.getName()));
@@ -105,7 +105,7 @@ public final class Opcode {
         NAMES = Collections.unmodifiableMap(m);
     }
 
-    private Opcode() {
+    private CmdOpcode() {
     }
 
     private static String kernelName(String javaName) {

@@ -24,48 +24,48 @@ import io.jhca.mlx5.cq.CqeStatus;
  * The SPI side: configuration, ServiceLoader registration, BAR0, the IOMMU table behind allocateDma / mapForDevice,
  * and the CQE syndrome mapping's round trip through rdma-core's reading of it.
  */
-class SimFunctionTest {
+class ModelFunctionTest {
 
     @Test
     void configuration() throws Exception {
-        Map<String, InetAddress> d = SimConfig.parse(SimConfig.DEFAULT_DEVICES);
+        Map<String, InetAddress> d = ModelConfig.parse(ModelConfig.DEFAULT_DEVICES);
         assertEquals(List.of("mlx5_0", "mlx5_1"), List.copyOf(d.keySet()));
         assertEquals(InetAddress.getByName("127.0.0.3"), d.get("mlx5_0"));
         assertEquals(InetAddress.getByName("127.0.0.4"), d.get("mlx5_1"));
-        assertTrue(SimConfig.parse("none").isEmpty());
-        assertTrue(SimConfig.parse(" NONE ").isEmpty());
-        assertEquals(InetAddress.getByName("::1"), SimConfig.parse("x=[::1]").get("x"));
-        assertThrows(IllegalArgumentException.class, () -> SimConfig.parse("mlx5_0"));
-        assertThrows(IllegalArgumentException.class, () -> SimConfig.parse("a=example.com"));
-        assertThrows(IllegalArgumentException.class, () -> SimConfig.parse("a=127.0.0.5,a=127.0.0.6"));
-        String old = System.getProperty(SimConfig.IDLE_PROPERTY);
+        assertTrue(ModelConfig.parse("none").isEmpty());
+        assertTrue(ModelConfig.parse(" NONE ").isEmpty());
+        assertEquals(InetAddress.getByName("::1"), ModelConfig.parse("x=[::1]").get("x"));
+        assertThrows(IllegalArgumentException.class, () -> ModelConfig.parse("mlx5_0"));
+        assertThrows(IllegalArgumentException.class, () -> ModelConfig.parse("a=example.com"));
+        assertThrows(IllegalArgumentException.class, () -> ModelConfig.parse("a=127.0.0.5,a=127.0.0.6"));
+        String old = System.getProperty(ModelConfig.IDLE_PROPERTY);
         try {
-            assertTrue(SimConfig.idleStrategy() instanceof org.agrona.concurrent.BackoffIdleStrategy);
-            System.setProperty(SimConfig.IDLE_PROPERTY, "busy");
-            assertTrue(SimConfig.idleStrategy() instanceof org.agrona.concurrent.BusySpinIdleStrategy);
-            System.setProperty(SimConfig.IDLE_PROPERTY, "lazy");
-            assertThrows(IllegalArgumentException.class, SimConfig::idleStrategy);
+            assertTrue(ModelConfig.idleStrategy() instanceof org.agrona.concurrent.BackoffIdleStrategy);
+            System.setProperty(ModelConfig.IDLE_PROPERTY, "busy");
+            assertTrue(ModelConfig.idleStrategy() instanceof org.agrona.concurrent.BusySpinIdleStrategy);
+            System.setProperty(ModelConfig.IDLE_PROPERTY, "lazy");
+            assertThrows(IllegalArgumentException.class, ModelConfig::idleStrategy);
         } finally {
             if (old == null) {
-                System.clearProperty(SimConfig.IDLE_PROPERTY);
+                System.clearProperty(ModelConfig.IDLE_PROPERTY);
             } else {
-                System.setProperty(SimConfig.IDLE_PROPERTY, old);
+                System.setProperty(ModelConfig.IDLE_PROPERTY, old);
             }
         }
     }
 
     @Test
     void foundByServiceLoaderAndOpenedByName() {
-        String old = System.getProperty(SimConfig.DEVICES_PROPERTY);
-        System.setProperty(SimConfig.DEVICES_PROPERTY, "simx=127.0.0.39");
+        String old = System.getProperty(ModelConfig.DEVICES_PROPERTY);
+        System.setProperty(ModelConfig.DEVICES_PROPERTY, "simx=127.0.0.39");
         try {
             Mlx5FunctionSource source = null;
             for (Mlx5FunctionSource s : ServiceLoader.load(Mlx5FunctionSource.class)) {
-                if (s instanceof SimFunctionSource) {
+                if (s instanceof ModelFunctionSource) {
                     source = s;
                 }
             }
-            assertTrue(source != null, "SimFunctionSource is not registered in META-INF/services");
+            assertTrue(source != null, "ModelFunctionSource is not registered in META-INF/services");
             assertEquals(List.of("simx"), source.names());
             Mlx5FunctionSource src = source;
             assertThrows(IllegalArgumentException.class, () -> src.open("nope"));
@@ -76,15 +76,15 @@ class SimFunctionTest {
                 assertEquals(0, f.bar0().address() & 4095, "BAR0 is page aligned");
                 assertEquals(List.of(InetAddress.getByName("127.0.0.39")), f.portAddresses());
             }
-            System.setProperty(SimConfig.DEVICES_PROPERTY, "none");
+            System.setProperty(ModelConfig.DEVICES_PROPERTY, "none");
             assertTrue(source.names().isEmpty());
         } catch (Exception e) {
             throw new AssertionError(e);
         } finally {
             if (old == null) {
-                System.clearProperty(SimConfig.DEVICES_PROPERTY);
+                System.clearProperty(ModelConfig.DEVICES_PROPERTY);
             } else {
-                System.setProperty(SimConfig.DEVICES_PROPERTY, old);
+                System.setProperty(ModelConfig.DEVICES_PROPERTY, old);
             }
         }
     }
@@ -110,7 +110,7 @@ class SimFunctionTest {
 
     @Test
     void allocatedAndMappedRegionsFollowTheirLifetimes() throws Exception {
-        try (SimFunction f = SimFunction.open("dma0", InetAddress.getByName("127.0.0.40"))) {
+        try (ModelFunction f = ModelFunction.open("dma0", InetAddress.getByName("127.0.0.40"))) {
             Iommu iommu = iommuOf(f);
             DmaRegion a = f.allocateDma(8192);
             long iova = a.iova(0);
@@ -130,8 +130,8 @@ class SimFunctionTest {
         }
     }
 
-    private static Iommu iommuOf(SimFunction f) throws Exception {
-        java.lang.reflect.Field fld = SimFunction.class.getDeclaredField("iommu");
+    private static Iommu iommuOf(ModelFunction f) throws Exception {
+        java.lang.reflect.Field fld = ModelFunction.class.getDeclaredField("iommu");
         fld.setAccessible(true);
         return (Iommu) fld.get(f);
     }

@@ -8,7 +8,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 import io.jhca.doorbell.DoorbellRecord;
 import io.jhca.doorbell.Fences;
 import io.jhca.doorbell.UarDoorbell;
-import io.jhca.mlx5.cmd.Opcode;
+import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.QpLayouts;
 import io.jhca.mlx5.cmd.QpModifyLayouts;
 import io.jhca.mlx5.wqe.AtomicSeg;
@@ -17,8 +17,8 @@ import io.jhca.mlx5.wqe.DataSeg;
 import io.jhca.mlx5.wqe.DatagramSeg;
 import io.jhca.mlx5.wqe.InlineSeg;
 import io.jhca.mlx5.wqe.RaddrSeg;
-import io.jhca.mlx5.wqe.RecvWqe;
-import io.jhca.mlx5.wqe.SendWqe;
+import io.jhca.mlx5.wqe.RecvWqeLayout;
+import io.jhca.mlx5.wqe.SendWqeLayout;
 import io.jhca.verbs.Gid;
 
 /**
@@ -26,7 +26,7 @@ import io.jhca.verbs.Gid;
  * copied WQEBB by WQEBB into the SQ (wrapping at the ring end, as rdma-core does), the doorbell record, then the
  * 8-byte UAR doorbell alternating halves; receive WQEs with a terminator; QP transitions by raw commands.
  */
-final class SimRings {
+final class DriverRings {
 
     final HostDriver drv;
     final int qpn;
@@ -41,13 +41,13 @@ final class SimRings {
     final int userIndex;
     int sqPi;
     int rqPi;
-    private final UnsafeBuffer wqe = new UnsafeBuffer(new byte[SendWqe.MAX_WQEBBS * SendWqe.WQEBB]);
+    private final UnsafeBuffer wqe = new UnsafeBuffer(new byte[SendWqeLayout.MAX_WQEBBS * SendWqeLayout.WQEBB]);
     private int pos;
     private int opcode;
     private int fmCeSe;
     private int imm;
 
-    SimRings(HostDriver drv, int qpn, int st, UnsafeBuffer buf, int sqOffset, int rqCount, int rqShift, int sqCount,
+    DriverRings(HostDriver drv, int qpn, int st, UnsafeBuffer buf, int sqOffset, int rqCount, int rqShift, int sqCount,
             DoorbellRecord dbr, UarDoorbell bf, int userIndex) {
         this.drv = drv;
         this.qpn = qpn;
@@ -65,20 +65,20 @@ final class SimRings {
     // ------------------------------------------------------------------------------------------ transitions
 
     void toInit(boolean rre, boolean rwe, boolean rae) {
-        drv.modify(Opcode.RST2INIT_QP, QpLayouts.RST2INIT_QP_IN, qpn, 0, s -> s
+        drv.modify(CmdOpcode.RST2INIT_QP, QpLayouts.RST2INIT_QP_IN, qpn, 0, s -> s
                 .set("qpc.rre", rre).set("qpc.rwe", rwe).set("qpc.rae", rae)
                 .set("qpc.primary_address_path.vhca_port_num", 1)
                 .set("qpc.primary_address_path.pkey_index", 0));
     }
 
     void toInitUd(int qkey) {
-        drv.modify(Opcode.RST2INIT_QP, QpLayouts.RST2INIT_QP_IN, qpn, 0, s -> s
+        drv.modify(CmdOpcode.RST2INIT_QP, QpLayouts.RST2INIT_QP_IN, qpn, 0, s -> s
                 .set("qpc.q_key", Integer.toUnsignedLong(qkey))
                 .set("qpc.primary_address_path.vhca_port_num", 1));
     }
 
     void toRtr(int remoteQpn, int rqPsn, InetAddress peer, int mtu) {
-        drv.modify(Opcode.INIT2RTR_QP, QpLayouts.INIT2RTR_QP_IN, qpn, 0, s -> s
+        drv.modify(CmdOpcode.INIT2RTR_QP, QpLayouts.INIT2RTR_QP_IN, qpn, 0, s -> s
                 .set("qpc.mtu", mtu)
                 .set("qpc.log_msg_max", 30)
                 .set("qpc.remote_qpn", remoteQpn)
@@ -92,11 +92,11 @@ final class SimRings {
     }
 
     void toRtrUd() {
-        drv.modify(Opcode.INIT2RTR_QP, QpLayouts.INIT2RTR_QP_IN, qpn, 0, s -> { });
+        drv.modify(CmdOpcode.INIT2RTR_QP, QpLayouts.INIT2RTR_QP_IN, qpn, 0, s -> { });
     }
 
     void toRts(int sqPsn) {
-        drv.modify(Opcode.RTR2RTS_QP, QpLayouts.RTR2RTS_QP_IN, qpn, 0, s -> s
+        drv.modify(CmdOpcode.RTR2RTS_QP, QpLayouts.RTR2RTS_QP_IN, qpn, 0, s -> s
                 .set("qpc.next_send_psn", sqPsn)
                 .set("qpc.retry_count", 7)
                 .set("qpc.rnr_retry", 7)
@@ -105,11 +105,11 @@ final class SimRings {
     }
 
     void toErr() {
-        drv.modify(Opcode.QP_2ERR, QpLayouts.QP_2ERR_IN, qpn, 0, s -> { });
+        drv.modify(CmdOpcode.QP_2ERR, QpLayouts.QP_2ERR_IN, qpn, 0, s -> { });
     }
 
     void toRst() {
-        drv.modify(Opcode.QP_2RST, QpLayouts.QP_2RST_IN, qpn, 0, s -> { });
+        drv.modify(CmdOpcode.QP_2RST, QpLayouts.QP_2RST_IN, qpn, 0, s -> { });
         sqPi = 0;
         rqPi = 0;
         dbr.setSendCounter(0);
@@ -117,14 +117,14 @@ final class SimRings {
     }
 
     void rts2rts(int optMask, boolean rre, boolean rwe, boolean rae) {
-        drv.modify(Opcode.RTS2RTS_QP, QpModifyLayouts.RTS2RTS_QP_IN, qpn, optMask, s -> s
+        drv.modify(CmdOpcode.RTS2RTS_QP, QpModifyLayouts.RTS2RTS_QP_IN, qpn, optMask, s -> s
                 .set("qpc.rre", rre).set("qpc.rwe", rwe).set("qpc.rae", rae));
     }
 
     // ------------------------------------------------------------------------------------------ send WQEs
 
     /** Starts a WQE: the control segment is written by {@link #post}. {@code imm} is the wire value. */
-    SimRings begin(int op, int fm, int immediate) {
+    DriverRings begin(int op, int fm, int immediate) {
         wqe.setMemory(0, wqe.capacity(), (byte) 0);
         opcode = op;
         fmCeSe = fm;
@@ -133,51 +133,51 @@ final class SimRings {
         return this;
     }
 
-    SimRings raddr(long raddr, int rkey) {
+    DriverRings raddr(long raddr, int rkey) {
         RaddrSeg.set(wqe, pos, raddr, rkey);
         pos += RaddrSeg.SIZE;
         return this;
     }
 
-    SimRings compareSwap(long compare, long swap) {
+    DriverRings compareSwap(long compare, long swap) {
         AtomicSeg.compareSwap(wqe, pos, compare, swap);
         pos += AtomicSeg.SIZE;
         return this;
     }
 
-    SimRings fetchAdd(long add) {
+    DriverRings fetchAdd(long add) {
         AtomicSeg.fetchAdd(wqe, pos, add);
         pos += AtomicSeg.SIZE;
         return this;
     }
 
-    SimRings data(int length, int lkey, long addr) {
+    DriverRings data(int length, int lkey, long addr) {
         DataSeg.set(wqe, pos, length, lkey, addr);
         pos += DataSeg.SIZE;
         return this;
     }
 
-    SimRings inline(byte[] bytes) {
+    DriverRings inline(byte[] bytes) {
         InlineSeg.setHeader(wqe, pos, bytes.length);
         wqe.putBytes(pos + InlineSeg.HEADER_SIZE, bytes);
-        pos += InlineSeg.ds(bytes.length) * SendWqe.DS;
+        pos += InlineSeg.ds(bytes.length) * SendWqeLayout.DS;
         return this;
     }
 
     /** Raw bytes after the control segment (random WQEs). */
-    SimRings raw(byte[] bytes) {
+    DriverRings raw(byte[] bytes) {
         wqe.putBytes(CtrlSeg.SIZE, bytes, 0, Math.min(bytes.length, wqe.capacity() - CtrlSeg.SIZE));
         return this;
     }
 
     /** A raw inline header claiming {@code length} bytes, followed by {@code room} DS of payload space. */
-    SimRings inlineHeader(int length, int roomDs) {
+    DriverRings inlineHeader(int length, int roomDs) {
         InlineSeg.setHeader(wqe, pos, length);
-        pos += (1 + roomDs) * SendWqe.DS;
+        pos += (1 + roomDs) * SendWqeLayout.DS;
         return this;
     }
 
-    SimRings datagram(int remoteQpn, int qkey, InetAddress dest) {
+    DriverRings datagram(int remoteQpn, int qkey, InetAddress dest) {
         byte[] mac = new byte[6];
         DatagramSeg.set(wqe, pos, (long) qkey << 32, remoteQpn, 1, 0, 0, 0xc000,
                 new UnsafeBuffer(mac), 0, 0, 64, DatagramSeg.grhGidFl(false, 0, 0),
@@ -188,17 +188,17 @@ final class SimRings {
 
     /** Writes the control segment with the DS count of what was written, copies the WQE in and rings. */
     int post() {
-        return post(pos / SendWqe.DS, opcode, qpn, sqPi);
+        return post(pos / SendWqeLayout.DS, opcode, qpn, sqPi);
     }
 
     /** As {@link #post()} with explicit (possibly wrong) fields for malformed-WQE tests. */
     int post(int ds, int op, int ctrlQpn, int ctrlIndex) {
         CtrlSeg.set(wqe, 0, ctrlIndex, op, 0, ctrlQpn, fmCeSe, ds, 0, CtrlSeg.beImm(imm));
-        int wqebbs = Math.max(1, SendWqe.wqebbs(Math.max(ds, pos / SendWqe.DS)));
+        int wqebbs = Math.max(1, SendWqeLayout.wqebbs(Math.max(ds, pos / SendWqeLayout.DS)));
         int index = sqPi & 0xffff;
         for (int i = 0; i < wqebbs; i++) {
             int slot = (sqPi + i) & (sqCount - 1);
-            buf.putBytes(sqOffset + slot * SendWqe.WQEBB, wqe, i * SendWqe.WQEBB, SendWqe.WQEBB);
+            buf.putBytes(sqOffset + slot * SendWqeLayout.WQEBB, wqe, i * SendWqeLayout.WQEBB, SendWqeLayout.WQEBB);
         }
         sqPi += wqebbs;
         bf.ring(dbr, sqPi, wqe.getLong(0, ByteOrder.BIG_ENDIAN)); // WQE bytes are big-endian
@@ -214,7 +214,7 @@ final class SimRings {
         int index = sqPi & 0xffff;
         for (int i = 0; i < wqebbs; i++) {
             int slot = (sqPi + i) & (sqCount - 1);
-            buf.putBytes(sqOffset + slot * SendWqe.WQEBB, wqe, i * SendWqe.WQEBB, SendWqe.WQEBB);
+            buf.putBytes(sqOffset + slot * SendWqeLayout.WQEBB, wqe, i * SendWqeLayout.WQEBB, SendWqeLayout.WQEBB);
         }
         sqPi += wqebbs;
         bf.ring(dbr, sqPi, wqe.getLong(0, ByteOrder.BIG_ENDIAN));
@@ -225,8 +225,8 @@ final class SimRings {
 
     int postRecv(int lkey, long addr, int length) {
         int off = (rqPi & (rqCount - 1)) << rqShift;
-        RecvWqe.setSge(buf, off, 0, length, lkey, addr);
-        RecvWqe.finish(buf, off, 1, (1 << rqShift) / DataSeg.SIZE);
+        RecvWqeLayout.setSge(buf, off, 0, length, lkey, addr);
+        RecvWqeLayout.finish(buf, off, 1, (1 << rqShift) / DataSeg.SIZE);
         int index = rqPi & 0xffff;
         rqPi++;
         Fences.wqeBeforeDoorbellRecord();

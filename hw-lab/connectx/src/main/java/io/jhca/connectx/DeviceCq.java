@@ -20,7 +20,7 @@ import io.jhca.verbs.CompletionQueue;
  * unconsumed one again. The body is written first, then a release fence, then {@code op_own} whose owner bit is
  * {@code (pi >> log_cq_size) & 1}, so rdma-core's rule {@code owner == !!(ci & cqe_cnt)} finds it.
  */
-final class SimCq {
+final class DeviceCq {
 
     final int cqn;
     final int logSize;
@@ -28,7 +28,7 @@ final class SimCq {
     final int cqeSize;
     final int uar;
     final PagedBuffer ring;
-    final SimEq eq;
+    final DeviceEq eq;
     final boolean overrunIgnore;
     final CompletionQueue rxeCq;
     /** The doorbell record's 8 bytes, host memory resolved at CREATE_CQ. */
@@ -48,10 +48,10 @@ final class SimCq {
 
     /** Reports CQ errors to the async EQ (the EQ subscribed to CQ_ERROR). */
     interface AsyncEvents {
-        void cqError(SimCq cq, int syndrome);
+        void cqError(DeviceCq cq, int syndrome);
     }
 
-    SimCq(int cqn, int logSize, int cqeSize, int uar, PagedBuffer ring, long dbrHost, SimEq eq,
+    DeviceCq(int cqn, int logSize, int cqeSize, int uar, PagedBuffer ring, long dbrHost, DeviceEq eq,
             boolean overrunIgnore, CompletionQueue rxeCq, ModelCounters counters, AsyncEvents async) {
         this.cqn = cqn;
         this.logSize = logSize;

@@ -10,20 +10,20 @@ import io.jhca.mlx5.cmd.Struct;
  * One command, built field by field in the words of mlx5_ifc.h and run on the command queue:
  *
  * <pre>{@code
- * int pd = (int) Cmd.of(Opcode.ALLOC_PD, UarPdLayouts.ALLOC_PD_IN, UarPdLayouts.ALLOC_PD_OUT)
+ * int pd = (int) PrmCommand.of(CmdOpcode.ALLOC_PD, UarPdLayouts.ALLOC_PD_IN, UarPdLayouts.ALLOC_PD_OUT)
  *         .execute(cmdq).get("pd");
  * }</pre>
  *
  * Control path only: each command allocates its input and output buffers. A failure is a
  * {@link io.jhca.mlx5.cmd.CommandException} naming the command, its status and syndrome.
  */
-public final class Cmd {
+public final class PrmCommand {
 
     private final Struct in = new Struct();
     private final Layout outLayout;
     private final int outLength;
 
-    private Cmd(int opcode, Layout inLayout, int inLength, Layout outLayout, int outLength) {
+    private PrmCommand(int opcode, Layout inLayout, int inLength, Layout outLayout, int outLength) {
         this.in.wrap(inLayout, new UnsafeBuffer(new byte[inLength]), 0, inLength);
         this.in.set("opcode", opcode);
         this.outLayout = outLayout;
@@ -31,36 +31,36 @@ public final class Cmd {
     }
 
     /** A command with fixed-size input and output. */
-    public static Cmd of(int opcode, Layout in, Layout out) {
-        return new Cmd(opcode, in, in.sizeBytes(), out, out.sizeBytes());
+    public static PrmCommand of(int opcode, Layout in, Layout out) {
+        return new PrmCommand(opcode, in, in.sizeBytes(), out, out.sizeBytes());
     }
 
     /** A command whose input or output carries a trailing array (PAS, MTT): lengths given. */
-    public static Cmd of(int opcode, Layout in, int inLength, Layout out, int outLength) {
-        return new Cmd(opcode, in, inLength, out, outLength);
+    public static PrmCommand of(int opcode, Layout in, int inLength, Layout out, int outLength) {
+        return new PrmCommand(opcode, in, inLength, out, outLength);
     }
 
-    public Cmd opMod(int opMod) {
+    public PrmCommand opMod(int opMod) {
         in.set("op_mod", opMod);
         return this;
     }
 
-    public Cmd set(String field, long value) {
+    public PrmCommand set(String field, long value) {
         in.set(field, value);
         return this;
     }
 
-    public Cmd set(String field, boolean value) {
+    public PrmCommand set(String field, boolean value) {
         in.set(field, value);
         return this;
     }
 
-    public Cmd setBytes(String field, byte[] value) {
+    public PrmCommand setBytes(String field, byte[] value) {
         in.setBytes(field, value);
         return this;
     }
 
-    public Cmd setElement(String field, int index, long value) {
+    public PrmCommand setElement(String field, int index, long value) {
         in.setElement(field, index, value);
         return this;
     }

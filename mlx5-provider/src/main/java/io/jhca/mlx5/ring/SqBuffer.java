@@ -16,7 +16,7 @@ import io.jhca.mlx5.wqe.DatagramSeg;
 import io.jhca.mlx5.wqe.FmCeSe;
 import io.jhca.mlx5.wqe.InlineSeg;
 import io.jhca.mlx5.wqe.RaddrSeg;
-import io.jhca.mlx5.wqe.SendWqe;
+import io.jhca.mlx5.wqe.SendWqeLayout;
 import io.jhca.verbs.SendFlags;
 import io.jhca.verbs.WcOpcode;
 
@@ -38,13 +38,13 @@ import io.jhca.verbs.WcOpcode;
  * <p>Single writer for posting; {@link #retire} is called by the thread polling the send CQ (the tail is published
  * with release/acquire).
  */
-public final class SendRing {
+public final class SqBuffer {
 
     private static final VarHandle TAIL;
 
     static {
         try {
-            TAIL = MethodHandles.lookup().findVarHandle(SendRing.class, "tail", int.class);
+            TAIL = MethodHandles.lookup().findVarHandle(SqBuffer.class, "tail", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -115,16 +115,16 @@ public final class SendRing {
      * @param dbr     the QP's doorbell record (word 1 is the SQ counter)
      * @param bfMode  {@link #BF_OFF}, {@link #BF_INLINE} or {@link #BF_PREFER}
      */
-    public SendRing(UnsafeBuffer buf, int start, int wqeCnt, int maxPost, int qpn, boolean sqSigAll, DoorbellRecord dbr,
+    public SqBuffer(UnsafeBuffer buf, int start, int wqeCnt, int maxPost, int qpn, boolean sqSigAll, DoorbellRecord dbr,
                     Bfreg bfreg, int bfMode) {
-        if (wqeCnt <= 0 || Integer.bitCount(wqeCnt) != 1 || (start & (SendWqe.WQEBB - 1)) != 0
-                || (long) start + (long) wqeCnt * SendWqe.WQEBB > buf.capacity() || maxPost < 1 || maxPost > wqeCnt) {
+        if (wqeCnt <= 0 || Integer.bitCount(wqeCnt) != 1 || (start & (SendWqeLayout.WQEBB - 1)) != 0
+                || (long) start + (long) wqeCnt * SendWqeLayout.WQEBB > buf.capacity() || maxPost < 1 || maxPost > wqeCnt) {
             throw new IllegalArgumentException("send ring of " + wqeCnt + " WQEBBs at " + start + " (max_post " + maxPost
                     + ") does not fit a buffer of " + buf.capacity());
         }
         this.buf = buf;
         this.start = start;
-        this.end = start + wqeCnt * SendWqe.WQEBB;
+        this.end = start + wqeCnt * SendWqeLayout.WQEBB;
         this.wqeCnt = wqeCnt;
         this.maxPost = maxPost;
         this.qpn = qpn;
@@ -202,9 +202,9 @@ public final class SendRing {
      */
     public int begin(int mlx5Opcode, WcOpcode wc, long wrId, int sendFlags, int imm) {
         int idx = curPost & (wqeCnt - 1);
-        ctrl = start + idx * SendWqe.WQEBB;
+        ctrl = start + idx * SendWqeLayout.WQEBB;
         seg = ctrl + CtrlSeg.SIZE;
-        ds = CtrlSeg.SIZE / SendWqe.DS;
+        ds = CtrlSeg.SIZE / SendWqeLayout.DS;
         opcode = mlx5Opcode;
         // qp.c _mlx5_post_send: sq_signal_bits | fence | CQ_UPDATE if signaled | SOLICITED if solicited
         fmCeSe = sigBits
@@ -267,12 +267,12 @@ public final class SendRing {
     public void finish() {
         if (inlineHeader >= 0) {
             InlineSeg.setHeader(buf, inlineHeader, inlineBytes);
-            int pad = -(inlineEnd - start) & (SendWqe.DS - 1);
+            int pad = -(inlineEnd - start) & (SendWqeLayout.DS - 1);
             buf.setMemory(inlineEnd, pad, (byte) 0);   // reproducible bytes; the tail of the last DS is unused
             ds += InlineSeg.ds(inlineBytes);
             seg = inlineEnd + pad;
         }
-        if (ds > SendWqe.MAX_DS || SendWqe.wqebbs(ds) > wqeCnt) {
+        if (ds > SendWqeLayout.MAX_DS || SendWqeLayout.wqebbs(ds) > wqeCnt) {
             throw new IllegalStateException("WQE of " + ds + " DS does not fit (max 63 DS, ring of " + wqeCnt + " WQEBBs)");
         }
         // mlx5_wqe_ctrl_seg as mlx5dv_set_ctrl_seg writes it (CtrlSeg, golden-tested): be32 opmod|idx|opcode,
@@ -284,7 +284,7 @@ public final class SendRing {
         lastCtrl = ctrl;
         lastDs = ds;
         lastInline = inlineHeader >= 0;
-        curPost += SendWqe.wqebbs(ds);
+        curPost += SendWqeLayout.wqebbs(ds);
         nreq++;
         ctrl = -1;
     }
@@ -379,7 +379,7 @@ public final class SendRing {
         }
         int at = wrap(seg);
         seg = at + size;
-        ds += size / SendWqe.DS;
+        ds += size / SendWqeLayout.DS;
         return at;
     }
 

@@ -5,7 +5,7 @@ import java.nio.ByteBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.mlx5.cmd.QpLayouts;
-import io.jhca.mlx5.wqe.SendWqe;
+import io.jhca.mlx5.wqe.SendWqeLayout;
 import io.jhca.verbs.AddressHandle;
 import io.jhca.verbs.MemoryRegion;
 import io.jhca.verbs.QpType;
@@ -22,13 +22,13 @@ import io.jhca.verbs.QueuePair;
  * with wr_id = its 16-bit index, and its opcode and completion request are kept per WQEBB slot so the rxe completion
  * can be turned into the CQE the driver expects.
  */
-final class SimQp {
+final class DeviceQp {
 
     final int qpn;
     final QpType type;
-    final SimPd pd;
-    final SimCq sendCq;
-    final SimCq recvCq;
+    final DevicePd pd;
+    final DeviceCq sendCq;
+    final DeviceCq recvCq;
     final int uar;
     final int userIndex;
     final PagedBuffer buffer;
@@ -84,7 +84,7 @@ final class SimQp {
     /** Stopped because its memory was unmapped under it. */
     boolean faulted;
 
-    SimQp(int qpn, QpType type, SimPd pd, SimCq sendCq, SimCq recvCq, int uar, int userIndex, PagedBuffer buffer,
+    DeviceQp(int qpn, QpType type, DevicePd pd, DeviceCq sendCq, DeviceCq recvCq, int uar, int userIndex, PagedBuffer buffer,
             int rqCount, int rqStrideShift, int sqCount, long dbrHost, QueuePair rxeQp) {
         this.qpn = qpn;
         this.type = type;
@@ -104,24 +104,24 @@ final class SimQp {
         this.sqOpcode = new byte[Math.max(1, sqCount)];
         this.sqSignaled = new boolean[Math.max(1, sqCount)];
         // one WQE of up to 16 WQEBBs may start at the last slot: room for its inline data past the ring end
-        int bounceBytes = sqCount == 0 ? 0 : sqCount * SendWqe.WQEBB + SendWqe.MAX_WQEBBS * SendWqe.WQEBB;
+        int bounceBytes = sqCount == 0 ? 0 : sqCount * SendWqeLayout.WQEBB + SendWqeLayout.MAX_WQEBBS * SendWqeLayout.WQEBB;
         this.bounceMemory = bounceBytes == 0 ? null : ByteBuffer.allocateDirect(bounceBytes);
         this.bounceHost = bounceBytes == 0 ? 0 : new UnsafeBuffer(bounceMemory).addressOffset();
     }
 
     /** RQ producer counter from the doorbell record (be32 at +0, low 16 bits). */
     int dbrRq() {
-        return SimCq.be32(dbrView.getIntVolatile(0)) & 0xffff;
+        return DeviceCq.be32(dbrView.getIntVolatile(0)) & 0xffff;
     }
 
     /** SQ producer counter in WQEBBs from the doorbell record (be32 at +4, low 16 bits). */
     int dbrSq() {
-        return SimCq.be32(dbrView.getIntVolatile(4)) & 0xffff;
+        return DeviceCq.be32(dbrView.getIntVolatile(4)) & 0xffff;
     }
 
     /** Ring offset (in the QP buffer) of SQ WQEBB {@code index}. */
     long sqSlotOffset(int index) {
-        return sqOffset + ((long) (index & (sqCount - 1)) << SendWqe.WQEBB_SHIFT);
+        return sqOffset + ((long) (index & (sqCount - 1)) << SendWqeLayout.WQEBB_SHIFT);
     }
 
     long rqSlotOffset(int index) {

@@ -18,7 +18,7 @@ import org.agrona.concurrent.IdleStrategy;
  * property {@value #DEVICES_PROPERTY}, else the environment variable {@value #DEVICES_ENV}, else
  * {@value #DEFAULT_DEVICES}; {@code none} means no devices. Syntax: {@code name=ipv4-or-ipv6-literal, ...}.
  */
-public final class SimConfig {
+public final class ModelConfig {
 
     public static final String DEVICES_PROPERTY = "jhca.mlx5.sim";
     public static final String DEVICES_ENV = "JHCA_MLX5_SIM";
@@ -26,7 +26,7 @@ public final class SimConfig {
     /** {@code backoff} (default) or {@code busy}: how the firmware thread waits when there is nothing to do. */
     public static final String IDLE_PROPERTY = "jhca.mlx5.sim.idle";
 
-    private SimConfig() {
+    private ModelConfig() {
     }
 
     /** The configured devices, name to port address, in the order given. */

@@ -24,7 +24,7 @@ import io.jhca.mlx5.spi.Mlx5Function;
  * <p>Thread-safety: every method may be called from any thread; unmapping waits for the firmware thread to stop using
  * the memory. {@link #close} stops the firmware thread, destroys every object and frees all DMA memory handed out.
  */
-public final class SimFunction implements Mlx5Function {
+public final class ModelFunction implements Mlx5Function {
 
     private static final int BAR0_BYTES = ModelCaps.BAR0_PAGES * 4096;
 
@@ -35,11 +35,11 @@ public final class SimFunction implements Mlx5Function {
     private final Iommu iommu = new Iommu();
     private final ConnectXModel model;
     private final AgentRunner runner;
-    private final Map<SimDmaRegion, Boolean> allocated = new IdentityHashMap<>();
+    private final Map<ModelDmaRegion, Boolean> allocated = new IdentityHashMap<>();
     private final Map<DmaRegion, Boolean> mapped = new IdentityHashMap<>();
     private boolean closed;
 
-    private SimFunction(String name, InetAddress address, long preInitNanos) {
+    private ModelFunction(String name, InetAddress address, long preInitNanos) {
         this.name = name;
         this.address = address;
         this.barMemory = ByteBuffer.allocateDirect(BAR0_BYTES + 4096);
@@ -47,7 +47,7 @@ public final class SimFunction implements Mlx5Function {
         UnsafeBuffer bar = new UnsafeBuffer(barMemory, (int) (-raw & 4095), BAR0_BYTES); // page-aligned like a BAR
         this.bar0 = new MmioWindow(bar);
         this.model = new ConnectXModel(name, address, bar, iommu, preInitNanos);
-        this.runner = new AgentRunner(SimConfig.idleStrategy(), this::failed, null, model);
+        this.runner = new AgentRunner(ModelConfig.idleStrategy(), this::failed, null, model);
         AgentRunner.startOnThread(runner, r -> {
             Thread t = new Thread(r, model.roleName());
             t.setDaemon(true);
@@ -56,16 +56,16 @@ public final class SimFunction implements Mlx5Function {
     }
 
     /** Powers on a function named {@code name} whose port is {@code address}. */
-    public static SimFunction open(String name, InetAddress address) {
-        return new SimFunction(name, address, InitSegmentDevice.DEFAULT_PRE_INIT_NANOS);
+    public static ModelFunction open(String name, InetAddress address) {
+        return new ModelFunction(name, address, InitSegmentDevice.DEFAULT_PRE_INIT_NANOS);
     }
 
     /**
      * As {@link #open(String, InetAddress)}, with the firmware's pre-init time: {@code initializing} stays set for
      * that long after power-on unless the driver writes the command queue address first.
      */
-    public static SimFunction open(String name, InetAddress address, long preInitMillis) {
-        return new SimFunction(name, address, preInitMillis * 1_000_000L);
+    public static ModelFunction open(String name, InetAddress address, long preInitMillis) {
+        return new ModelFunction(name, address, preInitMillis * 1_000_000L);
     }
 
     private void failed(Throwable t) {
@@ -98,13 +98,13 @@ public final class SimFunction implements Mlx5Function {
             r.close();
             throw e;
         }
-        SimDmaRegion s = new SimDmaRegion(r, this);
+        ModelDmaRegion s = new ModelDmaRegion(r, this);
         allocated.put(s, Boolean.TRUE);
         return s;
     }
 
-    /** Called by {@link SimDmaRegion#close}: unmap from the device first, then free. */
-    void release(SimDmaRegion s) {
+    /** Called by {@link ModelDmaRegion#close}: unmap from the device first, then free. */
+    void release(ModelDmaRegion s) {
         synchronized (this) {
             if (allocated.remove(s) == null) {
                 return;
@@ -130,8 +130,8 @@ public final class SimFunction implements Mlx5Function {
     @Override
     public synchronized void mapForDevice(DmaRegion region) {
         checkOpen();
-        DmaRegion r = region instanceof SimDmaRegion ? ((SimDmaRegion) region).inner() : region;
-        if (mapped.containsKey(r) || (region instanceof SimDmaRegion && iommu.isMapped(r))
+        DmaRegion r = region instanceof ModelDmaRegion ? ((ModelDmaRegion) region).inner() : region;
+        if (mapped.containsKey(r) || (region instanceof ModelDmaRegion && iommu.isMapped(r))
                 || (r.length() > 0 && iommu.contains(r.iova(0), r.length()))) {
             return; // already reachable: device memory (or a slice of it), or mapped before
         }
@@ -147,7 +147,7 @@ public final class SimFunction implements Mlx5Function {
 
     @Override
     public void unmapForDevice(DmaRegion region) {
-        DmaRegion r = region instanceof SimDmaRegion ? ((SimDmaRegion) region).inner() : region;
+        DmaRegion r = region instanceof ModelDmaRegion ? ((ModelDmaRegion) region).inner() : region;
         synchronized (this) {
             if (mapped.remove(r) == null) {
                 return;
@@ -182,7 +182,7 @@ public final class SimFunction implements Mlx5Function {
             closed = true;
         }
         runner.close(); // the firmware thread stops; onClose destroys every object and the wire
-        List<SimDmaRegion> regions;
+        List<ModelDmaRegion> regions;
         List<DmaRegion> users;
         synchronized (this) {
             regions = new ArrayList<>(allocated.keySet());
@@ -194,7 +194,7 @@ public final class SimFunction implements Mlx5Function {
             iommu.unmap(r);
             r.release();
         }
-        for (SimDmaRegion s : regions) {
+        for (ModelDmaRegion s : regions) {
             iommu.unmap(s.inner());
             try {
                 s.inner().close();

@@ -8,11 +8,11 @@ import io.jhca.verbs.MemoryRegion;
  * any region the driver allocates or maps whole), so the key is one host range, registered on the rxe side under the
  * same key value. key = mkey_index &lt;&lt; 8 | mkey_7_0 (mlx5_ifc mkc).
  */
-final class SimMkey {
+final class DeviceMkey {
 
     final int index;
     final int key;
-    final SimPd pd;
+    final DevicePd pd;
     final long start;
     final long length;
     /** Host address of byte {@code start}. */
@@ -25,7 +25,7 @@ final class SimMkey {
     /** False once its memory was unmapped under it: every later use is a protection error. */
     boolean valid = true;
 
-    SimMkey(int index, int key, SimPd pd, long start, long length, long host, boolean localWrite, boolean remoteRead,
+    DeviceMkey(int index, int key, DevicePd pd, long start, long length, long host, boolean localWrite, boolean remoteRead,
             boolean remoteWrite, boolean atomic) {
         this.index = index;
         this.key = key;

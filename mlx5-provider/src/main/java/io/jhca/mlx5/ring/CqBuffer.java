@@ -14,7 +14,7 @@ import io.jhca.mlx5.cq.CqeOpcode;
  * bit equals {@code (ci & ncqe) != 0} (cq.c {@code get_sw_cqe}). The consumer index goes back to the device in record
  * word 0 ({@code MLX5_CQ_SET_CI}, 24 bits). Polled by one thread.
  */
-public final class CqRing {
+public final class CqBuffer {
 
     /** op_own of a CQE the device has not written: MLX5_CQE_INVALID << 4, owner 0. */
     public static final byte INVALID_OP_OWN = (byte) (CqeOpcode.INVALID << 4);
@@ -24,7 +24,7 @@ public final class CqRing {
     private final DoorbellRecord dbr;
     private int ci;
 
-    public CqRing(UnsafeBuffer buf, int ncqe, DoorbellRecord dbr) {
+    public CqBuffer(UnsafeBuffer buf, int ncqe, DoorbellRecord dbr) {
         if (ncqe < 2 || Integer.bitCount(ncqe) != 1 || (long) ncqe * Cqe64.SIZE > buf.capacity()) {
             throw new IllegalArgumentException("CQ ring of " + ncqe + " CQEs does not fit a buffer of " + buf.capacity());
         }

@@ -14,7 +14,7 @@ import io.jhca.mlx5.eq.EventType;
  * {@code next_eqe_sw} rule (owner == wrap parity of ci) holds. A full EQ drops the event (counted): real firmware would
  * raise a fatal "async EQ buffer overrun" health syndrome instead.
  */
-final class SimEq {
+final class DeviceEq {
 
     /** device.h {@code struct mlx5_eqe_comp}: the CQN is the seventh be32 of the data. */
     static final int COMP_CQN = 24;
@@ -37,7 +37,7 @@ final class SimEq {
     /** Its memory was unmapped: never written again. */
     boolean faulted;
 
-    SimEq(int eqn, int logSize, int uar, PagedBuffer ring, long[] eventMask, ModelCounters counters) {
+    DeviceEq(int eqn, int logSize, int uar, PagedBuffer ring, long[] eventMask, ModelCounters counters) {
         this.eqn = eqn;
         this.logSize = logSize;
         this.uar = uar;

@@ -8,12 +8,12 @@ import org.agrona.MutableDirectBuffer;
  * byte_count 0, lkey {@code MLX5_INVALID_LKEY (0x100)}, addr 0 (rdma-core qp.c {@code mlx5_post_recv}).
  * No MMIO doorbell follows; only the RQ doorbell record is updated.
  */
-public final class RecvWqe {
+public final class RecvWqeLayout {
 
     /** {@code MLX5_INVALID_LKEY} (mlx5dv.h): ends a receive scatter list. */
     public static final int INVALID_LKEY = 0x100;
 
-    private RecvWqe() {
+    private RecvWqeLayout() {
     }
 
     /** Writes SGE number {@code index} of the WQE at {@code wqeOffset}. */

@@ -8,7 +8,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 import io.jhca.doorbell.DoorbellRecord;
 import io.jhca.doorbell.Fences;
 import io.jhca.mlx5.wqe.DataSeg;
-import io.jhca.mlx5.wqe.RecvWqe;
+import io.jhca.mlx5.wqe.RecvWqeLayout;
 
 /**
  * A receive queue: {@code wqeCnt} (a power of two) WQEs of {@code 1 << wqeShift} bytes at the start of the QP buffer,
@@ -16,13 +16,13 @@ import io.jhca.mlx5.wqe.RecvWqe;
  * qp.c {@code mlx5_post_recv}). Posting is published by the doorbell record alone (word 0 := head & 0xffff, after the
  * WQE stores); there is no MMIO doorbell for receives. Responder CQEs retire WQEs in order ({@code ++rq.tail}).
  */
-public final class RecvRing {
+public final class RqBuffer {
 
     private static final VarHandle TAIL;
 
     static {
         try {
-            TAIL = MethodHandles.lookup().findVarHandle(RecvRing.class, "tail", int.class);
+            TAIL = MethodHandles.lookup().findVarHandle(RqBuffer.class, "tail", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -50,7 +50,7 @@ public final class RecvRing {
      * @param wqeShift log2 of the WQE stride, at least 4 (one data segment)
      * @param dbr      the QP's doorbell record (word 0 is the RQ counter)
      */
-    public RecvRing(UnsafeBuffer buf, int start, int wqeCnt, int wqeShift, DoorbellRecord dbr) {
+    public RqBuffer(UnsafeBuffer buf, int start, int wqeCnt, int wqeShift, DoorbellRecord dbr) {
         if (wqeCnt <= 0 || Integer.bitCount(wqeCnt) != 1 || wqeShift < 4
                 || (long) start + ((long) wqeCnt << wqeShift) > buf.capacity()) {
             throw new IllegalArgumentException("receive ring of " + wqeCnt + " x " + (1 << wqeShift) + " bytes at " + start
@@ -111,12 +111,12 @@ public final class RecvRing {
         if (used == maxGs) {
             throw new IllegalStateException("receive WQE holds " + maxGs + " scatter entries");
         }
-        RecvWqe.setSge(buf, wqe, used++, length, lkey, addr);
+        RecvWqeLayout.setSge(buf, wqe, used++, length, lkey, addr);
     }
 
     /** Writes the terminator if the WQE is not full. */
     public void finish() {
-        RecvWqe.finish(buf, wqe, used, maxGs);
+        RecvWqeLayout.finish(buf, wqe, used, maxGs);
         nreq++;
         wqe = -1;
     }
