@@ -25,7 +25,7 @@ import io.jhca.mlx5.cmd.MkeyLayouts;
 import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.QpLayouts;
 import io.jhca.mlx5.cmd.QueryRoceAddressLayouts;
-import io.jhca.mlx5.cmd.RegionCmdMemory;
+import io.jhca.mlx5.init.FunctionCmdMemory;
 import io.jhca.mlx5.cmd.Struct;
 import io.jhca.mlx5.cmd.UarPdLayouts;
 import io.jhca.verbs.Gid;
@@ -69,8 +69,7 @@ class CommandTest {
         int h0 = iseg.healthCounter();
         long t0 = iseg.internalTimer();
 
-        DmaRegion mem = drv.dma(64 * 1024);
-        drv.cmdq = CmdQueue.open(iseg, new RegionCmdMemory(mem), CmdQueueOptions.defaults().timeoutMillis(20_000));
+        drv.cmdq = CmdQueue.open(iseg, new FunctionCmdMemory(drv.fn), CmdQueueOptions.defaults().timeoutMillis(20_000));
         assertTrue(iseg.awaitInitialized(5_000), "initializing must clear once cmdq_phy_addr is written");
         assertEquals(drv.cmdq.queueIova(), drv.fn.model().commandQueueIova());
         // the size fields stay readable after the address write (they are read-only in the register)
@@ -96,20 +95,15 @@ class CommandTest {
         drv = HostDriver.open("cmd0", IP);
         assertTrue(drv.iseg.awaitInitialized(5_000));
         // a BAR0 view that drops every cmd_dbell write, as when two threads' doorbells overwrite each other
-        InitSegment deaf = new InitSegment(new io.jhca.mlx5.cmd.Bar0() {
+        InitSegment deaf = new InitSegment(new io.jhca.doorbell.MmioWindow(drv.bar0.address(), drv.bar0.length()) {
             @Override
-            public int readBe32(int offset) {
-                return drv.bar0.getIntBe(offset);
-            }
-
-            @Override
-            public void writeBe32(int offset, int value) {
+            protected void store32(int offset, int deviceOrder) {
                 if (offset != InitSegment.CMD_DBELL) {
-                    drv.bar0.putIntBe(offset, value);
+                    super.store32(offset, deviceOrder);
                 }
             }
         });
-        drv.cmdq = CmdQueue.open(deaf, new RegionCmdMemory(drv.dma(64 * 1024)),
+        drv.cmdq = CmdQueue.open(deaf, new FunctionCmdMemory(drv.fn),
                 CmdQueueOptions.defaults().timeoutMillis(10_000));
         assertTrue(drv.iseg.awaitInitialized(5_000));
         drv.enableHca(); // owned by the device, never rung: found by the ownership scan

@@ -16,7 +16,6 @@ import io.jhca.doorbell.Fences;
 import io.jhca.doorbell.MmioWindow;
 import io.jhca.doorbell.UarDoorbell;
 import io.jhca.memory.DmaRegion;
-import io.jhca.mlx5.cmd.Bar0;
 import io.jhca.mlx5.cmd.CmdQueue;
 import io.jhca.mlx5.cmd.CmdQueueOptions;
 import io.jhca.mlx5.cmd.CommandException;
@@ -29,13 +28,13 @@ import io.jhca.mlx5.cmd.Layout;
 import io.jhca.mlx5.cmd.MkeyLayouts;
 import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.QpLayouts;
-import io.jhca.mlx5.cmd.RegionCmdMemory;
 import io.jhca.mlx5.cmd.RoceAddressLayouts;
 import io.jhca.mlx5.cmd.Struct;
 import io.jhca.mlx5.cmd.UarPdLayouts;
 import io.jhca.mlx5.cq.Cqe64;
 import io.jhca.mlx5.eq.Eqe;
 import io.jhca.mlx5.eq.EventType;
+import io.jhca.mlx5.init.FunctionCmdMemory;
 import io.jhca.verbs.Gid;
 
 /**
@@ -64,17 +63,7 @@ final class HostDriver implements AutoCloseable {
     private HostDriver(ModelFunction fn) {
         this.fn = fn;
         this.bar0 = fn.bar0();
-        this.iseg = new InitSegment(new Bar0() {
-            @Override
-            public int readBe32(int offset) {
-                return bar0.getIntBe(offset);
-            }
-
-            @Override
-            public void writeBe32(int offset, int value) {
-                bar0.putIntBe(offset, value);
-            }
-        });
+        this.iseg = new InitSegment(bar0);
     }
 
     static HostDriver open(String name, String ip) throws Exception {
@@ -148,8 +137,7 @@ final class HostDriver implements AutoCloseable {
     /** Programs the command queue (after waiting for pre-init, as mlx5_core does), then waits for init again. */
     void openCommandQueue() throws Exception {
         assertTrue(iseg.awaitInitialized(10_000), "firmware pre-init did not end");
-        DmaRegion mem = dma(256 * 1024);
-        cmdq = CmdQueue.open(iseg, new RegionCmdMemory(mem), CmdQueueOptions.defaults().timeoutMillis(20_000));
+        cmdq = CmdQueue.open(iseg, new FunctionCmdMemory(fn), CmdQueueOptions.defaults().timeoutMillis(20_000));
         assertTrue(iseg.awaitInitialized(10_000), "firmware did not finish initializing after cmdq_phy_addr");
     }
 

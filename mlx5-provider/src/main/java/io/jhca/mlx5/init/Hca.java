@@ -40,7 +40,7 @@ public final class Hca implements AutoCloseable {
     Hca(Mlx5Function function, Mlx5Options options) {
         this.function = function;
         this.options = options;
-        this.iseg = new InitSegment(new MmioBar0(function.bar0()));
+        this.iseg = new InitSegment(function.bar0());
         this.cmdMemory = new FunctionCmdMemory(function);
         this.pages = new FirmwarePages(function);
     }

@@ -507,7 +507,7 @@ class CmdQueueTest {
 
         FakeFirmware old = new FakeFirmware(mem, 5, 6);
         closeLater.add(old);
-        old.writeBe32(InitSegment.CMDIF_REV_FW_SUB, 4 << 16);
+        old.putIntBe(InitSegment.CMDIF_REV_FW_SUB, 4 << 16);
         IllegalStateException e = assertThrows(IllegalStateException.class,
                 () -> CmdQueue.open(new InitSegment(old), mem));
         assertEquals("Driver cmdif rev(5) differs from firmware's(4)", e.getMessage());

@@ -4,6 +4,7 @@ import io.jhca.connectx.DeviceDma;
 import io.jhca.connectx.DeviceCommand;
 import io.jhca.connectx.CmdQueueDevice;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -18,18 +19,21 @@ import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import io.jhca.doorbell.MmioWindow;
+
 /**
  * A test stand-in for ConnectX firmware: a BAR0 whose doorbell writes wake a firmware thread, which serves the
  * command queue through {@link CmdQueueDevice} and answers a handful of commands. Only what the tests need; the real
  * device model lives elsewhere and reuses the same {@link CmdQueueDevice}.
  */
-final class FakeFirmware implements Bar0, AutoCloseable {
+final class FakeFirmware extends MmioWindow implements AutoCloseable {
+
+    private static final boolean BIG_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.BIG_ENDIAN;
 
     /** What the firmware saw of one executed command. */
     record Seen(int slot, int opcode, int opMod, int inLength, int outLength, byte[] input) {
     }
 
-    private final MappedBar0 regs = new MappedBar0(new UnsafeBuffer(ByteBuffer.allocateDirect(InitSegment.SIZE)));
     private final BlockingQueue<Integer> doorbells = new LinkedBlockingQueue<>();
     private final CmdQueueDevice device;
     private final int logSize;
@@ -49,12 +53,14 @@ final class FakeFirmware implements Bar0, AutoCloseable {
     final List<Long> pagesGiven = java.util.Collections.synchronizedList(new ArrayList<>());
 
     FakeFirmware(DeviceDma dma, int logSize, int logStride) {
+        super(new UnsafeBuffer(ByteBuffer.allocateDirect(InitSegment.SIZE)));
         this.device = new CmdQueueDevice(dma);
         this.logSize = logSize;
         this.logStride = logStride;
         // fw 16.35.2000, cmdif rev 5: big-endian registers
-        regs.writeBe32(InitSegment.FW_REV, (35 << 16) | 16);
-        regs.writeBe32(InitSegment.CMDIF_REV_FW_SUB, (5 << 16) | 2000);
+        putIntBe(InitSegment.FW_REV, (35 << 16) | 16);
+        putIntBe(InitSegment.CMDIF_REV_FW_SUB, (5 << 16) | 2000);
+        putIntBe(InitSegment.CMDQ_ADDR_L_SZ, (logSize << 4) | logStride);
         this.thread = new Thread(this::loop, "fake-firmware");
         this.thread.setDaemon(true);
         this.thread.start();
@@ -94,17 +100,10 @@ final class FakeFirmware implements Bar0, AutoCloseable {
         failures.put(opcode, new int[] {status, syndrome});
     }
 
+    /** Sees every register store as it happens: the doorbell wakes the firmware thread instead of landing in memory. */
     @Override
-    public int readBe32(int offset) {
-        if (offset == InitSegment.CMDQ_ADDR_L_SZ) {
-            // read side of cmdq_addr_l_sz: the size fields are the device's
-            return (regs.readBe32(offset) & ~0xff) | (logSize << 4) | logStride;
-        }
-        return regs.readBe32(offset);
-    }
-
-    @Override
-    public void writeBe32(int offset, int value) {
+    protected void store32(int offset, int deviceOrder) {
+        int value = BIG_ENDIAN ? deviceOrder : Integer.reverseBytes(deviceOrder);
         if (offset == InitSegment.CMD_DBELL) {
             doorbellValues.add(value);
             if (!silent) {
@@ -112,7 +111,12 @@ final class FakeFirmware implements Bar0, AutoCloseable {
             }
             return;
         }
-        regs.writeBe32(offset, value);
+        if (offset == InitSegment.CMDQ_ADDR_L_SZ) {
+            // the size fields of cmdq_addr_l_sz are read-only: the device's
+            value = (value & ~0xff) | (logSize << 4) | logStride;
+            deviceOrder = BIG_ENDIAN ? value : Integer.reverseBytes(value);
+        }
+        super.store32(offset, deviceOrder);
     }
 
     private void loop() {
@@ -127,8 +131,8 @@ final class FakeFirmware implements Bar0, AutoCloseable {
                 continue;
             }
             if (!device.attached()) {
-                long hi = Integer.toUnsignedLong(regs.readBe32(InitSegment.CMDQ_ADDR_H));
-                long lo = Integer.toUnsignedLong(regs.readBe32(InitSegment.CMDQ_ADDR_L_SZ));
+                long hi = Integer.toUnsignedLong(getIntBe(InitSegment.CMDQ_ADDR_H));
+                long lo = Integer.toUnsignedLong(getIntBe(InitSegment.CMDQ_ADDR_L_SZ));
                 device.attach((hi << 32) | (lo & ~0xfffL), logSize, logStride);
             }
             beforeFetch.accept(mask);
