@@ -34,7 +34,7 @@ final class RingFixture implements AutoCloseable, CqeOwner {
     final CqBuffer recvCq;
     final CqPoller sendPoller;
     final CqPoller recvPoller;
-    final LoopbackEngine engine = new LoopbackEngine();
+    final LoopbackEngine engine = new LoopbackEngine(this::reachable);
     final LoopbackEngine.Qp deviceQp;
     final LoopbackEngine.Cq deviceSendCq;
     final LoopbackEngine.Cq deviceRecvCq;
@@ -77,6 +77,16 @@ final class RingFixture implements AutoCloseable, CqeOwner {
         DmaRegion r = DmaMemory.allocate(DmaOptions.of(bytes).lock(false));
         regions.add(r);
         return r;
+    }
+
+    /** The device may touch what this fixture allocated, nothing else. */
+    private boolean reachable(long address, long length) {
+        for (DmaRegion r : regions) {
+            if (!r.isClosed() && address >= r.address() && address - r.address() <= r.length() - length) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The 8 bytes at BAR0 offset {@code offset}, big-endian. */

@@ -88,7 +88,7 @@ public final class ScriptedFirmware implements Mlx5Function {
 
     public final List<Seen> seen = Collections.synchronizedList(new ArrayList<>());
     public final List<Store> stores = Collections.synchronizedList(new ArrayList<>());
-    public final LoopbackEngine engine = new LoopbackEngine();
+    public final LoopbackEngine engine = new LoopbackEngine(this::reachable);
     private final Map<Integer, int[]> failures = new ConcurrentHashMap<>();
     private final Map<Integer, Boolean> hangs = new ConcurrentHashMap<>();
     private final Map<Integer, LoopbackEngine.Cq> cqs = new HashMap<>();
@@ -234,6 +234,14 @@ public final class ScriptedFirmware implements Mlx5Function {
             if (mask != null && device.attached()) {
                 device.onDoorbell(mask, this::execute);
             }
+        }
+    }
+
+    /** What the loopback engine may touch: memory allocated or mapped for the device (identity IOVAs). */
+    private boolean reachable(long address, long length) {
+        synchronized (dma) {
+            Map.Entry<Long, DmaRegion> e = dma.floorEntry(address);
+            return e != null && !e.getValue().isClosed() && address - e.getKey() <= e.getValue().length() - length;
         }
     }
 
