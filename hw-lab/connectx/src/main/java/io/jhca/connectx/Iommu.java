@@ -11,7 +11,8 @@ import io.jhca.memory.DmaRegion;
 
 /**
  * The model's IOMMU: the only memory the simulated device may touch is memory the driver made reachable, i.e.
- * regions from {@link ModelFunction#allocateDma} and regions passed to {@link ModelFunction#mapForDevice}. Every IOVA
+ * regions from {@link ModelFunction#allocateDma} and regions passed to {@link ModelFunction#mapForDevice} in process,
+ * or, for a model in its own process ({@link ModelProcess}), the machine's RAM file as fixed windows. Every IOVA
  * the driver hands the device (command queue, mailboxes, firmware pages, PAS lists, doorbell records, MTTs) is
  * resolved here; an IOVA outside every mapping is a DMA fault, never a raw access.
  *
@@ -44,6 +45,22 @@ final class Iommu implements DeviceDma {
         for (Entry e : runs) {
             entries.put(e.iova(), e);
         }
+    }
+
+    /**
+     * Enters a fixed window: {@code [iova, iova + length)} is {@code host}'s memory for as long as the device lives
+     * (a machine's RAM file, IOVA = guest-physical address). Overlaps are refused as for {@link #map}.
+     */
+    synchronized void mapWindow(long iova, long length, long host) {
+        if (length <= 0 || iova < 0 || iova + length < iova) {
+            throw new IllegalArgumentException(String.format("bad IOVA window 0x%x + %d", iova, length));
+        }
+        Entry e = new Entry(iova, length, host, null);
+        Map.Entry<Long, Entry> below = entries.floorEntry(e.end() - 1);
+        if (below != null && below.getValue().end() > iova) {
+            throw new IllegalArgumentException(String.format("IOVA range [0x%x, 0x%x) is already mapped", iova, e.end()));
+        }
+        entries.put(iova, e);
     }
 
     /** Removes every run of {@code region}; returns them (empty if it was not mapped). */
