@@ -43,6 +43,9 @@ public final class ConnectXModel implements Agent {
     private final ConcurrentLinkedQueue<Request> requests = new ConcurrentLinkedQueue<>();
     private volatile Thread thread;
     private volatile boolean stopped;
+    private volatile boolean hung;
+    private volatile boolean removed;
+    private boolean removalShown;
     private volatile Throwable lastError;
 
     private static final class Request {
@@ -82,6 +85,16 @@ public final class ConnectXModel implements Agent {
     @Override
     public int doWork() {
         int work = runRequests();
+        if (removed) {
+            if (!removalShown) {
+                removalShown = true;
+                initSeg.removed();
+            }
+            return work;
+        }
+        if (hung) {
+            return work;
+        }
         try {
             work += initSeg.poll(System.nanoTime());
             if (st.initialized) {
@@ -214,6 +227,24 @@ public final class ConnectXModel implements Agent {
         if (st.firmwarePages.removeIf(p -> p >= e.iova() && p < e.iova() + e.length())) {
             counters.increment(ModelCounters.Counter.DMA_FAULTS);
         }
+    }
+
+    // ------------------------------------------------------------------------------------------ failures
+
+    /**
+     * Lab and test hook: the firmware hangs. Nothing is served any more (commands, doorbells, the wire) and the health
+     * counter stops, as when firmware is stuck; the driver's health polling must notice.
+     */
+    public void hang() {
+        hung = true;
+    }
+
+    /**
+     * Lab and test hook: the function disappears from the bus. Every BAR0 read returns all ones from now on (what a
+     * read of a removed or reset PCI function returns) and nothing is served.
+     */
+    public void surpriseRemoval() {
+        removed = true;
     }
 
     // ------------------------------------------------------------------------------------------ diagnostics

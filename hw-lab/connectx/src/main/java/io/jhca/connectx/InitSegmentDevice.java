@@ -176,6 +176,11 @@ final class InitSegmentDevice {
         return done;
     }
 
+    /** The function left the bus: all of BAR0 reads as ones, as a PCI read of an absent function does. */
+    void removed() {
+        bar.setMemory(0, bar.capacity(), (byte) 0xff);
+    }
+
     /** The queue page's memory went away: no more scanning it (commands would fault in CmdQueueDevice anyway). */
     void unmapped(long iova, long length) {
         if (queueIova >= iova && queueIova < iova + length) {

@@ -59,6 +59,7 @@ public final class CmdQueue implements AutoCloseable {
     private final Semaphore regularPermits;
     private final Semaphore pagePermit;
     private final long timeoutNanos;
+    private final long healthStallNanos;
     private final boolean checksums;
     private volatile CmdTrace trace;
     private int freeRegular;
@@ -83,6 +84,7 @@ public final class CmdQueue implements AutoCloseable {
         this.pagePermit = new Semaphore(1, true);
         this.freeRegular = (int) ((1L << regularCount) - 1);
         this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(options.timeoutMillis());
+        this.healthStallNanos = TimeUnit.MILLISECONDS.toNanos(options.healthStallMillis());
         this.checksums = options.checksums();
         this.trace = options.trace();
     }
@@ -184,8 +186,8 @@ public final class CmdQueue implements AutoCloseable {
         boolean release = true;
         try {
             run(slot, opcode, opMod, in, inOffset, inLength, out, outOffset, outLength);
-        } catch (CommandTimeoutException e) {
-            release = false;
+        } catch (CommandTimeoutException | DeviceHealthException e) {
+            release = false; // the device may still write the entry
             throw e;
         } finally {
             if (release) {
@@ -231,9 +233,17 @@ public final class CmdQueue implements AutoCloseable {
         VarHandle.fullFence();
         iseg.ringCmdDoorbell(1 << slot.index);
 
-        if (!awaitOwnership(e)) {
+        String unhealthy = awaitOwnership(e);
+        if (unhealthy != null) {
             slot.stuck = true;
-            throw new CommandTimeoutException(opcode, opMod, slot.index, TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
+            if (unhealthy.isEmpty()) {
+                throw new CommandTimeoutException(opcode, opMod, slot.index, TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
+            }
+            DeviceHealthException x = new DeviceHealthException(opcode, opMod, slot.index, unhealthy);
+            if (t != null) {
+                line(t, "cmd[" + slot.index + "]: " + x.getMessage());
+            }
+            throw x;
         }
         int delivery = e.deliveryStatus();
         if (delivery == 0 && checksums && !(e.signatureValid() && slot.out.signaturesValid())) {
@@ -278,24 +288,62 @@ public final class CmdQueue implements AutoCloseable {
         }
     }
 
-    /** Polls status_own bit 0: spin briefly, then park with a growing back-off up to 1 ms. */
-    private boolean awaitOwnership(CmdQueueEntry e) {
-        long deadline = System.nanoTime() + timeoutNanos;
+    /**
+     * Polls status_own bit 0: spin briefly, then park with a growing back-off up to 1 ms, reading the health registers
+     * between parks as mlx5_core's health poller does, so that a dead or stuck device is an error now rather than
+     * after the whole timeout.
+     *
+     * @return null once the device handed the entry back; "" on timeout; else why the device is unhealthy
+     */
+    private String awaitOwnership(CmdQueueEntry e) {
+        long start = System.nanoTime();
+        long deadline = start + timeoutNanos;
         int spins = 0;
         long park = 1_000;
+        int counter = iseg.healthCounter();
+        long counterSince = start;
         while (e.ownedByDevice()) {
             if (spins < 1_000) {
                 spins++;
                 Thread.onSpinWait();
                 continue;
             }
-            if (System.nanoTime() - deadline >= 0) {
-                return false;
+            long now = System.nanoTime();
+            if (now - deadline >= 0) {
+                return "";
+            }
+            String sick = health(now, counter, counterSince);
+            if (sick != null) {
+                return sick;
+            }
+            int c = iseg.healthCounter();
+            if (c != counter) {
+                counter = c;
+                counterSince = now;
             }
             LockSupport.parkNanos(park);
             park = Math.min(park * 2, 1_000_000);
         }
-        return true;
+        return null;
+    }
+
+    /** What the health registers say is wrong, or null (mlx5_core health.c {@code poll_health}). */
+    private String health(long now, int counter, long counterSince) {
+        int fwVer = iseg.healthFwVer();
+        if (fwVer == 0xffffffff) {
+            return "health fw_ver reads 0xffffffff: the function is gone from the bus (surprise removal, reset or"
+                    + " PCI link down)";
+        }
+        int syndrome = iseg.healthSyndrome();
+        if (syndrome != 0) {
+            return String.format("firmware health syndrome 0x%x (%s), ext_synd 0x%x", syndrome,
+                    InitSegment.describeHealthSyndrome(syndrome), iseg.healthExtSyndrome());
+        }
+        if (now - counterSince >= healthStallNanos && iseg.healthCounter() == counter) {
+            return String.format("firmware stuck: health counter frozen at 0x%x for %d ms", counter,
+                    TimeUnit.NANOSECONDS.toMillis(now - counterSince));
+        }
+        return null;
     }
 
     private synchronized int nextToken() {

@@ -6,6 +6,7 @@ import java.util.Deque;
 import io.jhca.mlx5.cmd.CmdQueue;
 import io.jhca.mlx5.cmd.CmdTrace;
 import io.jhca.mlx5.cmd.CommandTimeoutException;
+import io.jhca.mlx5.cmd.DeviceHealthException;
 import io.jhca.mlx5.cmd.InitSegment;
 import io.jhca.mlx5.spi.Mlx5Function;
 
@@ -114,9 +115,12 @@ public final class Hca implements AutoCloseable {
         }
     }
 
-    /** Notes that a command timed out: from now on, teardown sends no commands and keeps the command memory. */
+    /**
+     * Notes that a command timed out or found the device dead or stuck: from now on, teardown sends no commands and
+     * keeps the command memory.
+     */
     void failed(Throwable cause) {
-        if (cause instanceof CommandTimeoutException) {
+        if (cause instanceof CommandTimeoutException || cause instanceof DeviceHealthException) {
             firmwareHung = true;
         }
     }

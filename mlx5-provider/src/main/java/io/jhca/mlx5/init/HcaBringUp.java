@@ -92,7 +92,8 @@ public final class HcaBringUp {
     /** mlx5_cmd_init: the queue page is allocated and its address programmed, high word first. */
     static void openCommandQueue(Hca h) {
         CmdQueueOptions o = CmdQueueOptions.defaults().timeoutMillis(h.options.commandTimeoutMillis())
-                .trace(h.options.trace());
+                .trace(h.options.trace())
+                .healthStallMillis(Long.getLong("jhca.mlx5.healthStallMs", CmdQueueOptions.DEFAULT_HEALTH_STALL_MILLIS));
         h.cmdq = CmdQueue.open(h.iseg, h.cmdMemory, o);
         h.commands = new HcaCommands(h.cmdq);
         h.onClose("free command queue", false, () -> {
