@@ -229,6 +229,14 @@ public final class ConnectXModel implements Agent {
         }
     }
 
+    /**
+     * Lab and test hook: the firmware asks the driver for {@code numPages} more pages ({@code > 0}) or announces that
+     * many it can give back ({@code < 0}), with a PAGE_REQUEST event on the EQ that asked for them.
+     */
+    public void requestPages(int numPages) {
+        runOnFirmware(() -> firmware.requestPages(numPages));
+    }
+
     // ------------------------------------------------------------------------------------------ failures
 
     /**

@@ -79,6 +79,14 @@ final class DeviceEq {
         }
     }
 
+    /** A page request: the firmware wants {@code numPages} more pages, or returns {@code -numPages} (mlx5_eqe_page_req). */
+    void pageRequest(int functionId, int numPages) {
+        if (claim()) {
+            Eqe.setPageRequest(view, 0, functionId, numPages);
+            publish();
+        }
+    }
+
     private boolean claim() {
         int nent = 1 << logSize;
         if (faulted || ((pi - ci) & 0xffffff) >= nent) {

@@ -29,6 +29,8 @@ final class DeviceState {
     int issi;
     boolean initialized;
     final Set<Long> firmwarePages = new LinkedHashSet<>();
+    /** Pages the firmware needs beyond boot and init: raised and lowered by its PAGE_REQUEST events. */
+    int regularPages;
 
     // ---- objects
     final int[] uarUsers = new int[ModelCaps.BAR0_PAGES];

@@ -225,7 +225,8 @@ final class Firmware implements CmdQueueDevice.Handler {
         switch (opMod) {
             case HcaLayouts.PAGES_BOOT: need = BOOT_PAGES; break;
             case HcaLayouts.PAGES_INIT: need = BOOT_PAGES + INIT_PAGES; break;
-            default: return 0; // regular pages: the model never needs more after INIT_HCA
+            case HcaLayouts.PAGES_REGULAR: need = BOOT_PAGES + INIT_PAGES + st.regularPages; break;
+            default: return 0;
         }
         return Math.max(0, need - st.firmwarePages.size());
     }
@@ -238,7 +239,7 @@ final class Firmware implements CmdQueueDevice.Handler {
         if (opMod < HcaLayouts.PAGES_BOOT || opMod > HcaLayouts.PAGES_REGULAR) {
             throw CmdError.badParam(CmdSyndromes.BAD_OP_MOD, "QUERY_PAGES op_mod " + opMod + " (1 boot, 2 init, 3 regular)");
         }
-        out.set(o, 0, "num_pages", pagesWanted(opMod)); // signed; the model never hands pages back on its own
+        out.set(o, 0, "num_pages", pagesWanted(opMod)); // signed; pages to return are announced by PAGE_REQUEST
     }
 
     private void managePages(DeviceCommand cmd, DirectBuffer i, MutableDirectBuffer o, Layout in, Layout out)
@@ -275,7 +276,8 @@ final class Firmware implements CmdQueueDevice.Handler {
                 return;
             }
             case HcaLayouts.PAGES_TAKE: {
-                int spare = st.initialized ? Math.max(0, st.firmwarePages.size() - BOOT_PAGES - INIT_PAGES)
+                int spare = st.initialized
+                        ? Math.max(0, st.firmwarePages.size() - BOOT_PAGES - INIT_PAGES - st.regularPages)
                         : st.firmwarePages.size();
                 int k = (int) Math.min(n, spare);
                 if (cmd.outLength() < out.sizeBytes(k)) {
@@ -376,5 +378,27 @@ final class Firmware implements CmdQueueDevice.Handler {
         st.initialized = false;
         st.enabled = false;
         st.firmwarePages.clear();
+        st.regularPages = 0;
+    }
+
+    /**
+     * The firmware changes its mind about how many pages it needs after INIT_HCA, as a ConnectX does (mlx5_core
+     * pagealloc.c serves the PAGE_REQUEST event): {@code numPages > 0} asks the driver for that many more, {@code < 0}
+     * announces that many can be taken back (MANAGE_PAGES take then returns them).
+     */
+    void requestPages(int numPages) {
+        if (!st.initialized) {
+            throw new IllegalStateException("page requests come after INIT_HCA");
+        }
+        if (numPages < 0 && -(long) numPages > st.regularPages) {
+            throw new IllegalArgumentException("the firmware can give back at most the " + st.regularPages
+                    + " pages it asked for since INIT_HCA, not " + -(long) numPages);
+        }
+        DeviceEq eq = st.asyncEq(io.jhca.mlx5.eq.EventType.PAGE_REQUEST);
+        if (eq == null) {
+            throw new IllegalStateException("no EQ asked for PAGE_REQUEST events");
+        }
+        st.regularPages += numPages;
+        eq.pageRequest(0, numPages);
     }
 }

@@ -46,8 +46,9 @@
  *
  * <h2>Limits</h2>
  * MTT memory keys only, whose pages must be contiguous host memory; no SRQ, XRC, DC, UMR, memory windows, masked
- * atomics, raw Ethernet, interrupts or page requests after INIT_HCA; cap types general, atomic and RoCE only; atomics
- * in host byte order (what the rxe transport does, atomic_req_8B_endianness_mode 1); a UD or UC send error puts the
+ * atomics, raw Ethernet or interrupts; page requests after INIT_HCA only when asked for
+ * ({@link io.jhca.connectx.ConnectXModel#requestPages}); cap types general, atomic and RoCE only; atomics in host byte
+ * order (what the rxe transport does, atomic_req_8B_endianness_mode 1); a UD or UC send error puts the
  * whole QP in error (no SQE state). Out of process, peers reach this function's memory only when the driver maps RAM
  * at the address the model does ({@code --ram-address}): the rxe transport copies at the virtual address a peer
  * names, so a guest's own virtual addresses would need a translation through the memory region first.
