@@ -1,7 +1,5 @@
 package io.jhca.mlx5.cmd;
 
-import io.jhca.connectx.DirectCmdMemory;
-import io.jhca.connectx.CmdQueueDevice;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -21,6 +19,9 @@ import java.util.concurrent.Future;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+
+import io.jhca.connectx.CmdQueueDevice;
+import io.jhca.connectx.DirectCmdMemory;
 
 /** Command queue round trips against a fake firmware thread using {@link CmdQueueDevice}. */
 class CmdQueueTest {

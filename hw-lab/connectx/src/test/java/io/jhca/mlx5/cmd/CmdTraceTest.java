@@ -1,6 +1,5 @@
 package io.jhca.mlx5.cmd;
 
-import io.jhca.connectx.DirectCmdMemory;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -16,6 +15,8 @@ import java.util.regex.Pattern;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+
+import io.jhca.connectx.DirectCmdMemory;
 
 /**
  * Command dumps in mlx5_core's format (cmd.c dump_command / dump_buf, kernel 5.13+), checked line by line against

@@ -1,8 +1,5 @@
 package io.jhca.mlx5.cmd;
 
-import io.jhca.connectx.DeviceDma;
-import io.jhca.connectx.DeviceCommand;
-import io.jhca.connectx.CmdQueueDevice;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -19,12 +16,15 @@ import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import io.jhca.connectx.CmdQueueDevice;
+import io.jhca.connectx.DeviceCommand;
+import io.jhca.connectx.DeviceDma;
 import io.jhca.doorbell.MmioWindow;
 
 /**
  * A test stand-in for ConnectX firmware: a BAR0 whose doorbell writes wake a firmware thread, which serves the
- * command queue through {@link CmdQueueDevice} and answers a handful of commands. Only what the tests need; the real
- * device model lives elsewhere and reuses the same {@link CmdQueueDevice}.
+ * command queue through {@link CmdQueueDevice} and answers a handful of commands. Only what the tests need; the
+ * device model ({@code io.jhca.connectx.ConnectXModel}) serves its commands through the same {@link CmdQueueDevice}.
  */
 final class FakeFirmware extends MmioWindow implements AutoCloseable {
 
