@@ -14,7 +14,7 @@ import io.jhca.verbs.AsyncEvent;
 /**
  * What the async EQ reports, and a daemon thread that polls it (there are no interrupts): CQ errors mark the CQ
  * (its next poll throws), QP errors move the QP to ERR and post the verbs event, port changes and internal errors
- * become verbs events, page requests are served with MANAGE_PAGES. An empty CQ also polls the EQ (one byte load), so
+ * become verbs events, page requests are served with MANAGE_PAGES, command completions wake the command's waiter. An empty CQ also polls the EQ (one byte load), so
  * an overrun is seen at once; a page request met there is only noted and served by the thread, since it takes
  * commands. One EQ entry at a time is consumed, under the EQ's lock.
  */
@@ -108,6 +108,9 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
             }
             case EventType.INTERNAL_ERROR:
                 ctx.event(new AsyncEvent(AsyncEvent.Type.DEVICE_FATAL, ctx.describe(), "device internal error"));
+                break;
+            case EventType.CMD:
+                hca.commands().queue().completionEvent(Eqe.cmdVector(eqes, e));
                 break;
             case EventType.PAGE_REQUEST: {
                 long fn = Eqe.pageRequestFunctionId(eqes, e);

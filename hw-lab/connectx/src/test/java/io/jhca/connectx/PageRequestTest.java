@@ -63,4 +63,24 @@ class PageRequestTest {
                 e.getMessage());
         ctx.allocatePd().close(); // still serving commands
     }
+
+    @Test
+    void commandCompletionsAlsoArriveAsCmdEvents() throws Exception {
+        fn = ModelFunction.open("pages1", InetAddress.getByName("127.0.0.44"));
+        ctx = Mlx5Provider.open(new DeviceInfo("pages1", "mlx5", 0, "InfiniBand"), fn, Mlx5Options.defaults());
+        long before = ctx.hca().commands().queue().completionEvents();
+        for (int i = 0; i < 4; i++) {
+            ctx.allocatePd().close();
+        }
+        // eight commands, each answered with a CMD EQE on the async EQ, which the provider's event thread consumes
+        // (bring-up's last events may still be arriving: at least eight more)
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (ctx.hca().commands().queue().completionEvents() < before + 8) {
+            if (System.nanoTime() > deadline) {
+                fail("CMD events: " + ctx.hca().commands().queue().completionEvents() + ", expected at least "
+                        + (before + 8) + " within 20 s");
+            }
+            Thread.onSpinWait();
+        }
+    }
 }

@@ -54,6 +54,9 @@ public final class CmdQueue implements AutoCloseable {
     private final int logSize;
     private final int logStride;
     private final Slot[] slots;
+    /** The thread waiting for each slot's command, woken early by a CMD event (null: nobody waits). */
+    private final java.util.concurrent.atomic.AtomicReferenceArray<Thread> waiters;
+    private final java.util.concurrent.atomic.AtomicLong completionEvents = new java.util.concurrent.atomic.AtomicLong();
     private final int regularCount;
     private final Slot pageSlot;
     private final Semaphore regularPermits;
@@ -78,6 +81,7 @@ public final class CmdQueue implements AutoCloseable {
         for (int i = 0; i < n; i++) {
             slots[i] = new Slot(i, page, 1 << logStride, memory);
         }
+        this.waiters = new java.util.concurrent.atomic.AtomicReferenceArray<>(n);
         this.regularCount = n > 1 ? n - 1 : 1;
         this.pageSlot = n > 1 ? slots[n - 1] : null;
         this.regularPermits = new Semaphore(regularCount, true);
@@ -231,9 +235,15 @@ public final class CmdQueue implements AutoCloseable {
         }
         // the descriptor and mailboxes must be visible before the doorbell (mlx5_core: wmb(); iowrite32be)
         VarHandle.fullFence();
+        waiters.set(slot.index, Thread.currentThread());
         iseg.ringCmdDoorbell(1 << slot.index);
 
-        String unhealthy = awaitOwnership(e);
+        String unhealthy;
+        try {
+            unhealthy = awaitOwnership(e);
+        } finally {
+            waiters.set(slot.index, null);
+        }
         if (unhealthy != null) {
             slot.stuck = true;
             if (unhealthy.isEmpty()) {
@@ -269,6 +279,28 @@ public final class CmdQueue implements AutoCloseable {
             }
             throw CommandException.failed(opcode, opMod, status, syndrome);
         }
+    }
+
+    /**
+     * A CMD event from the EQ (rdma-core mlx5_vfio.c asks for them on its async EQ): wakes the threads waiting for the
+     * slots in {@code slotVector}. Waiting threads also poll their entries, so an event that is late or lost costs
+     * time, never a command.
+     */
+    public void completionEvent(int slotVector) {
+        completionEvents.incrementAndGet();
+        for (int i = 0; i < slots.length; i++) {
+            if ((slotVector & (1 << i)) != 0) {
+                Thread t = waiters.get(i);
+                if (t != null) {
+                    LockSupport.unpark(t);
+                }
+            }
+        }
+    }
+
+    /** CMD events seen so far. */
+    public long completionEvents() {
+        return completionEvents.get();
     }
 
     /** A failing trace sink must not break the command protocol (e.g. leave a rung slot released): it is ignored. */
