@@ -1,10 +1,13 @@
 package io.jhca.connectx;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import java.net.InetAddress;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -19,6 +22,7 @@ import io.jhca.mlx5.cmd.HcaLayouts;
 import io.jhca.mlx5.cmd.InitSegment;
 import io.jhca.mlx5.init.FunctionCmdMemory;
 import io.jhca.mlx5.init.Mlx5Options;
+import io.jhca.verbs.AsyncEvent;
 import io.jhca.verbs.DeviceInfo;
 import io.jhca.verbs.VerbsException;
 
@@ -77,6 +81,32 @@ class HealthTest {
         DeviceHealthException e = assertThrows(DeviceHealthException.class, () -> drv.queryPages(HcaLayouts.PAGES_BOOT));
         assertTrue(e.getMessage().contains("fw_ver reads 0xffffffff"), e.getMessage());
         assertEquals(0xffffffff, drv.iseg.healthFwVer());
+    }
+
+    @Test
+    void theEventThreadReportsAHungDeviceAsDeviceFatal() throws Exception {
+        System.setProperty("jhca.mlx5.healthStallMs", "300");
+        try {
+            ModelFunction fn = ModelFunction.open("health2", InetAddress.getByName("127.0.0.45"));
+            ctx = Mlx5Provider.open(new DeviceInfo("health2", "mlx5", 0, "InfiniBand"), fn, Mlx5Options.defaults());
+        } finally {
+            System.clearProperty("jhca.mlx5.healthStallMs");
+        }
+        assertNull(ctx.pollAsyncEvent(), "a live device reports nothing");
+        ((ModelFunction) ctx.function()).model().hang();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        AsyncEvent ev;
+        while ((ev = ctx.pollAsyncEvent()) == null) {
+            if (System.nanoTime() > deadline) {
+                fail("no DEVICE_FATAL event within 20 s of the firmware hanging");
+            }
+            Thread.sleep(10);
+        }
+        assertEquals(AsyncEvent.Type.DEVICE_FATAL, ev.type(), ev.toString());
+        assertTrue(ev.toString().contains("health counter frozen"), ev.toString());
+        Mlx5Context hung = ctx;
+        ctx = null;
+        assertThrows(VerbsException.class, hung::close, "teardown commands find the device stuck too");
     }
 
     @Test

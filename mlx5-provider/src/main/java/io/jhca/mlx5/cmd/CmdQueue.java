@@ -332,8 +332,7 @@ public final class CmdQueue implements AutoCloseable {
         long deadline = start + timeoutNanos;
         int spins = 0;
         long park = 1_000;
-        int counter = iseg.healthCounter();
-        long counterSince = start;
+        DeviceHealth health = new DeviceHealth(iseg, TimeUnit.NANOSECONDS.toMillis(healthStallNanos), start);
         while (e.ownedByDevice()) {
             if (spins < 1_000) {
                 spins++;
@@ -344,36 +343,12 @@ public final class CmdQueue implements AutoCloseable {
             if (now - deadline >= 0) {
                 return "";
             }
-            String sick = health(now, counter, counterSince);
+            String sick = health.check(now);
             if (sick != null) {
                 return sick;
             }
-            int c = iseg.healthCounter();
-            if (c != counter) {
-                counter = c;
-                counterSince = now;
-            }
             LockSupport.parkNanos(park);
             park = Math.min(park * 2, 1_000_000);
-        }
-        return null;
-    }
-
-    /** What the health registers say is wrong, or null (mlx5_core health.c {@code poll_health}). */
-    private String health(long now, int counter, long counterSince) {
-        int fwVer = iseg.healthFwVer();
-        if (fwVer == 0xffffffff) {
-            return "health fw_ver reads 0xffffffff: the function is gone from the bus (surprise removal, reset or"
-                    + " PCI link down)";
-        }
-        int syndrome = iseg.healthSyndrome();
-        if (syndrome != 0) {
-            return String.format("firmware health syndrome 0x%x (%s), ext_synd 0x%x", syndrome,
-                    InitSegment.describeHealthSyndrome(syndrome), iseg.healthExtSyndrome());
-        }
-        if (now - counterSince >= healthStallNanos && iseg.healthCounter() == counter) {
-            return String.format("firmware stuck: health counter frozen at 0x%x for %d ms", counter,
-                    TimeUnit.NANOSECONDS.toMillis(now - counterSince));
         }
         return null;
     }

@@ -224,7 +224,11 @@ public final class ScriptedFirmware implements Mlx5Function {
     }
 
     private void loop() {
+        int health = 0;
         while (running) {
+            // a live firmware's health counter moves (the driver's health polling watches it)
+            health = (health + 1) & 0xffffff;
+            barMemory.putIntVolatile(InitSegment.HEALTH_COUNTER, Integer.reverseBytes(health));
             Integer mask;
             try {
                 mask = doorbells.poll(20, TimeUnit.MILLISECONDS);
