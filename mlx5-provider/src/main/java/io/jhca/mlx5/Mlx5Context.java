@@ -10,7 +10,7 @@ import io.jhca.mlx5.init.Hca;
 import io.jhca.mlx5.init.Mlx5Options;
 import io.jhca.mlx5.ring.Bfreg;
 import io.jhca.mlx5.ring.DbrPool;
-import io.jhca.mlx5.ring.SendRing;
+import io.jhca.mlx5.ring.SqBuffer;
 import io.jhca.mlx5.spi.Mlx5Function;
 import io.jhca.verbs.AsyncEvent;
 import io.jhca.verbs.CompletionQueue;
@@ -60,9 +60,9 @@ public final class Mlx5Context extends Context {
             int bfRegSize = hca.caps().logBfRegSize() > 0 ? 1 << hca.caps().logBfRegSize() : 0;
             this.bfreg = new Bfreg(function.bar0(), hca.uar(), bfRegSize, hca.caps().bf());
             this.bfMode = switch (options.blueFlame()) {
-                case OFF -> SendRing.BF_OFF;
-                case AUTO -> SendRing.BF_INLINE;
-                case PREFER -> SendRing.BF_PREFER;
+                case OFF -> SqBuffer.BF_OFF;
+                case AUTO -> SqBuffer.BF_INLINE;
+                case PREFER -> SqBuffer.BF_PREFER;
             };
             this.dbrs = new DbrPool(function::allocateDma);
             this.events = new Mlx5Events(this, hca);

@@ -4,12 +4,12 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.memory.DmaRegion;
 import io.jhca.mlx5.cmd.CqLayouts;
-import io.jhca.mlx5.cmd.Opcode;
+import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cq.Cqe64;
 import io.jhca.mlx5.eq.EventType;
-import io.jhca.mlx5.init.Cmd;
+import io.jhca.mlx5.init.PrmCommand;
 import io.jhca.mlx5.ring.CqPoller;
-import io.jhca.mlx5.ring.CqRing;
+import io.jhca.mlx5.ring.CqBuffer;
 import io.jhca.mlx5.ring.DbrPool;
 import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.VerbsException;
@@ -29,11 +29,11 @@ final class Mlx5Cq extends CompletionQueue {
     private final Mlx5Context ctx;
     private final DmaRegion memory;
     private final DbrPool.Slot dbr;
-    private final CqRing ring;
+    private final CqBuffer ring;
     private final CqPoller poller;
     private volatile int errorSyndrome;
 
-    private Mlx5Cq(Mlx5Context ctx, int cqn, int capacity, DmaRegion memory, DbrPool.Slot dbr, CqRing ring) {
+    private Mlx5Cq(Mlx5Context ctx, int cqn, int capacity, DmaRegion memory, DbrPool.Slot dbr, CqBuffer ring) {
         super(ctx, cqn, capacity);
         this.ctx = ctx;
         this.memory = memory;
@@ -55,10 +55,10 @@ final class Mlx5Cq extends CompletionQueue {
         int cqn = -1;
         try {
             UnsafeBuffer buf = mem.buffer(0, bytes);
-            CqRing.initialize(buf, ncqe);
+            CqBuffer.initialize(buf, ncqe);
             slot = ctx.dbrs().allocate();
             int pages = bytes / 4096;
-            Cmd c = Cmd.of(Opcode.CREATE_CQ, CqLayouts.CREATE_CQ_IN, CqLayouts.CREATE_CQ_IN.sizeBytes(pages),
+            PrmCommand c = PrmCommand.of(CmdOpcode.CREATE_CQ, CqLayouts.CREATE_CQ_IN, CqLayouts.CREATE_CQ_IN.sizeBytes(pages),
                             CqLayouts.CREATE_CQ_OUT, CqLayouts.CREATE_CQ_OUT.sizeBytes())
                     .set("cq_context.log_cq_size", Integer.numberOfTrailingZeros(ncqe))
                     .set("cq_context.uar_page", ctx.hca().uar())
@@ -71,7 +71,7 @@ final class Mlx5Cq extends CompletionQueue {
                 c.setElement("pas", i, mem.iova((long) i * 4096));
             }
             cqn = (int) c.execute(ctx.hca().cmdq()).get("cqn");
-            Mlx5Cq cq = new Mlx5Cq(ctx, cqn, ncqe - 1, mem, slot, new CqRing(buf, ncqe, slot.record()));
+            Mlx5Cq cq = new Mlx5Cq(ctx, cqn, ncqe - 1, mem, slot, new CqBuffer(buf, ncqe, slot.record()));
             ctx.cqs().put(cqn, cq);
             return cq;
         } catch (RuntimeException e) {
@@ -91,7 +91,7 @@ final class Mlx5Cq extends CompletionQueue {
     }
 
     private static void destroyCq(Mlx5Context ctx, int cqn) {
-        Cmd.of(Opcode.DESTROY_CQ, CqLayouts.DESTROY_CQ_IN, CqLayouts.DESTROY_CQ_OUT).set("cqn", cqn)
+        PrmCommand.of(CmdOpcode.DESTROY_CQ, CqLayouts.DESTROY_CQ_IN, CqLayouts.DESTROY_CQ_OUT).set("cqn", cqn)
                 .execute(ctx.hca().cmdq());
     }
 
@@ -125,7 +125,7 @@ final class Mlx5Cq extends CompletionQueue {
         overrun();   // posts the verbs CQ_ERR event (once), as the kernel does when the EQE arrives
     }
 
-    CqRing ring() {
+    CqBuffer ring() {
         return ring;
     }
 

@@ -1,10 +1,13 @@
 package io.jhca.mlx5;
 
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 import org.agrona.DirectBuffer;
 
+import io.jhca.mlx5.cmd.CmdQueueOptions;
+import io.jhca.mlx5.cmd.DeviceHealth;
 import io.jhca.mlx5.eq.Eqe;
 import io.jhca.mlx5.eq.EventType;
 import io.jhca.mlx5.init.AsyncEq;
@@ -14,14 +17,21 @@ import io.jhca.verbs.AsyncEvent;
 /**
  * What the async EQ reports, and a daemon thread that polls it (there are no interrupts): CQ errors mark the CQ
  * (its next poll throws), QP errors move the QP to ERR and post the verbs event, port changes and internal errors
- * become verbs events, page requests are served with MANAGE_PAGES. An empty CQ also polls the EQ (one byte load), so
+ * become verbs events, page requests are served with MANAGE_PAGES, command completions wake the command's waiter. An empty CQ also polls the EQ (one byte load), so
  * an overrun is seen at once; a page request met there is only noted and served by the thread, since it takes
  * commands. One EQ entry at a time is consumed, under the EQ's lock.
+ *
+ * <p>The thread also reads the health registers every {@value #HEALTH_POLL_MILLIS} ms, as mlx5_core's health poller
+ * does: a function gone from the bus (BAR0 all ones), a firmware health syndrome or a health counter frozen for
+ * {@code jhca.mlx5.healthStallMs} (6000) becomes one DEVICE_FATAL event naming the reason, so an application that
+ * only polls CQs and async events learns of a dead device instead of waiting forever.
  */
 final class Mlx5Events implements AsyncEq.Handler, Runnable {
 
     /** How often the thread looks at the EQ when nothing happens. */
     static final long IDLE_NANOS = 1_000_000;
+    /** How often the thread reads the health registers. */
+    static final long HEALTH_POLL_MILLIS = 100;
 
     private final Mlx5Context ctx;
     private final Hca hca;
@@ -29,6 +39,9 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
     private final AtomicLong pendingPages = new AtomicLong();
     private final Thread thread;
     private volatile boolean running = true;
+    private DeviceHealth health;
+    private long nextHealth;
+    private boolean fatalReported;
 
     Mlx5Events(Mlx5Context ctx, Hca hca) {
         this.ctx = ctx;
@@ -64,10 +77,28 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
             try {
                 hca.eq().poll(this);
                 servePages();
+                checkHealth(System.nanoTime());
             } catch (RuntimeException e) {
                 ctx.event(new AsyncEvent(AsyncEvent.Type.DEVICE_FATAL, ctx.describe(), "event handling failed: " + e));
             }
             LockSupport.parkNanos(IDLE_NANOS);
+        }
+    }
+
+    private void checkHealth(long now) {
+        if (fatalReported || now - nextHealth < 0) {
+            return;
+        }
+        nextHealth = now + TimeUnit.MILLISECONDS.toNanos(HEALTH_POLL_MILLIS);
+        if (health == null) {
+            health = new DeviceHealth(hca.initSegment(),
+                    Long.getLong("jhca.mlx5.healthStallMs", CmdQueueOptions.DEFAULT_HEALTH_STALL_MILLIS), now);
+            return;
+        }
+        String why = health.check(now);
+        if (why != null) {
+            fatalReported = true;
+            ctx.event(new AsyncEvent(AsyncEvent.Type.DEVICE_FATAL, ctx.describe(), "device not responding: " + why));
         }
     }
 
@@ -108,6 +139,9 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
             }
             case EventType.INTERNAL_ERROR:
                 ctx.event(new AsyncEvent(AsyncEvent.Type.DEVICE_FATAL, ctx.describe(), "device internal error"));
+                break;
+            case EventType.CMD:
+                hca.commands().queue().completionEvent(Eqe.cmdVector(eqes, e));
                 break;
             case EventType.PAGE_REQUEST: {
                 long fn = Eqe.pageRequestFunctionId(eqes, e);

@@ -2,8 +2,8 @@ package io.jhca.mlx5;
 
 import io.jhca.memory.DmaRegion;
 import io.jhca.mlx5.cmd.MkeyLayouts;
-import io.jhca.mlx5.cmd.Opcode;
-import io.jhca.mlx5.init.Cmd;
+import io.jhca.mlx5.cmd.CmdOpcode;
+import io.jhca.mlx5.init.PrmCommand;
 import io.jhca.verbs.Access;
 import io.jhca.verbs.MemoryRegion;
 
@@ -71,7 +71,7 @@ final class Mlx5Mr extends MemoryRegion {
         int octwords = MkeyLayouts.octwords(n);
         int tag = ctx.nextMkeyTag();
         String m = "memory_key_mkey_entry.";
-        Cmd c = Cmd.of(Opcode.CREATE_MKEY, MkeyLayouts.CREATE_MKEY_IN, MkeyLayouts.createMkeyInLength(n),
+        PrmCommand c = PrmCommand.of(CmdOpcode.CREATE_MKEY, MkeyLayouts.CREATE_MKEY_IN, MkeyLayouts.createMkeyInLength(n),
                         MkeyLayouts.CREATE_MKEY_OUT, MkeyLayouts.CREATE_MKEY_OUT.sizeBytes())
                 .set("pg_access", 1)
                 .set(m + "free", 0)
@@ -100,7 +100,7 @@ final class Mlx5Mr extends MemoryRegion {
     }
 
     private static void destroyMkey(Mlx5Context ctx, int key) {
-        Cmd.of(Opcode.DESTROY_MKEY, MkeyLayouts.DESTROY_MKEY_IN, MkeyLayouts.DESTROY_MKEY_OUT)
+        PrmCommand.of(CmdOpcode.DESTROY_MKEY, MkeyLayouts.DESTROY_MKEY_IN, MkeyLayouts.DESTROY_MKEY_OUT)
                 .set("mkey_index", key >>> 8).execute(ctx.hca().cmdq());
     }
 

@@ -18,7 +18,7 @@ import io.jhca.verbs.spi.Provider;
 
 /**
  * The mlx5 provider: one device per ConnectX function that any {@link Mlx5FunctionSource} on the class path lists
- * (the vfio backend, hw-lab's device model). Listing opens nothing; {@link #open} brings the function up
+ * (the vfio backend, the ConnectX model of module jhca-connectx). Listing opens nothing; {@link #open} brings the function up
  * ({@link Mlx5Context}). A function's node GUID is known only once it is brought up (it comes from the port's
  * address, as a NIC's comes from its vport context): a device lists with node GUID 0 until it has been opened once,
  * then with its GUID; an open context's {@code device()} always carries it.

@@ -3,16 +3,16 @@ package io.jhca.mlx5;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.memory.DmaRegion;
-import io.jhca.mlx5.cmd.Opcode;
+import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.QpLayouts;
 import io.jhca.mlx5.cmd.QpModifyLayouts;
 import io.jhca.mlx5.eq.EventType;
-import io.jhca.mlx5.init.Cmd;
+import io.jhca.mlx5.init.PrmCommand;
 import io.jhca.mlx5.init.HcaCaps;
 import io.jhca.mlx5.ring.CqeOwner;
 import io.jhca.mlx5.ring.DbrPool;
-import io.jhca.mlx5.ring.RecvRing;
-import io.jhca.mlx5.ring.SendRing;
+import io.jhca.mlx5.ring.RqBuffer;
+import io.jhca.mlx5.ring.SqBuffer;
 import io.jhca.verbs.AsyncEvent;
 import io.jhca.verbs.MemoryRegion;
 import io.jhca.verbs.QpAttrMask;
@@ -34,8 +34,8 @@ import io.jhca.verbs.WrOpcode;
  * An RC, UC or UD queue pair. Its buffer holds the receive ring at offset 0 and the send ring after it, as rdma-core
  * lays it out ({@link QpGeometry}); its doorbell record holds the RQ counter in word 0 and the SQ counter in word 1.
  * CREATE_QP gives the device the buffer (PAS, 4 KiB pages), the record, the rings' sizes, the CQs, the PD and the
- * UAR; transitions are the commands of {@link QpModify}. WQEs are written in place by {@link SendRing} and
- * {@link RecvRing}, through the builder ({@link #sendQueue()}) or the classic postSend/postRecv, which share the same
+ * UAR; transitions are the commands of {@link QpModify}. WQEs are written in place by {@link SqBuffer} and
+ * {@link RqBuffer}, through the builder ({@link #sendQueue()}) or the classic postSend/postRecv, which share the same
  * writer.
  *
  * <p>SQD: mlx5 has no command that takes a QP from RTS to SQD (mlx5_ifc.h has SQD_RTS_QP only, and mlx5_ib refuses
@@ -52,8 +52,8 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
     private final Mlx5Cq recvCq;
     private final DmaRegion memory;
     private final DbrPool.Slot dbr;
-    private final SendRing sq;
-    private final RecvRing rq;
+    private final SqBuffer sq;
+    private final RqBuffer rq;
     private final Mlx5SendQueue builder;
     private final UnsafeBuffer inlineView = new UnsafeBuffer(0, 0);
 
@@ -67,8 +67,8 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         this.dbr = dbr;
         qpn(qpn);
         UnsafeBuffer buf = memory.buffer(0, g.bufferBytes());
-        this.rq = g.rqWqeCnt() > 0 ? new RecvRing(buf, 0, g.rqWqeCnt(), g.rqWqeShift(), dbr.record()) : null;
-        this.sq = g.sqWqeCnt() > 0 ? new SendRing(buf, g.rqBytes(), g.sqWqeCnt(), g.sqMaxPost(), qpn,
+        this.rq = g.rqWqeCnt() > 0 ? new RqBuffer(buf, 0, g.rqWqeCnt(), g.rqWqeShift(), dbr.record()) : null;
+        this.sq = g.sqWqeCnt() > 0 ? new SqBuffer(buf, g.rqBytes(), g.sqWqeCnt(), g.sqMaxPost(), qpn,
                 init.sqSigAll(), dbr.record(), ctx.bfreg(), ctx.blueFlameMode()) : null;
         this.builder = new Mlx5SendQueue(this, sq);
     }
@@ -86,7 +86,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         try {
             slot = ctx.dbrs().allocate();
             int pages = g.bufferBytes() / 4096;
-            Cmd c = Cmd.of(Opcode.CREATE_QP, QpLayouts.CREATE_QP_IN, QpLayouts.CREATE_QP_IN.sizeBytes(pages),
+            PrmCommand c = PrmCommand.of(CmdOpcode.CREATE_QP, QpLayouts.CREATE_QP_IN, QpLayouts.CREATE_QP_IN.sizeBytes(pages),
                             QpLayouts.CREATE_QP_OUT, QpLayouts.CREATE_QP_OUT.sizeBytes())
                     .set("qpc.st", QpModify.qpcSt(init.type()))
                     .set("qpc.pm_state", QpLayouts.PM_STATE_MIGRATED)
@@ -133,7 +133,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
     }
 
     private static void destroyQp(Mlx5Context ctx, int qpn) {
-        Cmd.of(Opcode.DESTROY_QP, QpLayouts.DESTROY_QP_IN, QpLayouts.DESTROY_QP_OUT).set("qpn", qpn)
+        PrmCommand.of(CmdOpcode.DESTROY_QP, QpLayouts.DESTROY_QP_IN, QpLayouts.DESTROY_QP_OUT).set("qpn", qpn)
                 .execute(ctx.hca().cmdq());
     }
 
@@ -311,12 +311,12 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
     // ---- CqeOwner ----
 
     @Override
-    public SendRing sendRing() {
+    public SqBuffer sendRing() {
         return sq;
     }
 
     @Override
-    public RecvRing recvRing() {
+    public RqBuffer recvRing() {
         return rq;
     }
 

@@ -2,7 +2,7 @@ package io.jhca.mlx5;
 
 import org.agrona.DirectBuffer;
 
-import io.jhca.mlx5.ring.SendRing;
+import io.jhca.mlx5.ring.SqBuffer;
 import io.jhca.verbs.AddressHandle;
 import io.jhca.verbs.QpType;
 import io.jhca.verbs.SendQueue;
@@ -16,10 +16,10 @@ import io.jhca.verbs.WrOpcode;
  */
 final class Mlx5SendQueue extends SendQueue {
 
-    private final SendRing sq;
+    private final SqBuffer sq;
     private final QpType type;
 
-    Mlx5SendQueue(Mlx5Qp qp, SendRing sq) {
+    Mlx5SendQueue(Mlx5Qp qp, SqBuffer sq) {
         super(qp);
         this.sq = sq;
         this.type = qp.type();

@@ -6,7 +6,7 @@ import io.jhca.mlx5.wqe.DataSeg;
 import io.jhca.mlx5.wqe.DatagramSeg;
 import io.jhca.mlx5.wqe.InlineSeg;
 import io.jhca.mlx5.wqe.RaddrSeg;
-import io.jhca.mlx5.wqe.SendWqe;
+import io.jhca.mlx5.wqe.SendWqeLayout;
 import io.jhca.verbs.QpCapabilities;
 import io.jhca.verbs.QpType;
 import io.jhca.verbs.VerbsException;
@@ -48,19 +48,19 @@ record QpGeometry(int sqWqeCnt, int sqMaxPost, int sqWqeSize, int rqWqeCnt, int 
         int inline = req.maxInlineData();
         if (req.maxSendWr() > 0) {
             int size = overhead + req.maxSendSge() * DataSeg.SIZE;
-            int inl = req.maxInlineData() > 0 ? overhead + align(InlineSeg.HEADER_SIZE + req.maxInlineData(), SendWqe.DS) : 0;
+            int inl = req.maxInlineData() > 0 ? overhead + align(InlineSeg.HEADER_SIZE + req.maxInlineData(), SendWqeLayout.DS) : 0;
             int total = Math.max(size, inl);
             if (total > Mlx5Attributes.MAX_SEND_WQE) {
                 throw new VerbsException(VerbsException.EINVAL, "create QP: a send WQE of " + req.maxSendSge()
                         + " SGEs / " + req.maxInlineData() + " inline bytes needs " + total + " bytes, more than 63 DS");
             }
-            wqeSize = align(total, SendWqe.WQEBB);
+            wqeSize = align(total, SendWqeLayout.WQEBB);
             long bytes = roundUpPow2((long) req.maxSendWr() * wqeSize);
-            if (bytes / SendWqe.WQEBB > maxWqes) {
+            if (bytes / SendWqeLayout.WQEBB > maxWqes) {
                 throw new VerbsException(VerbsException.ENOMEM, "create QP: send queue of " + req.maxSendWr() + " x "
-                        + wqeSize + " bytes needs " + bytes / SendWqe.WQEBB + " WQEBBs, the device allows " + maxWqes);
+                        + wqeSize + " bytes needs " + bytes / SendWqeLayout.WQEBB + " WQEBBs, the device allows " + maxWqes);
             }
-            sqWqeCnt = (int) (bytes / SendWqe.WQEBB);
+            sqWqeCnt = (int) (bytes / SendWqeLayout.WQEBB);
             sqMaxPost = (int) (bytes / wqeSize);
             int usable = Math.min(wqeSize, Mlx5Attributes.MAX_SEND_WQE) - overhead;
             sendSge = Math.min(maxSge, usable / DataSeg.SIZE);
@@ -75,7 +75,7 @@ record QpGeometry(int sqWqeCnt, int sqMaxPost, int sqWqeSize, int rqWqeCnt, int 
                 throw new VerbsException(VerbsException.EINVAL, "create QP: a receive WQE of " + req.maxRecvSge()
                         + " SGEs exceeds " + Mlx5Attributes.MAX_RECV_WQE + " bytes");
             }
-            long bytes = Math.max(roundUpPow2(req.maxRecvWr()) * rqWqe, SendWqe.WQEBB);
+            long bytes = Math.max(roundUpPow2(req.maxRecvWr()) * rqWqe, SendWqeLayout.WQEBB);
             rqWqeCnt = (int) (bytes / rqWqe);
             if (rqWqeCnt > maxWqes) {
                 throw new VerbsException(VerbsException.ENOMEM, "create QP: receive queue of " + rqWqeCnt
@@ -93,7 +93,7 @@ record QpGeometry(int sqWqeCnt, int sqMaxPost, int sqWqeSize, int rqWqeCnt, int 
     }
 
     int sqBytes() {
-        return sqWqeCnt * SendWqe.WQEBB;
+        return sqWqeCnt * SendWqeLayout.WQEBB;
     }
 
     /** QP buffer bytes, whole 4 KiB pages (the PAS list names pages). */

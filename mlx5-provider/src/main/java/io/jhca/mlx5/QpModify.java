@@ -19,10 +19,10 @@ import static io.jhca.mlx5.cmd.QpModifyLayouts.OPTPAR_SRA_MAX;
 import static io.jhca.mlx5.cmd.QpModifyLayouts.OPTPAR_SRQN;
 
 import io.jhca.mlx5.cmd.Layout;
-import io.jhca.mlx5.cmd.Opcode;
+import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.QpLayouts;
 import io.jhca.mlx5.cmd.QpModifyLayouts;
-import io.jhca.mlx5.init.Cmd;
+import io.jhca.mlx5.init.PrmCommand;
 import io.jhca.verbs.Access;
 import io.jhca.verbs.AhAttributes;
 import io.jhca.verbs.QpAttrMask;
@@ -62,28 +62,28 @@ final class QpModify {
     /** The command for a transition, or -1 if mlx5 has none (kernel mlx5_ib optab). */
     static int opcode(QpState cur, QpState next) {
         if (next == QpState.RESET) {
-            return Opcode.QP_2RST;
+            return CmdOpcode.QP_2RST;
         }
         if (next == QpState.ERR) {
-            return Opcode.QP_2ERR;
+            return CmdOpcode.QP_2ERR;
         }
         if (cur == QpState.RESET && next == QpState.INIT) {
-            return Opcode.RST2INIT_QP;
+            return CmdOpcode.RST2INIT_QP;
         }
         if (cur == QpState.INIT && next == QpState.INIT) {
-            return Opcode.INIT2INIT_QP;
+            return CmdOpcode.INIT2INIT_QP;
         }
         if (cur == QpState.INIT && next == QpState.RTR) {
-            return Opcode.INIT2RTR_QP;
+            return CmdOpcode.INIT2RTR_QP;
         }
         if (cur == QpState.RTR && next == QpState.RTS) {
-            return Opcode.RTR2RTS_QP;
+            return CmdOpcode.RTR2RTS_QP;
         }
         if (cur == QpState.RTS && next == QpState.RTS) {
-            return Opcode.RTS2RTS_QP;
+            return CmdOpcode.RTS2RTS_QP;
         }
         if (cur == QpState.SQE && next == QpState.RTS) {
-            return Opcode.SQERR2RTS_QP;
+            return CmdOpcode.SQERR2RTS_QP;
         }
         return -1;
     }
@@ -185,28 +185,28 @@ final class QpModify {
 
     private static Layout[] layouts(int opcode) {
         switch (opcode) {
-            case Opcode.RST2INIT_QP: return new Layout[] {QpLayouts.RST2INIT_QP_IN, QpLayouts.RST2INIT_QP_OUT};
-            case Opcode.INIT2INIT_QP: return new Layout[] {QpModifyLayouts.INIT2INIT_QP_IN, QpModifyLayouts.INIT2INIT_QP_OUT};
-            case Opcode.INIT2RTR_QP: return new Layout[] {QpLayouts.INIT2RTR_QP_IN, QpLayouts.INIT2RTR_QP_OUT};
-            case Opcode.RTR2RTS_QP: return new Layout[] {QpLayouts.RTR2RTS_QP_IN, QpLayouts.RTR2RTS_QP_OUT};
-            case Opcode.RTS2RTS_QP: return new Layout[] {QpModifyLayouts.RTS2RTS_QP_IN, QpModifyLayouts.RTS2RTS_QP_OUT};
-            case Opcode.SQERR2RTS_QP: return new Layout[] {QpModifyLayouts.SQERR2RTS_QP_IN, QpModifyLayouts.SQERR2RTS_QP_OUT};
-            case Opcode.QP_2ERR: return new Layout[] {QpLayouts.QP_2ERR_IN, QpLayouts.QP_2ERR_OUT};
-            case Opcode.QP_2RST: return new Layout[] {QpLayouts.QP_2RST_IN, QpLayouts.QP_2RST_OUT};
+            case CmdOpcode.RST2INIT_QP: return new Layout[] {QpLayouts.RST2INIT_QP_IN, QpLayouts.RST2INIT_QP_OUT};
+            case CmdOpcode.INIT2INIT_QP: return new Layout[] {QpModifyLayouts.INIT2INIT_QP_IN, QpModifyLayouts.INIT2INIT_QP_OUT};
+            case CmdOpcode.INIT2RTR_QP: return new Layout[] {QpLayouts.INIT2RTR_QP_IN, QpLayouts.INIT2RTR_QP_OUT};
+            case CmdOpcode.RTR2RTS_QP: return new Layout[] {QpLayouts.RTR2RTS_QP_IN, QpLayouts.RTR2RTS_QP_OUT};
+            case CmdOpcode.RTS2RTS_QP: return new Layout[] {QpModifyLayouts.RTS2RTS_QP_IN, QpModifyLayouts.RTS2RTS_QP_OUT};
+            case CmdOpcode.SQERR2RTS_QP: return new Layout[] {QpModifyLayouts.SQERR2RTS_QP_IN, QpModifyLayouts.SQERR2RTS_QP_OUT};
+            case CmdOpcode.QP_2ERR: return new Layout[] {QpLayouts.QP_2ERR_IN, QpLayouts.QP_2ERR_OUT};
+            case CmdOpcode.QP_2RST: return new Layout[] {QpLayouts.QP_2RST_IN, QpLayouts.QP_2RST_OUT};
             default: throw new IllegalArgumentException("no modify layout for opcode 0x" + Integer.toHexString(opcode));
         }
     }
 
     /** The command for a checked transition of {@code qp} from {@code cur} to {@code next}. */
-    static Cmd build(Mlx5Qp qp, QpAttributes a, QpState cur, QpState next) {
+    static PrmCommand build(Mlx5Qp qp, QpAttributes a, QpState cur, QpState next) {
         int opcode = opcode(cur, next);
         if (opcode < 0) {
             throw new VerbsException(VerbsException.EOPNOTSUPP, "modify " + qp.describe() + " " + cur + "->" + next
                     + ": mlx5 has no command for this transition");
         }
         Layout[] l = layouts(opcode);
-        Cmd c = Cmd.of(opcode, l[0], l[1]).set("qpn", qp.qpn());
-        if (opcode == Opcode.QP_2ERR || opcode == Opcode.QP_2RST) {
+        PrmCommand c = PrmCommand.of(opcode, l[0], l[1]).set("qpn", qp.qpn());
+        if (opcode == CmdOpcode.QP_2ERR || opcode == CmdOpcode.QP_2RST) {
             return c;
         }
         int mask = a.mask();
@@ -280,10 +280,10 @@ final class QpModify {
         if (a.has(QpAttrMask.QKEY)) {
             c.set("qpc.q_key", Integer.toUnsignedLong(a.qkey()));
         }
-        if (opcode == Opcode.RST2INIT_QP && qp.recvRing() != null) {
+        if (opcode == CmdOpcode.RST2INIT_QP && qp.recvRing() != null) {
             c.set("qpc.dbr_addr", qp.dbrIova());
         }
-        if (opcode != Opcode.RST2INIT_QP) {
+        if (opcode != CmdOpcode.RST2INIT_QP) {
             c.set("opt_param_mask", optparOf(mask) & optMask(cur, next, type));
         }
         return c;

@@ -31,7 +31,7 @@ final class CmdDump {
         int op = (int) CmdHeader.OPCODE.get(entry.buffer(), entry.offset() + CmdQueueEntry.IN);
         boolean dataOnly = trace.mode() == CmdTrace.Mode.DATA;
         trace.line(prefix + "start dump");
-        trace.line(prefix + "dump command " + (dataOnly ? "data " : "") + Opcode.name(op)
+        trace.line(prefix + "dump command " + (dataOnly ? "data " : "") + CmdOpcode.name(op)
                 + "(0x" + Integer.toHexString(op) + ") " + (input ? "INPUT" : "OUTPUT"));
         int offset = 0;
         if (dataOnly) {
@@ -73,6 +73,6 @@ final class CmdDump {
     /** mlx5_core's failure line (cmd.c cmd_status_print / mlx5_cmd_check). */
     static String failure(int opcode, int opMod, int status, int syndrome) {
         return String.format("%s(0x%x) op_mod(0x%x) failed, status %s(0x%x), syndrome (0x%x)",
-                Opcode.name(opcode), opcode, opMod, CmdStatus.describe(status), status, syndrome);
+                CmdOpcode.name(opcode), opcode, opMod, CmdStatus.describe(status), status, syndrome);
     }
 }

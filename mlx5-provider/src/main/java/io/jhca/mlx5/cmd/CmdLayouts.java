@@ -43,33 +43,33 @@ public final class CmdLayouts {
     private static final Map<Integer, Layout[]> BY_OPCODE = new HashMap<>();
 
     static {
-        pair(Opcode.ENABLE_HCA, HcaLayouts.ENABLE_HCA_IN, HcaLayouts.ENABLE_HCA_OUT);
-        pair(Opcode.DISABLE_HCA, HcaLayouts.DISABLE_HCA_IN, HcaLayouts.DISABLE_HCA_OUT);
-        pair(Opcode.QUERY_ISSI, HcaLayouts.QUERY_ISSI_IN, HcaLayouts.QUERY_ISSI_OUT);
-        pair(Opcode.SET_ISSI, HcaLayouts.SET_ISSI_IN, HcaLayouts.SET_ISSI_OUT);
-        pair(Opcode.QUERY_PAGES, HcaLayouts.QUERY_PAGES_IN, HcaLayouts.QUERY_PAGES_OUT);
-        pair(Opcode.MANAGE_PAGES, HcaLayouts.MANAGE_PAGES_IN, HcaLayouts.MANAGE_PAGES_OUT);
-        pair(Opcode.QUERY_HCA_CAP, HcaLayouts.QUERY_HCA_CAP_IN, HcaLayouts.QUERY_HCA_CAP_OUT);
-        pair(Opcode.INIT_HCA, HcaLayouts.INIT_HCA_IN, HcaLayouts.INIT_HCA_OUT);
-        pair(Opcode.TEARDOWN_HCA, HcaLayouts.TEARDOWN_HCA_IN, HcaLayouts.TEARDOWN_HCA_OUT);
-        pair(Opcode.ALLOC_UAR, UarPdLayouts.ALLOC_UAR_IN, UarPdLayouts.ALLOC_UAR_OUT);
-        pair(Opcode.DEALLOC_UAR, UarPdLayouts.DEALLOC_UAR_IN, UarPdLayouts.DEALLOC_UAR_OUT);
-        pair(Opcode.ALLOC_PD, UarPdLayouts.ALLOC_PD_IN, UarPdLayouts.ALLOC_PD_OUT);
-        pair(Opcode.DEALLOC_PD, UarPdLayouts.DEALLOC_PD_IN, UarPdLayouts.DEALLOC_PD_OUT);
-        pair(Opcode.CREATE_MKEY, MkeyLayouts.CREATE_MKEY_IN, MkeyLayouts.CREATE_MKEY_OUT);
-        pair(Opcode.DESTROY_MKEY, MkeyLayouts.DESTROY_MKEY_IN, MkeyLayouts.DESTROY_MKEY_OUT);
-        pair(Opcode.CREATE_CQ, CqLayouts.CREATE_CQ_IN, CqLayouts.CREATE_CQ_OUT);
-        pair(Opcode.DESTROY_CQ, CqLayouts.DESTROY_CQ_IN, CqLayouts.DESTROY_CQ_OUT);
-        pair(Opcode.CREATE_QP, QpLayouts.CREATE_QP_IN, QpLayouts.CREATE_QP_OUT);
-        pair(Opcode.DESTROY_QP, QpLayouts.DESTROY_QP_IN, QpLayouts.DESTROY_QP_OUT);
-        pair(Opcode.RST2INIT_QP, QpLayouts.RST2INIT_QP_IN, QpLayouts.RST2INIT_QP_OUT);
-        pair(Opcode.INIT2RTR_QP, QpLayouts.INIT2RTR_QP_IN, QpLayouts.INIT2RTR_QP_OUT);
-        pair(Opcode.RTR2RTS_QP, QpLayouts.RTR2RTS_QP_IN, QpLayouts.RTR2RTS_QP_OUT);
-        pair(Opcode.QP_2ERR, QpLayouts.QP_2ERR_IN, QpLayouts.QP_2ERR_OUT);
-        pair(Opcode.QP_2RST, QpLayouts.QP_2RST_IN, QpLayouts.QP_2RST_OUT);
-        pair(Opcode.QUERY_QP, QpLayouts.QUERY_QP_IN, QpLayouts.QUERY_QP_OUT);
-        pair(Opcode.CREATE_EQ, EqLayouts.CREATE_EQ_IN, EqLayouts.CREATE_EQ_OUT);
-        pair(Opcode.DESTROY_EQ, EqLayouts.DESTROY_EQ_IN, EqLayouts.DESTROY_EQ_OUT);
+        pair(CmdOpcode.ENABLE_HCA, HcaLayouts.ENABLE_HCA_IN, HcaLayouts.ENABLE_HCA_OUT);
+        pair(CmdOpcode.DISABLE_HCA, HcaLayouts.DISABLE_HCA_IN, HcaLayouts.DISABLE_HCA_OUT);
+        pair(CmdOpcode.QUERY_ISSI, HcaLayouts.QUERY_ISSI_IN, HcaLayouts.QUERY_ISSI_OUT);
+        pair(CmdOpcode.SET_ISSI, HcaLayouts.SET_ISSI_IN, HcaLayouts.SET_ISSI_OUT);
+        pair(CmdOpcode.QUERY_PAGES, HcaLayouts.QUERY_PAGES_IN, HcaLayouts.QUERY_PAGES_OUT);
+        pair(CmdOpcode.MANAGE_PAGES, HcaLayouts.MANAGE_PAGES_IN, HcaLayouts.MANAGE_PAGES_OUT);
+        pair(CmdOpcode.QUERY_HCA_CAP, HcaLayouts.QUERY_HCA_CAP_IN, HcaLayouts.QUERY_HCA_CAP_OUT);
+        pair(CmdOpcode.INIT_HCA, HcaLayouts.INIT_HCA_IN, HcaLayouts.INIT_HCA_OUT);
+        pair(CmdOpcode.TEARDOWN_HCA, HcaLayouts.TEARDOWN_HCA_IN, HcaLayouts.TEARDOWN_HCA_OUT);
+        pair(CmdOpcode.ALLOC_UAR, UarPdLayouts.ALLOC_UAR_IN, UarPdLayouts.ALLOC_UAR_OUT);
+        pair(CmdOpcode.DEALLOC_UAR, UarPdLayouts.DEALLOC_UAR_IN, UarPdLayouts.DEALLOC_UAR_OUT);
+        pair(CmdOpcode.ALLOC_PD, UarPdLayouts.ALLOC_PD_IN, UarPdLayouts.ALLOC_PD_OUT);
+        pair(CmdOpcode.DEALLOC_PD, UarPdLayouts.DEALLOC_PD_IN, UarPdLayouts.DEALLOC_PD_OUT);
+        pair(CmdOpcode.CREATE_MKEY, MkeyLayouts.CREATE_MKEY_IN, MkeyLayouts.CREATE_MKEY_OUT);
+        pair(CmdOpcode.DESTROY_MKEY, MkeyLayouts.DESTROY_MKEY_IN, MkeyLayouts.DESTROY_MKEY_OUT);
+        pair(CmdOpcode.CREATE_CQ, CqLayouts.CREATE_CQ_IN, CqLayouts.CREATE_CQ_OUT);
+        pair(CmdOpcode.DESTROY_CQ, CqLayouts.DESTROY_CQ_IN, CqLayouts.DESTROY_CQ_OUT);
+        pair(CmdOpcode.CREATE_QP, QpLayouts.CREATE_QP_IN, QpLayouts.CREATE_QP_OUT);
+        pair(CmdOpcode.DESTROY_QP, QpLayouts.DESTROY_QP_IN, QpLayouts.DESTROY_QP_OUT);
+        pair(CmdOpcode.RST2INIT_QP, QpLayouts.RST2INIT_QP_IN, QpLayouts.RST2INIT_QP_OUT);
+        pair(CmdOpcode.INIT2RTR_QP, QpLayouts.INIT2RTR_QP_IN, QpLayouts.INIT2RTR_QP_OUT);
+        pair(CmdOpcode.RTR2RTS_QP, QpLayouts.RTR2RTS_QP_IN, QpLayouts.RTR2RTS_QP_OUT);
+        pair(CmdOpcode.QP_2ERR, QpLayouts.QP_2ERR_IN, QpLayouts.QP_2ERR_OUT);
+        pair(CmdOpcode.QP_2RST, QpLayouts.QP_2RST_IN, QpLayouts.QP_2RST_OUT);
+        pair(CmdOpcode.QUERY_QP, QpLayouts.QUERY_QP_IN, QpLayouts.QUERY_QP_OUT);
+        pair(CmdOpcode.CREATE_EQ, EqLayouts.CREATE_EQ_IN, EqLayouts.CREATE_EQ_OUT);
+        pair(CmdOpcode.DESTROY_EQ, EqLayouts.DESTROY_EQ_IN, EqLayouts.DESTROY_EQ_OUT);
     }
 
     private CmdLayouts() {

@@ -1,10 +1,9 @@
 package io.jhca.mlx5.cmd;
 
 /**
- * Where the command queue gets its DMA memory: the queue page and the mailboxes. Implementations:
- * {@link RegionCmdMemory}
- * (carved from a pinned, IOMMU-mapped {@code io.jhca.memory.DmaRegion}) and {@link DirectCmdMemory} (direct
- * buffers with made-up IOVAs, for device models and tests).
+ * Where the command queue gets its DMA memory: the queue page and the mailboxes. The driver's is
+ * {@code io.jhca.mlx5.init.FunctionCmdMemory} (carved from the function's DMA memory); the ConnectX model's tests
+ * use direct buffers with made-up IOVAs ({@code io.jhca.connectx.DirectCmdMemory}).
  */
 public interface CmdMemory {
 

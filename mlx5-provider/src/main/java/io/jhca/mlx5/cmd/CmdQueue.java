@@ -54,11 +54,15 @@ public final class CmdQueue implements AutoCloseable {
     private final int logSize;
     private final int logStride;
     private final Slot[] slots;
+    /** The thread waiting for each slot's command, woken early by a CMD event (null: nobody waits). */
+    private final java.util.concurrent.atomic.AtomicReferenceArray<Thread> waiters;
+    private final java.util.concurrent.atomic.AtomicLong completionEvents = new java.util.concurrent.atomic.AtomicLong();
     private final int regularCount;
     private final Slot pageSlot;
     private final Semaphore regularPermits;
     private final Semaphore pagePermit;
     private final long timeoutNanos;
+    private final long healthStallNanos;
     private final boolean checksums;
     private volatile CmdTrace trace;
     private int freeRegular;
@@ -77,12 +81,14 @@ public final class CmdQueue implements AutoCloseable {
         for (int i = 0; i < n; i++) {
             slots[i] = new Slot(i, page, 1 << logStride, memory);
         }
+        this.waiters = new java.util.concurrent.atomic.AtomicReferenceArray<>(n);
         this.regularCount = n > 1 ? n - 1 : 1;
         this.pageSlot = n > 1 ? slots[n - 1] : null;
         this.regularPermits = new Semaphore(regularCount, true);
         this.pagePermit = new Semaphore(1, true);
         this.freeRegular = (int) ((1L << regularCount) - 1);
         this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(options.timeoutMillis());
+        this.healthStallNanos = TimeUnit.MILLISECONDS.toNanos(options.healthStallMillis());
         this.checksums = options.checksums();
         this.trace = options.trace();
     }
@@ -179,13 +185,13 @@ public final class CmdQueue implements AutoCloseable {
         checkRange("output", out.capacity(), outOffset, outLength);
         int opcode = CmdHeader.opcode(in, inOffset);
         int opMod = CmdHeader.opMod(in, inOffset);
-        boolean pages = opcode == Opcode.MANAGE_PAGES && pageSlot != null;
+        boolean pages = opcode == CmdOpcode.MANAGE_PAGES && pageSlot != null;
         Slot slot = acquire(pages, opcode, opMod);
         boolean release = true;
         try {
             run(slot, opcode, opMod, in, inOffset, inLength, out, outOffset, outLength);
-        } catch (CommandTimeoutException e) {
-            release = false;
+        } catch (CommandTimeoutException | DeviceHealthException e) {
+            release = false; // the device may still write the entry
             throw e;
         } finally {
             if (release) {
@@ -229,11 +235,25 @@ public final class CmdQueue implements AutoCloseable {
         }
         // the descriptor and mailboxes must be visible before the doorbell (mlx5_core: wmb(); iowrite32be)
         VarHandle.fullFence();
+        waiters.set(slot.index, Thread.currentThread());
         iseg.ringCmdDoorbell(1 << slot.index);
 
-        if (!awaitOwnership(e)) {
+        String unhealthy;
+        try {
+            unhealthy = awaitOwnership(e);
+        } finally {
+            waiters.set(slot.index, null);
+        }
+        if (unhealthy != null) {
             slot.stuck = true;
-            throw new CommandTimeoutException(opcode, opMod, slot.index, TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
+            if (unhealthy.isEmpty()) {
+                throw new CommandTimeoutException(opcode, opMod, slot.index, TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
+            }
+            DeviceHealthException x = new DeviceHealthException(opcode, opMod, slot.index, unhealthy);
+            if (t != null) {
+                line(t, "cmd[" + slot.index + "]: " + x.getMessage());
+            }
+            throw x;
         }
         int delivery = e.deliveryStatus();
         if (delivery == 0 && checksums && !(e.signatureValid() && slot.out.signaturesValid())) {
@@ -261,6 +281,28 @@ public final class CmdQueue implements AutoCloseable {
         }
     }
 
+    /**
+     * A CMD event from the EQ (rdma-core mlx5_vfio.c asks for them on its async EQ): wakes the threads waiting for the
+     * slots in {@code slotVector}. Waiting threads also poll their entries, so an event that is late or lost costs
+     * time, never a command.
+     */
+    public void completionEvent(int slotVector) {
+        completionEvents.incrementAndGet();
+        for (int i = 0; i < slots.length; i++) {
+            if ((slotVector & (1 << i)) != 0) {
+                Thread t = waiters.get(i);
+                if (t != null) {
+                    LockSupport.unpark(t);
+                }
+            }
+        }
+    }
+
+    /** CMD events seen so far. */
+    public long completionEvents() {
+        return completionEvents.get();
+    }
+
     /** A failing trace sink must not break the command protocol (e.g. leave a rung slot released): it is ignored. */
     private static void dump(CmdTrace t, int slot, boolean input, CmdQueueEntry e, MailboxChain chain, int length) {
         try {
@@ -278,24 +320,37 @@ public final class CmdQueue implements AutoCloseable {
         }
     }
 
-    /** Polls status_own bit 0: spin briefly, then park with a growing back-off up to 1 ms. */
-    private boolean awaitOwnership(CmdQueueEntry e) {
-        long deadline = System.nanoTime() + timeoutNanos;
+    /**
+     * Polls status_own bit 0: spin briefly, then park with a growing back-off up to 1 ms, reading the health registers
+     * between parks as mlx5_core's health poller does, so that a dead or stuck device is an error now rather than
+     * after the whole timeout.
+     *
+     * @return null once the device handed the entry back; "" on timeout; else why the device is unhealthy
+     */
+    private String awaitOwnership(CmdQueueEntry e) {
+        long start = System.nanoTime();
+        long deadline = start + timeoutNanos;
         int spins = 0;
         long park = 1_000;
+        DeviceHealth health = new DeviceHealth(iseg, TimeUnit.NANOSECONDS.toMillis(healthStallNanos), start);
         while (e.ownedByDevice()) {
             if (spins < 1_000) {
                 spins++;
                 Thread.onSpinWait();
                 continue;
             }
-            if (System.nanoTime() - deadline >= 0) {
-                return false;
+            long now = System.nanoTime();
+            if (now - deadline >= 0) {
+                return "";
+            }
+            String sick = health.check(now);
+            if (sick != null) {
+                return sick;
             }
             LockSupport.parkNanos(park);
             park = Math.min(park * 2, 1_000_000);
         }
-        return true;
+        return null;
     }
 
     private synchronized int nextToken() {
@@ -320,7 +375,7 @@ public final class CmdQueue implements AutoCloseable {
             }
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException(Opcode.name(opcode) + ": interrupted waiting for a command slot", ie);
+            throw new IllegalStateException(CmdOpcode.name(opcode) + ": interrupted waiting for a command slot", ie);
         }
         synchronized (this) {
             if (closed) {

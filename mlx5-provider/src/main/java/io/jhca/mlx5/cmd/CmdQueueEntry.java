@@ -8,8 +8,8 @@ import org.agrona.concurrent.AtomicBuffer;
 
 /**
  * Flyweight over one 64-byte command queue entry (kernel device.h {@code struct mlx5_cmd_layout}; offsets checked
- * against the header by a golden test). Used by both the driver ({@link CmdQueue}) and device models
- * ({@link CmdQueueDevice}), so there is one implementation of the format. All multi-byte fields are big-endian.
+ * against the header by a golden test). Used by both the driver ({@link CmdQueue}) and the device model
+ * (module jhca-connectx, {@code io.jhca.connectx.CmdQueueDevice}), so there is one implementation of the format. All multi-byte fields are big-endian.
  *
  * <pre>
  * 0x00 type (7 = PCIe)   0x04 inlen        0x08 in_ptr (first input mailbox)

@@ -36,7 +36,7 @@ public class CommandException extends RuntimeException {
     public static CommandException undelivered(int opcode, int opMod, int deliveryStatus) {
         DeliveryStatus d = DeliveryStatus.of(deliveryStatus);
         return new CommandException(String.format("%s(0x%x) op_mod(0x%x) not delivered, delivery status %s(0x%x) [%s]",
-                Opcode.name(opcode), opcode, opMod, DeliveryStatus.describe(deliveryStatus), deliveryStatus,
+                CmdOpcode.name(opcode), opcode, opMod, DeliveryStatus.describe(deliveryStatus), deliveryStatus,
                 d != null ? d.name() : "UNKNOWN"), opcode, opMod, 0, 0, deliveryStatus);
     }
 
@@ -46,7 +46,7 @@ public class CommandException extends RuntimeException {
 
     /** Kernel name of the command, e.g. "CREATE_QP". */
     public String commandName() {
-        return Opcode.name(opcode);
+        return CmdOpcode.name(opcode);
     }
 
     public int opMod() {

@@ -13,7 +13,7 @@ public final class CommandTimeoutException extends CommandException {
 
     public CommandTimeoutException(int opcode, int opMod, int slot, long timeoutMillis) {
         super(String.format("%s(0x%x) op_mod(0x%x) timeout after %d ms on slot %d. Will cause a leak of a command"
-                + " resource", Opcode.name(opcode), opcode, opMod, timeoutMillis, slot), opcode, opMod, 0, 0, 0);
+                + " resource", CmdOpcode.name(opcode), opcode, opMod, timeoutMillis, slot), opcode, opMod, 0, 0, 0);
         this.slot = slot;
         this.timeoutMillis = timeoutMillis;
     }

@@ -18,11 +18,11 @@ public final class DriverCmdLayouts {
             QpModifyLayouts.SQERR2RTS_QP_IN, QpModifyLayouts.SQERR2RTS_QP_OUT);
 
     private static final Map<Integer, Layout[]> BY_OPCODE = Map.of(
-            Opcode.SET_ROCE_ADDRESS,
+            CmdOpcode.SET_ROCE_ADDRESS,
             new Layout[] {RoceAddressLayouts.SET_ROCE_ADDRESS_IN, RoceAddressLayouts.SET_ROCE_ADDRESS_OUT},
-            Opcode.INIT2INIT_QP, new Layout[] {QpModifyLayouts.INIT2INIT_QP_IN, QpModifyLayouts.INIT2INIT_QP_OUT},
-            Opcode.RTS2RTS_QP, new Layout[] {QpModifyLayouts.RTS2RTS_QP_IN, QpModifyLayouts.RTS2RTS_QP_OUT},
-            Opcode.SQERR2RTS_QP, new Layout[] {QpModifyLayouts.SQERR2RTS_QP_IN, QpModifyLayouts.SQERR2RTS_QP_OUT});
+            CmdOpcode.INIT2INIT_QP, new Layout[] {QpModifyLayouts.INIT2INIT_QP_IN, QpModifyLayouts.INIT2INIT_QP_OUT},
+            CmdOpcode.RTS2RTS_QP, new Layout[] {QpModifyLayouts.RTS2RTS_QP_IN, QpModifyLayouts.RTS2RTS_QP_OUT},
+            CmdOpcode.SQERR2RTS_QP, new Layout[] {QpModifyLayouts.SQERR2RTS_QP_IN, QpModifyLayouts.SQERR2RTS_QP_OUT});
 
     private DriverCmdLayouts() {
     }

@@ -1,9 +1,13 @@
 package io.jhca.mlx5.cmd;
 
+import io.jhca.doorbell.MmioWindow;
+
 /**
  * Flyweight over the initialization segment at the start of BAR0 (kernel device.h {@code struct mlx5_init_seg},
  * 0x2010 bytes; offsets checked against the header by a golden test). All registers are big-endian 32-bit; sub-word
- * fields are extracted from the containing dword, since BAR accesses are always whole aligned dwords.
+ * fields are extracted from the containing dword, since BAR accesses are always whole aligned dwords. It reads and
+ * writes BAR0 through the function's {@link MmioWindow} (one aligned, big-endian 4-byte load or store each); a test
+ * double that must see register writes as they happen overrides the window's store hook.
  */
 public final class InitSegment {
 
@@ -46,29 +50,29 @@ public final class InitSegment {
     public static final int NIC_IFC_DISABLED = 1;
     public static final int NIC_IFC_SW_RESET = 7;
 
-    private final Bar0 bar;
+    private final MmioWindow bar;
 
-    public InitSegment(Bar0 bar) {
+    public InitSegment(MmioWindow bar) {
         this.bar = bar;
     }
 
-    public Bar0 bar() {
+    public MmioWindow bar() {
         return bar;
     }
 
     /** fw_rev bits 15:0. */
     public int fwRevMajor() {
-        return bar.readBe32(FW_REV) & 0xffff;
+        return bar.getIntBe(FW_REV) & 0xffff;
     }
 
     /** fw_rev bits 31:16. */
     public int fwRevMinor() {
-        return bar.readBe32(FW_REV) >>> 16;
+        return bar.getIntBe(FW_REV) >>> 16;
     }
 
     /** cmdif_rev_fw_sub bits 15:0. */
     public int fwRevSubminor() {
-        return bar.readBe32(CMDIF_REV_FW_SUB) & 0xffff;
+        return bar.getIntBe(CMDIF_REV_FW_SUB) & 0xffff;
     }
 
     /** Firmware version as {@code ethtool -i} shows it (mlx5e drvinfo {@code "%d.%d.%04d"}, e.g. 16.35.2000). */
@@ -78,22 +82,22 @@ public final class InitSegment {
 
     /** cmdif_rev_fw_sub bits 31:16; must be {@link #CMDIF_REV}. */
     public int cmdifRev() {
-        return bar.readBe32(CMDIF_REV_FW_SUB) >>> 16;
+        return bar.getIntBe(CMDIF_REV_FW_SUB) >>> 16;
     }
 
     /** log2 of the number of command queue entries (cmdq_addr_l_sz bits 7:4, read side). */
     public int logCmdqSize() {
-        return (bar.readBe32(CMDQ_ADDR_L_SZ) >>> 4) & 0xf;
+        return (bar.getIntBe(CMDQ_ADDR_L_SZ) >>> 4) & 0xf;
     }
 
     /** log2 of the command entry stride in bytes (cmdq_addr_l_sz bits 3:0, read side). */
     public int logCmdqStride() {
-        return bar.readBe32(CMDQ_ADDR_L_SZ) & 0xf;
+        return bar.getIntBe(CMDQ_ADDR_L_SZ) & 0xf;
     }
 
     /** nic_interface, cmdq_addr_l_sz bits 10:8. */
     public int nicInterface() {
-        return (bar.readBe32(CMDQ_ADDR_L_SZ) >>> 8) & 0x7;
+        return (bar.getIntBe(CMDQ_ADDR_L_SZ) >>> 8) & 0x7;
     }
 
     /**
@@ -104,31 +108,31 @@ public final class InitSegment {
         if ((iova & (CMDQ_ALIGNMENT - 1)) != 0) {
             throw new IllegalArgumentException(String.format("command queue IOVA 0x%x is not 4 KiB aligned", iova));
         }
-        bar.writeBe32(CMDQ_ADDR_H, (int) (iova >>> 32));
-        bar.writeBe32(CMDQ_ADDR_L_SZ, (int) iova);
+        bar.putIntBe(CMDQ_ADDR_H, (int) (iova >>> 32));
+        bar.putIntBe(CMDQ_ADDR_L_SZ, (int) iova);
     }
 
     /** The programmed command queue address as the registers read back (size fields masked off). */
     public long cmdqAddress() {
-        long hi = Integer.toUnsignedLong(bar.readBe32(CMDQ_ADDR_H));
-        long lo = Integer.toUnsignedLong(bar.readBe32(CMDQ_ADDR_L_SZ)) & ~0xfffL;
+        long hi = Integer.toUnsignedLong(bar.getIntBe(CMDQ_ADDR_H));
+        long lo = Integer.toUnsignedLong(bar.getIntBe(CMDQ_ADDR_L_SZ)) & ~0xfffL;
         return (hi << 32) | lo;
     }
 
     /** Rewrites nic_interface, keeping the address bits (used by fast teardown: 1 = disabled). */
     public void nicInterface(int mode) {
-        int lo = bar.readBe32(CMDQ_ADDR_L_SZ);
-        bar.writeBe32(CMDQ_ADDR_L_SZ, (lo & ~0xfff) | ((mode & 0x7) << 8));
+        int lo = bar.getIntBe(CMDQ_ADDR_L_SZ);
+        bar.putIntBe(CMDQ_ADDR_L_SZ, (lo & ~0xfff) | ((mode & 0x7) << 8));
     }
 
     /** Rings the command doorbell: one big-endian 32-bit store of the slot bit mask. */
     public void ringCmdDoorbell(int slotMask) {
-        bar.writeBe32(CMD_DBELL, slotMask);
+        bar.putIntBe(CMD_DBELL, slotMask);
     }
 
     /** initializing bit 31: firmware has not finished its own initialization yet. */
     public boolean initializing() {
-        return (bar.readBe32(INITIALIZING) >>> 31) != 0;
+        return (bar.getIntBe(INITIALIZING) >>> 31) != 0;
     }
 
     /**
@@ -148,36 +152,36 @@ public final class InitSegment {
 
     /** health.synd (byte 0x23d): 0 while healthy. */
     public int healthSyndrome() {
-        return (bar.readBe32(HEALTH_SYND_DWORD) >>> 16) & 0xff;
+        return (bar.getIntBe(HEALTH_SYND_DWORD) >>> 16) & 0xff;
     }
 
     /** health.ext_synd (be16 at 0x23e). */
     public int healthExtSyndrome() {
-        return bar.readBe32(HEALTH_SYND_DWORD) & 0xffff;
+        return bar.getIntBe(HEALTH_SYND_DWORD) & 0xffff;
     }
 
     /** health.irisc_index (byte 0x23c). */
     public int healthIriscIndex() {
-        return bar.readBe32(HEALTH_SYND_DWORD) >>> 24;
+        return bar.getIntBe(HEALTH_SYND_DWORD) >>> 24;
     }
 
     /** health.fw_ver; 0xffffffff means the device dropped off the bus. */
     public int healthFwVer() {
-        return bar.readBe32(HEALTH_FW_VER);
+        return bar.getIntBe(HEALTH_FW_VER);
     }
 
     /** health_counter bits 23:0: firmware keeps incrementing it; rdma-core declares the device dead after 3 stalls. */
     public int healthCounter() {
-        return bar.readBe32(HEALTH_COUNTER) & 0xffffff;
+        return bar.getIntBe(HEALTH_COUNTER) & 0xffffff;
     }
 
     /** The free-running internal timer, read high/low/high to survive a carry between the two reads. */
     public long internalTimer() {
-        int hi = bar.readBe32(INTERNAL_TIMER_H);
-        int lo = bar.readBe32(INTERNAL_TIMER_L);
-        int hi2 = bar.readBe32(INTERNAL_TIMER_H);
+        int hi = bar.getIntBe(INTERNAL_TIMER_H);
+        int lo = bar.getIntBe(INTERNAL_TIMER_L);
+        int hi2 = bar.getIntBe(INTERNAL_TIMER_H);
         if (hi != hi2) {
-            lo = bar.readBe32(INTERNAL_TIMER_L);
+            lo = bar.getIntBe(INTERNAL_TIMER_L);
         }
         return (Integer.toUnsignedLong(hi2) << 32) | Integer.toUnsignedLong(lo);
     }

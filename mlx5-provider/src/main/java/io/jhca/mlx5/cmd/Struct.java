@@ -7,7 +7,7 @@ import org.agrona.MutableDirectBuffer;
  *
  * <pre>{@code
  * Struct in = new Struct().wrap(CqLayouts.CREATE_CQ_IN, buffer, 0, CqLayouts.CREATE_CQ_IN.sizeBytes(npas)).clear()
- *         .set("opcode", Opcode.CREATE_CQ)
+ *         .set("opcode", CmdOpcode.CREATE_CQ)
  *         .set("cq_context.log_cq_size", 10)
  *         .set("cq_context.dbr_addr", dbrIova);
  * }</pre>

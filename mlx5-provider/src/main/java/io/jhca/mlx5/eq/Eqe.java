@@ -12,6 +12,7 @@ import org.agrona.MutableDirectBuffer;
  *  CQ_ERROR      data 0 be32 cqn (23:0), data 11 u8 syndrome                 (struct mlx5_eqe_cq_err)
  *  QP events     data 20 u8 type (queue type), data 24 be32 qp_srq_n (23:0)   (struct mlx5_eqe_qp_srq)
  *  PAGE_REQUEST  data 2 be16 func_id, data 4 be32 num_pages (signed)          (struct mlx5_eqe_page_req)
+ *  CMD           data 0 be32 vector: the command slots completed             (struct mlx5_eqe_cmd)
  * </pre>
  * Ownership: software sets every owner byte to 1 before CREATE_EQ (rdma-core mlx5_vfio.c
  * {@code MLX5_EQE_OWNER_INIT_VAL}); the entry at free-running index {@code ci} belongs to software when its owner bit
@@ -88,6 +89,12 @@ public final class Eqe {
     public static int pageRequestFunctionId(DirectBuffer b, int eqe) {
         check(b, eqe);
         return b.getShort(eqe + DATA_OFFSET + PAGE_REQ_FUNC_ID, ByteOrder.BIG_ENDIAN) & 0xffff;
+    }
+
+    /** CMD: bit n set = the command in slot n completed. */
+    public static int cmdVector(DirectBuffer b, int eqe) {
+        check(b, eqe);
+        return b.getInt(eqe + DATA_OFFSET, ByteOrder.BIG_ENDIAN);
     }
 
     // ---- device side ----

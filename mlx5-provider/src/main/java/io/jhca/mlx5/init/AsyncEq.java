@@ -10,14 +10,16 @@ import io.jhca.doorbell.MmioWindow;
 import io.jhca.memory.DmaRegion;
 import io.jhca.mlx5.cmd.CmdQueue;
 import io.jhca.mlx5.cmd.EqLayouts;
-import io.jhca.mlx5.cmd.Opcode;
+import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.eq.Eqe;
 import io.jhca.mlx5.eq.EventType;
 import io.jhca.mlx5.spi.Mlx5Function;
 
 /**
- * The function's one asynchronous event queue: CQ errors (a CQ overrun is reported here), QP errors, port changes
- * and firmware page requests. Command completions are polled on the command queue, so CMD events are not asked for.
+ * The function's one asynchronous event queue: CQ errors (a CQ overrun is reported here), QP errors, port changes,
+ * firmware page requests and command completions (CMD events name the slots completed; they wake the thread waiting
+ * for the command, which also polls the entry itself), the event types rdma-core's mlx5_vfio.c asks for on its
+ * async EQ (vector 0; there are no interrupts here, so no vector is armed).
  * It is polled, never armed: software consumes entries by the ownership rule and publishes its consumer index with a
  * 32-bit doorbell {@code be32(eqn << 24 | ci)} at UAR + 0x48 (update without arming; + 0x40 would also arm; kernel
  * lib/eq.h {@code eq_update_ci}, MLX5_EQ_DOORBEL_OFFSET).
@@ -34,7 +36,8 @@ public final class AsyncEq implements AutoCloseable {
     public static final long EVENT_MASK = EventType.maskBit(EventType.CQ_ERROR) | EventType.maskBit(EventType.WQ_CATAS_ERROR)
             | EventType.maskBit(EventType.PATH_MIG_FAILED) | EventType.maskBit(EventType.INTERNAL_ERROR)
             | EventType.maskBit(EventType.PORT_CHANGE) | EventType.maskBit(EventType.PAGE_REQUEST)
-            | EventType.maskBit(EventType.WQ_INVAL_REQ_ERROR) | EventType.maskBit(EventType.WQ_ACCESS_ERROR);
+            | EventType.maskBit(EventType.WQ_INVAL_REQ_ERROR) | EventType.maskBit(EventType.WQ_ACCESS_ERROR)
+            | EventType.maskBit(EventType.CMD);
     /** Offsets of the EQ doorbells in a UAR page: update and arm, update only. */
     public static final int DOORBELL_ARM = 0x40;
     public static final int DOORBELL_UPDATE = 0x48;
@@ -73,7 +76,7 @@ public final class AsyncEq implements AutoCloseable {
                 b.putByte(i * Eqe.SIZE + Eqe.OWNER_OFFSET, (byte) Eqe.OWNER_INIT);
             }
             int pages = bytes / 4096;
-            Cmd c = Cmd.of(Opcode.CREATE_EQ, EqLayouts.CREATE_EQ_IN, EqLayouts.CREATE_EQ_IN.sizeBytes(pages),
+            PrmCommand c = PrmCommand.of(CmdOpcode.CREATE_EQ, EqLayouts.CREATE_EQ_IN, EqLayouts.CREATE_EQ_IN.sizeBytes(pages),
                             EqLayouts.CREATE_EQ_OUT, EqLayouts.CREATE_EQ_OUT.sizeBytes())
                     .set("eq_context_entry.log_eq_size", Integer.numberOfTrailingZeros(ENTRIES))
                     .set("eq_context_entry.uar_page", uar)
@@ -149,7 +152,7 @@ public final class AsyncEq implements AutoCloseable {
     }
 
     /** DESTROY_EQ, then the buffer goes back. */
-    void destroy(Commands cmds) {
+    void destroy(HcaCommands cmds) {
         cmds.destroyEq(eqn);
         close();
     }

@@ -38,7 +38,7 @@ final class FirmwarePages implements AutoCloseable {
     }
 
     /** Allocates {@code n} pages and gives them with MANAGE_PAGES; nothing is kept if the command fails. */
-    synchronized void give(Commands cmds, int functionId, int n) {
+    synchronized void give(HcaCommands cmds, int functionId, int n) {
         if (n <= 0) {
             return;
         }
@@ -68,7 +68,7 @@ final class FirmwarePages implements AutoCloseable {
      * Asks for up to {@code n} pages back (MANAGE_PAGES take, in batches) and releases regions the firmware no longer
      * uses. Returns the number of pages returned; stops early when the firmware returns none.
      */
-    synchronized int reclaim(Commands cmds, int functionId, int n) {
+    synchronized int reclaim(HcaCommands cmds, int functionId, int n) {
         long[] back = new long[TAKE_BATCH];
         int total = 0;
         while (total < n) {

@@ -14,7 +14,7 @@ import io.jhca.mlx5.spi.Mlx5Function;
  * over 64 KiB chunks is enough; blocks of up to 4 KiB never cross a 4 KiB page, so each is contiguous in IOVA space
  * even when the translator maps page by page. Everything is released with the queue, by {@link #close()}.
  */
-final class FunctionCmdMemory implements CmdMemory, AutoCloseable {
+public final class FunctionCmdMemory implements CmdMemory, AutoCloseable {
 
     private static final int CHUNK = 64 * 1024;
     private static final int PAGE = 4096;
@@ -24,7 +24,7 @@ final class FunctionCmdMemory implements CmdMemory, AutoCloseable {
     private DmaRegion current;
     private long next;
 
-    FunctionCmdMemory(Mlx5Function function) {
+    public FunctionCmdMemory(Mlx5Function function) {
         this.function = function;
     }
 

@@ -6,6 +6,7 @@ import java.util.Deque;
 import io.jhca.mlx5.cmd.CmdQueue;
 import io.jhca.mlx5.cmd.CmdTrace;
 import io.jhca.mlx5.cmd.CommandTimeoutException;
+import io.jhca.mlx5.cmd.DeviceHealthException;
 import io.jhca.mlx5.cmd.InitSegment;
 import io.jhca.mlx5.spi.Mlx5Function;
 
@@ -28,7 +29,7 @@ public final class Hca implements AutoCloseable {
     final FirmwarePages pages;
     private final Deque<Step> undo = new ArrayDeque<>();
     CmdQueue cmdq;
-    Commands commands;
+    HcaCommands commands;
     HcaCaps caps;
     int functionId;
     int uar = -1;
@@ -40,7 +41,7 @@ public final class Hca implements AutoCloseable {
     Hca(Mlx5Function function, Mlx5Options options) {
         this.function = function;
         this.options = options;
-        this.iseg = new InitSegment(new MmioBar0(function.bar0()));
+        this.iseg = new InitSegment(function.bar0());
         this.cmdMemory = new FunctionCmdMemory(function);
         this.pages = new FirmwarePages(function);
     }
@@ -62,7 +63,7 @@ public final class Hca implements AutoCloseable {
         return cmdq;
     }
 
-    public Commands commands() {
+    public HcaCommands commands() {
         return commands;
     }
 
@@ -114,9 +115,12 @@ public final class Hca implements AutoCloseable {
         }
     }
 
-    /** Notes that a command timed out: from now on, teardown sends no commands and keeps the command memory. */
+    /**
+     * Notes that a command timed out or found the device dead or stuck: from now on, teardown sends no commands and
+     * keeps the command memory.
+     */
     void failed(Throwable cause) {
-        if (cause instanceof CommandTimeoutException) {
+        if (cause instanceof CommandTimeoutException || cause instanceof DeviceHealthException) {
             firmwareHung = true;
         }
     }

@@ -92,9 +92,10 @@ public final class HcaBringUp {
     /** mlx5_cmd_init: the queue page is allocated and its address programmed, high word first. */
     static void openCommandQueue(Hca h) {
         CmdQueueOptions o = CmdQueueOptions.defaults().timeoutMillis(h.options.commandTimeoutMillis())
-                .trace(h.options.trace());
+                .trace(h.options.trace())
+                .healthStallMillis(Long.getLong("jhca.mlx5.healthStallMs", CmdQueueOptions.DEFAULT_HEALTH_STALL_MILLIS));
         h.cmdq = CmdQueue.open(h.iseg, h.cmdMemory, o);
-        h.commands = new Commands(h.cmdq);
+        h.commands = new HcaCommands(h.cmdq);
         h.onClose("free command queue", false, () -> {
             h.cmdq.close();
             if (!h.firmwareHung()) {
@@ -126,7 +127,7 @@ public final class HcaBringUp {
 
     /** mlx5_satisfy_startup_pages: QUERY_PAGES then MANAGE_PAGES give, for the boot or the init stage. */
     static void giveStartupPages(Hca h, int stage) {
-        Commands.PageRequest r = h.commands.queryPages(stage);
+        HcaCommands.PageRequest r = h.commands.queryPages(stage);
         boolean first = h.pages.given() == 0;
         h.functionId = r.functionId();
         h.pages.give(h.commands, r.functionId(), r.numPages());

@@ -10,7 +10,9 @@ import io.jhca.mlx5.cmd.CmdTrace;
  *     {@code Mlx5Context.traceCommands}.</li>
  * <li>{@code jhca.mlx5.cmdTimeoutMs} (60000, mlx5_core's command timeout), {@code jhca.mlx5.preInitTimeoutMs}
  *     (120000, FW_PRE_INIT_TIMEOUT), {@code jhca.mlx5.initTimeoutMs} (10000; the kernel allows 2000 after the
- *     command queue is programmed, a device model may need longer to start).</li>
+ *     command queue is programmed, a device model may need longer to start), {@code jhca.mlx5.healthStallMs}
+ *     (6000: how long the health counter may stand still while a command waits before the device counts as
+ *     stuck; a device whose BAR0 reads all ones counts as gone at once).</li>
  * <li>{@code jhca.mlx5.blueflame}: {@code auto} (a single inline WQE goes by BlueFlame when the device has it, as
  *     rdma-core does), {@code prefer} (any single WQE, rdma-core's MLX5_POST_SEND_PREFER_BF), {@code off}.</li>
  * </ul>

@@ -82,7 +82,7 @@ public final class RoceGids {
     }
 
     /** Programs every entry with SET_ROCE_ADDRESS, index by index. */
-    void program(Commands cmds) {
+    void program(HcaCommands cmds) {
         for (int i = 0; i < gids.size(); i++) {
             Gid g = gids.get(i);
             cmds.setRoceAddress(i, g.bytes(), mac.clone(),

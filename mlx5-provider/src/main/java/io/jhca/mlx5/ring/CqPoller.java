@@ -26,17 +26,17 @@ import io.jhca.verbs.WorkCompletion;
  */
 public final class CqPoller {
 
-    private final CqRing ring;
+    private final CqBuffer ring;
     private final CqeOwners owners;
     private final Cqe64 cqe = new Cqe64();
     private final ErrCqe err = new ErrCqe();
 
-    public CqPoller(CqRing ring, CqeOwners owners) {
+    public CqPoller(CqBuffer ring, CqeOwners owners) {
         this.ring = ring;
         this.owners = owners;
     }
 
-    public CqRing ring() {
+    public CqBuffer ring() {
         return ring;
     }
 
@@ -80,7 +80,7 @@ public final class CqPoller {
     }
 
     private boolean requester(CqeOwner qp, WorkCompletion wc) {
-        SendRing sq = qp.sendRing();
+        SqBuffer sq = qp.sendRing();
         if (sq == null) {
             return false;
         }
@@ -99,7 +99,7 @@ public final class CqPoller {
     }
 
     private boolean responder(CqeOwner qp, int opcode, WorkCompletion wc) {
-        RecvRing rq = qp.recvRing();
+        RqBuffer rq = qp.recvRing();
         if (rq == null) {
             return false;
         }
@@ -128,14 +128,14 @@ public final class CqPoller {
         int counter = err.wqeCounter();
         boolean requester = opcode == CqeOpcode.REQ_ERR;
         if (requester) {
-            SendRing sq = qp.sendRing();
+            SqBuffer sq = qp.sendRing();
             if (sq == null) {
                 return false;
             }
             wc.set(sq.wrId(counter), status, sq.wcOpcode(counter), qp.qpn(), 0);
             sq.retire(counter);
         } else {
-            RecvRing rq = qp.recvRing();
+            RqBuffer rq = qp.recvRing();
             if (rq == null) {
                 return false;
             }

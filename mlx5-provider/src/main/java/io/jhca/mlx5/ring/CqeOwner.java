@@ -8,10 +8,10 @@ public interface CqeOwner {
     int qpn();
 
     /** The send ring, or null if the QP has none. */
-    SendRing sendRing();
+    SqBuffer sendRing();
 
     /** The receive ring, or null if the QP has none. */
-    RecvRing recvRing();
+    RqBuffer recvRing();
 
     /** UD QPs report the sender's QPN and P_Key index on receive. */
     boolean isUd();

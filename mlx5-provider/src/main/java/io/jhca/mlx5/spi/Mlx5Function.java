@@ -8,9 +8,11 @@ import java.util.List;
 
 /**
  * A ConnectX PCI function as the driver sees it: BAR0 (initialization segment, command doorbell, UAR pages)
- * and a way to give the device DMA access to host memory. Backends: vfio (a real device bound to vfio-pci)
- * and the device model in hw-lab ({@code io.jhca.lab.sim}), which implements this interface over simulated
- * BAR0 memory that its firmware thread watches.
+ * and a way to give the device DMA access to host memory. Backends: vfio (a real device bound to vfio-pci, not
+ * written yet) and the ConnectX model (module jhca-connectx, package {@code io.jhca.connectx}), found through
+ * {@link Mlx5FunctionSource}: in process, BAR0 is off-heap memory its firmware thread watches; out of process
+ * ({@code io.jhca.connectx.ModelProcess}), BAR0 is a shared-memory file both processes map and DMA goes through a
+ * file standing for the machine's RAM, IOVA = offset in it. The driver never depends on a backend.
  *
  * <p>The driver owns everything above this line: it brings the function up through the command queue,
  * hands the firmware its pages, creates every object and formats every WQE itself.

@@ -4,7 +4,7 @@ import java.util.List;
 
 /**
  * Finds ConnectX functions, through {@link java.util.ServiceLoader}: the vfio backend lists devices bound to
- * vfio-pci, hw-lab's device model lists its simulated ones. A source opens a function only when asked,
+ * vfio-pci, the ConnectX model (module jhca-connectx) lists its simulated ones. A source opens a function only when asked,
  * so listing devices never starts hardware or a model.
  */
 public interface Mlx5FunctionSource {

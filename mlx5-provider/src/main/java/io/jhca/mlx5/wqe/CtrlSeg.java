@@ -21,7 +21,7 @@ import org.agrona.MutableDirectBuffer;
  * {@code imm}: the 32-bit value is stored <em>as-is</em>, in the host's byte order, because the verbs
  * caller passes it already big-endian ({@code ibv_send_wr.imm_data} is a {@code __be32}; for SEND_INV it is
  * {@code htobe32(rkey)}). On x86 {@code imm = 0x11223344} therefore lands as {@code 44 33 22 11}. Java code
- * holding the immediate as a plain number should pass {@link #beImm(int)} of it, or use {@link #setImmBe}.
+ * holding the immediate as a plain number should pass {@link #beImm(int)} of it.
  */
 public final class CtrlSeg {
 
@@ -59,7 +59,7 @@ public final class CtrlSeg {
         Segments.checkField("opmod", opmod, 0xff);
         Segments.checkField("qpn", qpn, 0xffffff);
         Segments.checkField("fm_ce_se", fmCeSe, 0xff);
-        Segments.checkField("ds", ds, SendWqe.MAX_DS);
+        Segments.checkField("ds", ds, SendWqeLayout.MAX_DS);
         Segments.checkField("signature", signature, 0xff);
         buffer.putInt(offset + OPMOD_IDX_OPCODE_OFFSET, opmod << 24 | (pi & 0xffff) << 8 | opcode, ByteOrder.BIG_ENDIAN);
         buffer.putInt(offset + QPN_DS_OFFSET, qpn << 8 | ds, ByteOrder.BIG_ENDIAN);
@@ -72,26 +72,6 @@ public final class CtrlSeg {
     /** {@code htobe32(value)}: the as-is {@code imm} argument that puts {@code value} on the wire big-endian. */
     public static int beImm(int value) {
         return NATIVE_LITTLE_ENDIAN ? Integer.reverseBytes(value) : value;
-    }
-
-    /** Overwrites the imm field with {@code value} in big-endian byte order (immediate data, or the rkey of SEND_INV). */
-    public static void setImmBe(MutableDirectBuffer buffer, int offset, int value) {
-        Segments.checkBounds(buffer, offset, SIZE);
-        buffer.putInt(offset + IMM_OFFSET, value, ByteOrder.BIG_ENDIAN);
-    }
-
-    /** Overwrites {@code fm_ce_se} (e.g. to add {@link FmCeSe#CQ_UPDATE} to the last WQE of a batch). */
-    public static void setFmCeSe(MutableDirectBuffer buffer, int offset, int fmCeSe) {
-        Segments.checkBounds(buffer, offset, SIZE);
-        Segments.checkField("fm_ce_se", fmCeSe, 0xff);
-        buffer.putByte(offset + FM_CE_SE_OFFSET, (byte) fmCeSe);
-    }
-
-    /** Overwrites the signature byte (after computing it over the finished WQE). */
-    public static void setSignature(MutableDirectBuffer buffer, int offset, int signature) {
-        Segments.checkBounds(buffer, offset, SIZE);
-        Segments.checkField("signature", signature, 0xff);
-        buffer.putByte(offset + SIGNATURE_OFFSET, (byte) signature);
     }
 
     public static int opmod(DirectBuffer buffer, int offset) {
@@ -118,7 +98,7 @@ public final class CtrlSeg {
     /** DS count (bits 5:0 of {@code qpn_ds}, kernel qp.h {@code MLX5_WQE_CTRL_DS_MASK}). */
     public static int ds(DirectBuffer buffer, int offset) {
         Segments.checkBounds(buffer, offset, SIZE);
-        return buffer.getByte(offset + QPN_DS_OFFSET + 3) & SendWqe.MAX_DS;
+        return buffer.getByte(offset + QPN_DS_OFFSET + 3) & SendWqeLayout.MAX_DS;
     }
 
     public static int signature(DirectBuffer buffer, int offset) {

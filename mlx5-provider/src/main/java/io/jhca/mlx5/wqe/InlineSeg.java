@@ -31,7 +31,7 @@ public final class InlineSeg {
         if (length < 0) {
             throw new IllegalArgumentException("inline length " + length);
         }
-        return length == 0 ? 0 : (length + HEADER_SIZE + SendWqe.DS - 1) / SendWqe.DS;
+        return length == 0 ? 0 : (length + HEADER_SIZE + SendWqeLayout.DS - 1) / SendWqeLayout.DS;
     }
 
     /** Writes the header {@code be32(length | 0x80000000)} at {@code offset}. */
@@ -79,7 +79,7 @@ public final class InlineSeg {
             return 0;
         }
         int end = copyWrapped(ring, ringStart, ringEnd, segOffset + HEADER_SIZE, src, srcOffset, length);
-        int pad = -(end - ringStart) & (SendWqe.DS - 1);
+        int pad = -(end - ringStart) & (SendWqeLayout.DS - 1);
         ring.setMemory(end, pad, (byte) 0);
         ring.putInt(segOffset, length | INLINE_SEG, ByteOrder.BIG_ENDIAN);
         return ds(length);
@@ -112,11 +112,11 @@ public final class InlineSeg {
 
     private static void checkRing(MutableDirectBuffer ring, int ringStart, int ringEnd, int segOffset) {
         if (ringStart < 0 || ringEnd > ring.capacity() || ringStart >= ringEnd
-            || ((ringEnd - ringStart) & (SendWqe.WQEBB - 1)) != 0) {
+            || ((ringEnd - ringStart) & (SendWqeLayout.WQEBB - 1)) != 0) {
             throw new IllegalArgumentException("ring [" + ringStart + ", " + ringEnd + ") is not whole WQEBBs inside a buffer of "
                 + ring.capacity());
         }
-        if (segOffset < ringStart || segOffset >= ringEnd || ((segOffset - ringStart) & (SendWqe.DS - 1)) != 0) {
+        if (segOffset < ringStart || segOffset >= ringEnd || ((segOffset - ringStart) & (SendWqeLayout.DS - 1)) != 0) {
             throw new IllegalArgumentException("inline segment at " + segOffset + " not on a 16-byte unit of ring ["
                 + ringStart + ", " + ringEnd + ")");
         }

@@ -211,9 +211,9 @@ class DriverLayoutsGoldenTest {
 
     @Test
     void opcodeLookupCoversDriverCommands() {
-        assertEquals(RoceAddressLayouts.SET_ROCE_ADDRESS_IN, DriverCmdLayouts.input(Opcode.SET_ROCE_ADDRESS));
-        assertEquals(QpModifyLayouts.RTS2RTS_QP_OUT, DriverCmdLayouts.output(Opcode.RTS2RTS_QP));
-        assertEquals(CmdLayouts.input(Opcode.CREATE_QP), DriverCmdLayouts.input(Opcode.CREATE_QP));
+        assertEquals(RoceAddressLayouts.SET_ROCE_ADDRESS_IN, DriverCmdLayouts.input(CmdOpcode.SET_ROCE_ADDRESS));
+        assertEquals(QpModifyLayouts.RTS2RTS_QP_OUT, DriverCmdLayouts.output(CmdOpcode.RTS2RTS_QP));
+        assertEquals(CmdLayouts.input(CmdOpcode.CREATE_QP), DriverCmdLayouts.input(CmdOpcode.CREATE_QP));
     }
 
     @Test

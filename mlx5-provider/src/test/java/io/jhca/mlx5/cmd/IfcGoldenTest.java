@@ -97,7 +97,7 @@ class IfcGoldenTest {
                 .append("static void put_be(unsigned char *p, uint64_t v, int bytes)\n{\n")
                 .append("\tfor (int i = bytes - 1; i >= 0; i--) {\n\t\tp[i] = (unsigned char)v;\n\t\tv >>= 8;\n\t}\n}\n\n")
                 .append("int main(void)\n{\n");
-        for (Map.Entry<Integer, String> op : Opcode.known().entrySet()) {
+        for (Map.Entry<Integer, String> op : CmdOpcode.known().entrySet()) {
             c.append("\tprintf(\"O ").append(op.getValue()).append(" %d\\n\", (int)MLX5_CMD_OP_")
                     .append(op.getValue()).append(");\n");
         }
@@ -295,10 +295,10 @@ class IfcGoldenTest {
 
     @Test
     void opcodesMatchMlx5Ifc() {
-        for (Map.Entry<Integer, String> op : Opcode.known().entrySet()) {
+        for (Map.Entry<Integer, String> op : CmdOpcode.known().entrySet()) {
             assertEquals(parsed.constants.get(op.getValue()), (long) op.getKey(), "MLX5_CMD_OP_" + op.getValue());
         }
-        assertTrue(Opcode.known().size() > 70);
+        assertTrue(CmdOpcode.known().size() > 70);
     }
 
     @Test

@@ -152,7 +152,7 @@ class LayoutTest {
     void structBuildsACommandLikeThePrm() {
         UnsafeBuffer b = new UnsafeBuffer(new byte[CqLayouts.CREATE_CQ_IN.sizeBytes(1)]);
         new Struct().wrap(CqLayouts.CREATE_CQ_IN, b, 0, b.capacity()).clear()
-                .set("opcode", Opcode.CREATE_CQ)
+                .set("opcode", CmdOpcode.CREATE_CQ)
                 .set("cq_context.log_cq_size", 10)
                 .set("cq_context.uar_page", 0x123)
                 .set("cq_context.dbr_addr", 0x7000)

@@ -118,7 +118,7 @@ class QueryRoceAddressGoldenTest {
 
     @Test
     void eqeDataOffsetsTheModelWrites() {
-        // io.jhca.lab.sim.SimEq: COMP cqn at data + 24, CMD vector at data + 0 (data at EQE byte 0x20)
+        // io.jhca.connectx.DeviceEq: COMP cqn at data + 24, CMD vector at data + 0 (data at EQE byte 0x20)
         assertEquals("56", LINES.get("K comp.cqn"));
         assertEquals("32", LINES.get("K cmd.vector"));
     }

@@ -23,7 +23,7 @@ class DoorbellSequenceTest {
 
     @Test
     void oneDoorbellPerBatchWithTheLastControlSegmentAlternatingHalves() {
-        try (RingFixture f = new RingFixture(8, 8, 4, 4, 8, SendRing.BF_INLINE)) {
+        try (RingFixture f = new RingFixture(8, 8, 4, 4, 8, SqBuffer.BF_INLINE)) {
             long a = f.dma(4096).address();
             for (int batch = 0; batch < 6; batch++) {
                 f.sq.startBatch();
@@ -47,7 +47,7 @@ class DoorbellSequenceTest {
 
     @Test
     void singleInlineWqeGoesByBlueFlameWhole() {
-        try (RingFixture f = new RingFixture(2, 1, 4, 4, 4, SendRing.BF_INLINE)) {
+        try (RingFixture f = new RingFixture(2, 1, 4, 4, 4, SqBuffer.BF_INLINE)) {
             byte[] p = new byte[90];
             for (int i = 0; i < p.length; i++) {
                 p[i] = (byte) (0x80 | i);
@@ -75,7 +75,7 @@ class DoorbellSequenceTest {
 
     @Test
     void receiveDoorbellIsTheRecordAlone() {
-        try (RingFixture f = new RingFixture(2, 1, 4, 4, 4, SendRing.BF_OFF)) {
+        try (RingFixture f = new RingFixture(2, 1, 4, 4, 4, SqBuffer.BF_OFF)) {
             for (int i = 0; i < 70_000; i++) {
                 f.rq.begin(i);
                 f.rq.sge(1, 0x1000, 8);

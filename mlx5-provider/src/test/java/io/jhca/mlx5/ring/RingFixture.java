@@ -28,13 +28,13 @@ final class RingFixture implements AutoCloseable, CqeOwner {
     final DbrPool dbrs;
     final DbrPool.Slot qpDbr;
     final UnsafeBuffer qpBuf;
-    final SendRing sq;
-    final RecvRing rq;
-    final CqRing sendCq;
-    final CqRing recvCq;
+    final SqBuffer sq;
+    final RqBuffer rq;
+    final CqBuffer sendCq;
+    final CqBuffer recvCq;
     final CqPoller sendPoller;
     final CqPoller recvPoller;
-    final LoopbackEngine engine = new LoopbackEngine();
+    final LoopbackEngine engine = new LoopbackEngine(this::reachable);
     final LoopbackEngine.Qp deviceQp;
     final LoopbackEngine.Cq deviceSendCq;
     final LoopbackEngine.Cq deviceRecvCq;
@@ -54,16 +54,16 @@ final class RingFixture implements AutoCloseable, CqeOwner {
         DmaRegion q = dma(bytes);
         qpBuf = q.buffer(0, bytes);
         Bfreg bfreg = new Bfreg(bar, UAR, 512, true);
-        sq = new SendRing(qpBuf, rqBytes, sqWqebbs, sqMaxPost, QPN, false, qpDbr.record(), bfreg, bfMode);
-        rq = new RecvRing(qpBuf, 0, rqWqes, rqShift, qpDbr.record());
+        sq = new SqBuffer(qpBuf, rqBytes, sqWqebbs, sqMaxPost, QPN, false, qpDbr.record(), bfreg, bfMode);
+        rq = new RqBuffer(qpBuf, 0, rqWqes, rqShift, qpDbr.record());
         DbrPool.Slot sDbr = dbrs.allocate();
         DbrPool.Slot rDbr = dbrs.allocate();
         DmaRegion sMem = dma(Math.max(4096, ncqe * 64));
         DmaRegion rMem = dma(Math.max(4096, ncqe * 64));
-        CqRing.initialize(sMem.buffer(), ncqe);
-        CqRing.initialize(rMem.buffer(), ncqe);
-        sendCq = new CqRing(sMem.buffer(), ncqe, sDbr.record());
-        recvCq = new CqRing(rMem.buffer(), ncqe, rDbr.record());
+        CqBuffer.initialize(sMem.buffer(), ncqe);
+        CqBuffer.initialize(rMem.buffer(), ncqe);
+        sendCq = new CqBuffer(sMem.buffer(), ncqe, sDbr.record());
+        recvCq = new CqBuffer(rMem.buffer(), ncqe, rDbr.record());
         sendPoller = new CqPoller(sendCq, n -> n == QPN ? this : null);
         recvPoller = new CqPoller(recvCq, n -> n == QPN ? this : null);
         deviceSendCq = engine.cq(1, sMem.address(), ncqe, sDbr.iova());
@@ -79,6 +79,16 @@ final class RingFixture implements AutoCloseable, CqeOwner {
         return r;
     }
 
+    /** The device may touch what this fixture allocated, nothing else. */
+    private boolean reachable(long address, long length) {
+        for (DmaRegion r : regions) {
+            if (!r.isClosed() && address >= r.address() && address - r.address() <= r.length() - length) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The 8 bytes at BAR0 offset {@code offset}, big-endian. */
     long barLong(int offset) {
         return bar.getLongBe(offset);
@@ -90,12 +100,12 @@ final class RingFixture implements AutoCloseable, CqeOwner {
     }
 
     @Override
-    public SendRing sendRing() {
+    public SqBuffer sendRing() {
         return sq;
     }
 
     @Override
-    public RecvRing recvRing() {
+    public RqBuffer recvRing() {
         return rq;
     }
 

@@ -29,7 +29,7 @@ class RingWrapTest {
 
     @Test
     void oneEntryQueuesWrapEveryIteration() {
-        try (RingFixture f = new RingFixture(1, 1, 1, 6, 2, SendRing.BF_OFF)) {
+        try (RingFixture f = new RingFixture(1, 1, 1, 6, 2, SqBuffer.BF_OFF)) {
             DmaRegion src = f.dma(4096);
             DmaRegion dst = f.dma(4096);
             for (int i = 0; i < ITERATIONS; i++) {
@@ -75,7 +75,7 @@ class RingWrapTest {
     @Test
     void twoWqebbRingWithWqesThatContinueAtSlotZero() {
         // 2 WQEBBs, one WQE outstanding: a 2-WQEBB WQE starting in slot 1 continues in slot 0
-        try (RingFixture f = new RingFixture(2, 1, 2, 5, 2, SendRing.BF_INLINE)) {
+        try (RingFixture f = new RingFixture(2, 1, 2, 5, 2, SqBuffer.BF_INLINE)) {
             DmaRegion dst = f.dma(4096);
             DmaRegion src = f.dma(4096);
             byte[] payload = new byte[100];
@@ -118,7 +118,7 @@ class RingWrapTest {
 
     @Test
     void oneCqeRetiresEveryUnsignaledWqeBeforeIt() {
-        try (RingFixture f = new RingFixture(4, 4, 4, 4, 4, SendRing.BF_OFF)) {
+        try (RingFixture f = new RingFixture(4, 4, 4, 4, 4, SqBuffer.BF_OFF)) {
             DmaRegion mem = f.dma(4096);
             for (int round = 0; round < 1000; round++) {
                 f.sq.startBatch();
@@ -144,7 +144,7 @@ class RingWrapTest {
 
     @Test
     void errorCompletionThenFlush() {
-        try (RingFixture f = new RingFixture(4, 4, 4, 4, 8, SendRing.BF_OFF)) {
+        try (RingFixture f = new RingFixture(4, 4, 4, 4, 8, SqBuffer.BF_OFF)) {
             DmaRegion mem = f.dma(4096);
             f.engine.failNext(f.deviceQp, CqeSyndrome.REMOTE_ACCESS_ERR);
             f.sq.startBatch();
@@ -173,7 +173,7 @@ class RingWrapTest {
 
     @Test
     void abortedBatchLeavesNothingBehind() {
-        try (RingFixture f = new RingFixture(4, 4, 4, 4, 4, SendRing.BF_OFF)) {
+        try (RingFixture f = new RingFixture(4, 4, 4, 4, 4, SqBuffer.BF_OFF)) {
             DmaRegion mem = f.dma(4096);
             f.sq.startBatch();
             f.sq.begin(Mlx5Opcode.SEND, WcOpcode.SEND, 1, SendFlags.SIGNALED, 0);

@@ -41,7 +41,7 @@ class WqeBytesTest {
     }
 
     private static RingFixture fixture() {
-        return new RingFixture(8, 4, 4, 4, 4, SendRing.BF_OFF);
+        return new RingFixture(8, 4, 4, 4, 4, SqBuffer.BF_OFF);
     }
 
     @Test
@@ -72,7 +72,7 @@ class WqeBytesTest {
             UnsafeBuffer e = expected(32);
             CtrlSeg.set(e, 0, 0, Mlx5Opcode.SEND_IMM, 0, RingFixture.QPN,
                     FmCeSe.CQ_UPDATE | FmCeSe.SOLICITED | FmCeSe.FENCE, 2, 0, 0);
-            CtrlSeg.setImmBe(e, 0, 0x11223344);
+            e.putInt(CtrlSeg.IMM_OFFSET, 0x11223344, java.nio.ByteOrder.BIG_ENDIAN);
             DataSeg.set(e, 16, 8, 1, A);
             assertWqe(f, ctrl, e);
             assertEquals("11223344", HexFormat.of().formatHex(e.byteArray(), 12, 16), "immediate on the wire big-endian");
@@ -93,7 +93,7 @@ class WqeBytesTest {
                 f.sq.finish();
                 UnsafeBuffer e = expected(48);
                 CtrlSeg.set(e, 0, k, opcodes[k], 0, RingFixture.QPN, 0, 3, 0, 0);
-                CtrlSeg.setImmBe(e, 0, imm);
+                e.putInt(CtrlSeg.IMM_OFFSET, imm, java.nio.ByteOrder.BIG_ENDIAN);
                 RaddrSeg.set(e, 16, RADDR + k, 0xabc00 + k);
                 DataSeg.set(e, 32, 64 + k, 0x55, A + k);
                 assertWqe(f, ctrl, e);
@@ -176,7 +176,7 @@ class WqeBytesTest {
 
     @Test
     void controlIndexIsTheSixteenBitProducerCounter() {
-        try (RingFixture f = new RingFixture(1, 1, 1, 6, 2, SendRing.BF_OFF)) {
+        try (RingFixture f = new RingFixture(1, 1, 1, 6, 2, SqBuffer.BF_OFF)) {
             for (int i = 0; i < 70_000; i++) {
                 f.sq.startBatch();
                 int ctrl = f.sq.begin(Mlx5Opcode.SEND, WcOpcode.SEND, i, 0, 0);

@@ -20,8 +20,8 @@ import io.jhca.mlx5.wqe.FmCeSe;
 import io.jhca.mlx5.wqe.InlineSeg;
 import io.jhca.mlx5.wqe.Mlx5Opcode;
 import io.jhca.mlx5.wqe.RaddrSeg;
-import io.jhca.mlx5.wqe.RecvWqe;
-import io.jhca.mlx5.wqe.SendWqe;
+import io.jhca.mlx5.wqe.RecvWqeLayout;
+import io.jhca.mlx5.wqe.SendWqeLayout;
 
 /**
  * A test stand-in for the ConnectX data path, not the device model: it reads each QP's doorbell record, executes
@@ -30,8 +30,30 @@ import io.jhca.mlx5.wqe.SendWqe;
  * writes CQEs with the owner bit of the producer's wrap parity, body first and op_own last. Everything it reads it
  * reads the way hardware must: the 16-bit counters of the doorbell records, control segments, WQEs that continue at
  * slot 0. Driven by the test thread ({@link #process()}); no threads.
+ *
+ * <p>It touches only memory its {@link Reach} says the device may reach (what the function handed out or mapped),
+ * and checks every address and length a WQE names before copying: a bad one ends as an error CQE (LOCAL_PROT_ERR,
+ * REMOTE_ACCESS_ERR, LOCAL_LENGTH_ERR) and the QP in error, as on hardware, never as a raw access to stray memory.
  */
 public final class LoopbackEngine {
+
+    /** Which host ranges the device may touch (identity IOVAs: the address is the host address). */
+    @FunctionalInterface
+    public interface Reach {
+        boolean reachable(long address, long length);
+    }
+
+    /** Thrown for a ring or doorbell record outside reachable memory at creation: the test is wrong, not the WQE. */
+    private static void requireReachable(Reach reach, String what, long address, long length) {
+        if (!reachableRange(reach, address, length)) {
+            throw new IllegalArgumentException(String.format("%s [0x%x, +%d) is not memory the device may reach",
+                    what, address, length));
+        }
+    }
+
+    private static boolean reachableRange(Reach reach, long address, long length) {
+        return address != 0 && length >= 0 && address + length >= address && reach.reachable(address, length);
+    }
 
     /** A CQ as the device sees it. */
     public static final class Cq {
@@ -104,18 +126,36 @@ public final class LoopbackEngine {
         }
     }
 
+    private final Reach reach;
     private final Map<Integer, Qp> qps = new HashMap<>();
     private final List<Qp> order = new ArrayList<>();
     private final byte[] scratch = new byte[1 << 16];
     private final UnsafeBuffer staging = new UnsafeBuffer(scratch);
     private int executed;
 
+    public LoopbackEngine(Reach reach) {
+        this.reach = reach;
+    }
+
     public Cq cq(int cqn, long buffer, int ncqe, long dbr) {
+        if (ncqe <= 0 || Integer.bitCount(ncqe) != 1 || ncqe > (1 << 24)) {
+            throw new IllegalArgumentException("CQ of " + ncqe + " CQEs");
+        }
+        requireReachable(reach, "CQ buffer", buffer, (long) ncqe * Cqe64.SIZE);
+        requireReachable(reach, "CQ doorbell record", dbr, 8);
         return new Cq(cqn, buffer, ncqe, dbr);
     }
 
     public Qp qp(int qpn, boolean ud, long buffer, int bufferBytes, int rqCnt, int rqShift, int sqStart, int sqCnt,
                  long dbr, Cq sendCq, Cq recvCq) {
+        if (bufferBytes <= 0 || sqStart < 0 || (long) sqStart + (long) sqCnt * SendWqeLayout.WQEBB > bufferBytes
+                || ((long) rqCnt << rqShift) > sqStart || (rqCnt > 0 && Integer.bitCount(rqCnt) != 1)
+                || (sqCnt > 0 && Integer.bitCount(sqCnt) != 1)) {
+            throw new IllegalArgumentException("QP geometry: buffer " + bufferBytes + " bytes, RQ " + rqCnt + " << "
+                    + rqShift + ", SQ " + sqCnt + " WQEBBs at " + sqStart);
+        }
+        requireReachable(reach, "QP buffer", buffer, bufferBytes);
+        requireReachable(reach, "QP doorbell record", dbr, 8);
         Qp q = new Qp(qpn, ud, buffer, bufferBytes, rqCnt, rqShift, sqStart, sqCnt, dbr, sendCq, recvCq);
         qps.put(qpn, q);
         order.add(q);
@@ -160,23 +200,23 @@ public final class LoopbackEngine {
         int producer = q.dbr.getIntVolatile(4);
         producer = Integer.reverseBytes(producer) & 0xffff;   // record word 1, be32 holding 16 bits
         while ((q.sqConsumed & 0xffff) != producer) {
-            int ctrl = q.sqStart + (q.sqConsumed & (q.sqCnt - 1)) * SendWqe.WQEBB;
+            int ctrl = q.sqStart + (q.sqConsumed & (q.sqCnt - 1)) * SendWqeLayout.WQEBB;
             int ds = CtrlSeg.ds(q.buf, ctrl);
             int index = CtrlSeg.wqeIndex(q.buf, ctrl);
             if (index != (q.sqConsumed & 0xffff)) {
                 throw new AssertionError("WQE at WQEBB " + q.sqConsumed + " carries index " + index);
             }
             execute(q, ctrl, ds);
-            q.sqConsumed += SendWqe.wqebbs(ds);
+            q.sqConsumed += SendWqeLayout.wqebbs(ds);
             n++;
         }
         return n;
     }
 
     private int seg(Qp q, int ctrl, int unit) {
-        int off = ctrl + unit * SendWqe.DS;
-        int end = q.sqStart + q.sqCnt * SendWqe.WQEBB;
-        return off >= end ? off - q.sqCnt * SendWqe.WQEBB : off;
+        int off = ctrl + unit * SendWqeLayout.DS;
+        int end = q.sqStart + q.sqCnt * SendWqeLayout.WQEBB;
+        return off >= end ? off - q.sqCnt * SendWqeLayout.WQEBB : off;
     }
 
     private void execute(Qp q, int ctrl, int ds) {
@@ -203,7 +243,7 @@ public final class LoopbackEngine {
         if (q.ud) {
             int av = seg(q, ctrl, unit);
             remote = DatagramSeg.dqpDct(q.buf, av) & 0xffffff;
-            unit += DatagramSeg.SIZE / SendWqe.DS;
+            unit += DatagramSeg.SIZE / SendWqeLayout.DS;
         } else if (rdma) {
             int r = seg(q, ctrl, unit);
             raddr = RaddrSeg.raddr(q.buf, r);
@@ -216,6 +256,8 @@ public final class LoopbackEngine {
             }
         }
         // gather (or, for READ/atomics, the local scatter list)
+        boolean gathers = opcode != Mlx5Opcode.RDMA_READ && opcode != Mlx5Opcode.ATOMIC_CS
+                && opcode != Mlx5Opcode.ATOMIC_FA;
         int length = 0;
         long[] local = new long[64];
         int[] localLen = new int[64];
@@ -224,8 +266,13 @@ public final class LoopbackEngine {
             int s = seg(q, ctrl, unit);
             if (InlineSeg.isInline(q.buf, s)) {
                 int len = InlineSeg.length(q.buf, s);
+                if (len < 0 || len > (ds - unit) * SendWqeLayout.DS - InlineSeg.HEADER_SIZE
+                        || length + len > scratch.length) {
+                    fail(q, CqeSyndrome.LOCAL_LENGTH_ERR, opcode, index);
+                    return;
+                }
                 int ringStart = q.sqStart;
-                int ringEnd = q.sqStart + q.sqCnt * SendWqe.WQEBB;
+                int ringEnd = q.sqStart + q.sqCnt * SendWqeLayout.WQEBB;
                 int from = s + InlineSeg.HEADER_SIZE;
                 for (int i = 0; i < len; i++) {
                     int at = from + i;
@@ -239,9 +286,17 @@ public final class LoopbackEngine {
             } else {
                 int len = DataSeg.byteCount(q.buf, s);
                 long addr = DataSeg.addr(q.buf, s);
+                if (len < 0 || sges == local.length || (gathers && length + len > scratch.length)) {
+                    fail(q, CqeSyndrome.LOCAL_LENGTH_ERR, opcode, index);
+                    return;
+                }
+                if (len > 0 && !reachableRange(reach, addr, len)) {
+                    fail(q, CqeSyndrome.LOCAL_PROT_ERR, opcode, index);
+                    return;
+                }
                 local[sges] = addr;
                 localLen[sges++] = len;
-                if (opcode != Mlx5Opcode.RDMA_READ && opcode != Mlx5Opcode.ATOMIC_CS && opcode != Mlx5Opcode.ATOMIC_FA) {
+                if (gathers) {
                     new UnsafeBuffer(addr, len).getBytes(0, scratch, length, len);
                     length += len;
                 }
@@ -250,24 +305,58 @@ public final class LoopbackEngine {
         }
         Qp peer = qps.get(remote);
         int byteCnt = 0;
+        long remoteLength = 0;
+        if (opcode == Mlx5Opcode.RDMA_READ) {
+            for (int i = 0; i < sges; i++) {
+                remoteLength += localLen[i];
+            }
+        } else if (opcode == Mlx5Opcode.ATOMIC_CS || opcode == Mlx5Opcode.ATOMIC_FA) {
+            if (sges == 0 || localLen[0] < 8) {
+                fail(q, CqeSyndrome.LOCAL_LENGTH_ERR, opcode, index);
+                return;
+            }
+            if ((raddr & 7) != 0) {
+                fail(q, CqeSyndrome.REMOTE_ACCESS_ERR, opcode, index);   // atomics are 8-byte aligned (IBTA 9.4.5)
+                return;
+            }
+            remoteLength = 8;
+        } else {
+            remoteLength = length;
+        }
+        if (rdma && remoteLength > 0 && !reachableRange(reach, raddr, remoteLength)) {
+            fail(q, CqeSyndrome.REMOTE_ACCESS_ERR, opcode, index);
+            return;
+        }
         switch (opcode) {
             case Mlx5Opcode.SEND:
             case Mlx5Opcode.SEND_IMM:
-                deliver(peer, q, length, true, opcode == Mlx5Opcode.SEND_IMM ? CqeOpcode.RESP_SEND_IMM
-                        : CqeOpcode.RESP_SEND, CtrlSeg.immBe(q.buf, ctrl));
+                if (!deliver(peer, q, length, true, opcode == Mlx5Opcode.SEND_IMM ? CqeOpcode.RESP_SEND_IMM
+                        : CqeOpcode.RESP_SEND, CtrlSeg.immBe(q.buf, ctrl))) {
+                    fail(q, CqeSyndrome.REMOTE_OP_ERR, opcode, index);
+                    return;
+                }
                 break;
             case Mlx5Opcode.RDMA_WRITE:
             case Mlx5Opcode.RDMA_WRITE_IMM:
-                new UnsafeBuffer(raddr, Math.max(length, 1)).putBytes(0, scratch, 0, length);
-                if (opcode == Mlx5Opcode.RDMA_WRITE_IMM) {
-                    deliver(peer, q, length, false, CqeOpcode.RESP_WR_IMM, CtrlSeg.immBe(q.buf, ctrl));
+                if (length > 0) {
+                    new UnsafeBuffer(raddr, length).putBytes(0, scratch, 0, length);
+                }
+                if (opcode == Mlx5Opcode.RDMA_WRITE_IMM
+                        && !deliver(peer, q, length, false, CqeOpcode.RESP_WR_IMM, CtrlSeg.immBe(q.buf, ctrl))) {
+                    fail(q, CqeSyndrome.REMOTE_OP_ERR, opcode, index);
+                    return;
                 }
                 break;
             case Mlx5Opcode.RDMA_READ: {
                 long from = raddr;
                 for (int i = 0; i < sges; i++) {
-                    new UnsafeBuffer(from, localLen[i]).getBytes(0, scratch, 0, localLen[i]);
-                    new UnsafeBuffer(local[i], localLen[i]).putBytes(0, scratch, 0, localLen[i]);
+                    // chunked through the scratch buffer: an SGE may be longer than it
+                    for (int done = 0; done < localLen[i]; ) {
+                        int n = Math.min(localLen[i] - done, scratch.length);
+                        new UnsafeBuffer(from + done, n).getBytes(0, scratch, 0, n);
+                        new UnsafeBuffer(local[i] + done, n).putBytes(0, scratch, 0, n);
+                        done += n;
+                    }
                     from += localLen[i];
                     byteCnt += localLen[i];
                 }
@@ -298,8 +387,19 @@ public final class LoopbackEngine {
         }
     }
 
-    /** A receive on {@code peer}: consume its next RQ WQE, scatter (unless a WRITE_IMM), write the responder CQE. */
-    private void deliver(Qp peer, Qp from, int length, boolean scatter, int cqeOpcode, int immBe) {
+    /** The WQE fails with {@code syndrome}: error CQE, QP in error, everything after it flushed. */
+    private void fail(Qp q, int syndrome, int opcode, int index) {
+        errorCqe(q.sendCq, CqeOpcode.REQ_ERR, syndrome, opcode, q.qpn, index);
+        q.error = true;
+    }
+
+    /**
+     * A receive on {@code peer}: consume its next RQ WQE, scatter (unless a WRITE_IMM), write the responder CQE.
+     *
+     * @return false if the receive WQE names memory the device may not reach (the responder's QP then errs with
+     *         LOCAL_PROT_ERR; the requester's WQE fails too)
+     */
+    private boolean deliver(Qp peer, Qp from, int length, boolean scatter, int cqeOpcode, int immBe) {
         if (peer == null) {
             throw new AssertionError("no destination QP");
         }
@@ -315,11 +415,18 @@ public final class LoopbackEngine {
         int skip = grh;
         for (int i = 0; i < (1 << peer.rqShift) / DataSeg.SIZE && done < total + grh; i++) {
             int s = wqe + i * DataSeg.SIZE;
-            if (DataSeg.lkey(peer.buf, s) == RecvWqe.INVALID_LKEY) {
+            if (DataSeg.lkey(peer.buf, s) == RecvWqeLayout.INVALID_LKEY) {
                 break;
             }
             int cap = DataSeg.byteCount(peer.buf, s);
             long addr = DataSeg.addr(peer.buf, s);
+            if (cap < 0 || (cap > 0 && !reachableRange(reach, addr, cap))) {
+                errorCqe(peer.recvCq, CqeOpcode.RESP_ERR, CqeSyndrome.LOCAL_PROT_ERR, 0, peer.qpn,
+                        peer.rqConsumed & 0xffff);
+                peer.error = true;
+                peer.rqConsumed++;
+                return false;
+            }
             int pos = 0;
             if (skip > 0) {
                 int z = Math.min(skip, cap);
@@ -348,6 +455,7 @@ public final class LoopbackEngine {
             publish(peer.recvCq, at, cqeOpcode);
         }
         peer.rqConsumed++;
+        return true;
     }
 
     private void errorCqe(Cq cq, int cqeOpcode, int syndrome, int wqeOpcode, int qpn, int index) {

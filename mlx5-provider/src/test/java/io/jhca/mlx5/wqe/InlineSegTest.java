@@ -81,12 +81,12 @@ class InlineSegTest {
 
     @Test
     void receiveWqeTerminator() {
-        RecvWqe.setSge(ring, 0, 0, 100, 0x1234, 0x1000);
-        RecvWqe.finish(ring, 0, 1, 4);
+        RecvWqeLayout.setSge(ring, 0, 0, 100, 0x1234, 0x1000);
+        RecvWqeLayout.finish(ring, 0, 1, 4);
         assertEquals("00000064" + "00001234" + "0000000000001000" + "00000000" + "00000100" + "0000000000000000", hex(ring, 0, 32));
         assertEquals("eeee", hex(ring, 32, 2));
-        RecvWqe.finish(ring, 64, 4, 4);
+        RecvWqeLayout.finish(ring, 64, 4, 4);
         assertEquals("eeee", hex(ring, 64 + 64, 2), "a full WQE has no terminator");
-        assertThrows(IllegalArgumentException.class, () -> RecvWqe.finish(ring, 0, 5, 4));
+        assertThrows(IllegalArgumentException.class, () -> RecvWqeLayout.finish(ring, 0, 5, 4));
     }
 }

@@ -45,10 +45,10 @@ class KernelQpHeaderTest {
         assertEquals(k.get("MLX5_WQE_CTRL_CQ_UPDATE"), (long) FmCeSe.CQ_UPDATE);
         assertEquals(k.get("MLX5_WQE_CTRL_CQ_UPDATE_AND_EQE"), (long) FmCeSe.CQ_UPDATE_AND_EQE);
         assertEquals(k.get("MLX5_WQE_CTRL_SOLICITED"), (long) FmCeSe.SOLICITED);
-        assertEquals(k.get("MLX5_SEND_WQE_DS"), (long) SendWqe.DS);
-        assertEquals(k.get("MLX5_SEND_WQE_BB"), (long) SendWqe.WQEBB);
-        assertEquals(k.get("MLX5_SEND_WQE_MAX_WQEBBS"), (long) SendWqe.MAX_WQEBBS);
-        assertEquals(k.get("MLX5_WQE_CTRL_DS_MASK"), (long) SendWqe.MAX_DS);
+        assertEquals(k.get("MLX5_SEND_WQE_DS"), (long) SendWqeLayout.DS);
+        assertEquals(k.get("MLX5_SEND_WQE_BB"), (long) SendWqeLayout.WQEBB);
+        assertEquals(k.get("MLX5_SEND_WQE_MAX_WQEBBS"), (long) SendWqeLayout.MAX_WQEBBS);
+        assertEquals(k.get("MLX5_WQE_CTRL_DS_MASK"), (long) SendWqeLayout.MAX_DS);
     }
 
     private static Path qpH() throws IOException {

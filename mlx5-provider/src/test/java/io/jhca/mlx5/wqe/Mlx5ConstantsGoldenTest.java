@@ -50,10 +50,10 @@ class Mlx5ConstantsGoldenTest {
         java.put("MLX5_WQE_CTRL_SOLICITED", (long) FmCeSe.SOLICITED);
         java.put("MLX5_WQE_CTRL_FENCE", (long) FmCeSe.FENCE);
         java.put("MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE", (long) FmCeSe.FENCE_INITIATOR_SMALL);
-        java.put("MLX5_SEND_WQE_BB", (long) SendWqe.WQEBB);
-        java.put("MLX5_SEND_WQE_SHIFT", (long) SendWqe.WQEBB_SHIFT);
+        java.put("MLX5_SEND_WQE_BB", (long) SendWqeLayout.WQEBB);
+        java.put("MLX5_SEND_WQE_SHIFT", (long) SendWqeLayout.WQEBB_SHIFT);
         java.put("MLX5_INLINE_SEG", InlineSeg.INLINE_SEG & 0xffffffffL);
-        java.put("MLX5_INVALID_LKEY", (long) RecvWqe.INVALID_LKEY);
+        java.put("MLX5_INVALID_LKEY", (long) RecvWqeLayout.INVALID_LKEY);
         java.put("MLX5_EXTENDED_UD_AV", DatagramSeg.EXTENDED_UD_AV & 0xffffffffL);
         java.put("MLX5_CQ_DOORBELL", (long) CqArm.CQ_DOORBELL);
         java.put("MLX5_CQ_DB_REQ_NOT_SOL", (long) CqArm.REQ_NOT_SOL);

@@ -239,9 +239,9 @@ class WqeGoldenTest {
         int maxSge = int32(t[2]);
         garbage();
         for (int i = 0; i < used; i++) {
-            RecvWqe.setSge(buf, AT, i, int32(t[3 + 3 * i]), int32(t[4 + 3 * i]), num(t[5 + 3 * i]));
+            RecvWqeLayout.setSge(buf, AT, i, int32(t[3 + 3 * i]), int32(t[4 + 3 * i]), num(t[5 + 3 * i]));
         }
-        RecvWqe.finish(buf, AT, used, maxSge);
+        RecvWqeLayout.finish(buf, AT, used, maxSge);
         String c = t[3 + 3 * used];
         int written = Math.min(used + 1, maxSge) * DataSeg.SIZE;
         assertEquals(c.substring(0, 2 * written), hex(buf, AT, written), where);

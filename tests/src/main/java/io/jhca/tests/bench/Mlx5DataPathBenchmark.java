@@ -8,10 +8,10 @@ import io.jhca.mlx5.cq.Cqe64;
 import io.jhca.mlx5.cq.CqeOpcode;
 import io.jhca.mlx5.ring.Bfreg;
 import io.jhca.mlx5.ring.CqPoller;
-import io.jhca.mlx5.ring.CqRing;
+import io.jhca.mlx5.ring.CqBuffer;
 import io.jhca.mlx5.ring.CqeOwner;
-import io.jhca.mlx5.ring.RecvRing;
-import io.jhca.mlx5.ring.SendRing;
+import io.jhca.mlx5.ring.RqBuffer;
+import io.jhca.mlx5.ring.SqBuffer;
 import io.jhca.mlx5.wqe.Mlx5Opcode;
 import io.jhca.verbs.SendFlags;
 import io.jhca.verbs.WcOpcode;
@@ -70,8 +70,8 @@ public class Mlx5DataPathBenchmark implements CqeOwner {
     private DmaRegion dbrMem;
     private DmaRegion barMem;
     private DmaRegion data;
-    private SendRing sq;
-    private CqRing cq;
+    private SqBuffer sq;
+    private CqBuffer cq;
     private CqPoller poller;
     private UnsafeBuffer cqBuf;
     private UnsafeBuffer payload;
@@ -94,10 +94,10 @@ public class Mlx5DataPathBenchmark implements CqeOwner {
         DoorbellRecord qpDbr = new DoorbellRecord().wrap(dbrMem.buffer(), 0);
         DoorbellRecord cqDbr = new DoorbellRecord().wrap(dbrMem.buffer(), 64);
         Bfreg bfreg = new Bfreg(new MmioWindow(barMem.buffer()), 1, 512, false);
-        sq = new SendRing(sqMem.buffer(), 0, SQ_WQEBBS, SQ_WQEBBS / 4, QPN, false, qpDbr, bfreg, SendRing.BF_OFF);
+        sq = new SqBuffer(sqMem.buffer(), 0, SQ_WQEBBS, SQ_WQEBBS / 4, QPN, false, qpDbr, bfreg, SqBuffer.BF_OFF);
         cqBuf = cqMem.buffer();
-        CqRing.initialize(cqBuf, CQ_ENTRIES);
-        cq = new CqRing(cqBuf, CQ_ENTRIES, cqDbr);
+        CqBuffer.initialize(cqBuf, CQ_ENTRIES);
+        cq = new CqBuffer(cqBuf, CQ_ENTRIES, cqDbr);
         poller = new CqPoller(cq, n -> n == QPN ? this : null);
         switch (opcode) {
             case "RDMA_WRITE": set(Mlx5Opcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, true, false, false); break;
@@ -172,12 +172,12 @@ public class Mlx5DataPathBenchmark implements CqeOwner {
     }
 
     @Override
-    public SendRing sendRing() {
+    public SqBuffer sendRing() {
         return sq;
     }
 
     @Override
-    public RecvRing recvRing() {
+    public RqBuffer recvRing() {
         return null;
     }
 

@@ -1,0 +1,98 @@
+package io.jhca.connectx;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+
+/**
+ * Which simulated ConnectX functions exist and how their firmware thread idles. Devices come from the system
+ * property {@value #DEVICES_PROPERTY}, else the environment variable {@value #DEVICES_ENV}, else
+ * {@value #DEFAULT_DEVICES}; {@code none} means no devices. Syntax: {@code name=ipv4-or-ipv6-literal, ...}.
+ */
+public final class ModelConfig {
+
+    public static final String DEVICES_PROPERTY = "jhca.mlx5.sim";
+    public static final String DEVICES_ENV = "JHCA_MLX5_SIM";
+    public static final String DEFAULT_DEVICES = "mlx5_0=127.0.0.3,mlx5_1=127.0.0.4";
+    /** {@code backoff} (default) or {@code busy}: how the firmware thread waits when there is nothing to do. */
+    public static final String IDLE_PROPERTY = "jhca.mlx5.sim.idle";
+
+    private ModelConfig() {
+    }
+
+    /** The configured devices, name to port address, in the order given. */
+    public static Map<String, InetAddress> devices() {
+        String spec = System.getProperty(DEVICES_PROPERTY);
+        if (spec == null || spec.isBlank()) {
+            spec = System.getenv(DEVICES_ENV);
+        }
+        if (spec == null || spec.isBlank()) {
+            spec = DEFAULT_DEVICES;
+        }
+        return parse(spec);
+    }
+
+    /** Parses {@code mlx5_0=127.0.0.3,mlx5_1=127.0.0.4} (or {@code none}). */
+    public static Map<String, InetAddress> parse(String spec) {
+        Map<String, InetAddress> out = new LinkedHashMap<>();
+        if (spec.trim().equalsIgnoreCase("none")) {
+            return Collections.unmodifiableMap(out);
+        }
+        for (String item : spec.split(",")) {
+            String it = item.trim();
+            if (it.isEmpty()) {
+                continue;
+            }
+            int eq = it.indexOf('=');
+            if (eq <= 0 || eq == it.length() - 1) {
+                throw new IllegalArgumentException("simulated mlx5 device '" + it + "' is not name=address");
+            }
+            String name = it.substring(0, eq).trim();
+            if (out.containsKey(name)) {
+                throw new IllegalArgumentException("simulated mlx5 device '" + name + "' configured twice");
+            }
+            out.put(name, literal(it.substring(eq + 1).trim()));
+        }
+        return Collections.unmodifiableMap(out);
+    }
+
+    private static InetAddress literal(String s) {
+        String t = s.startsWith("[") && s.endsWith("]") ? s.substring(1, s.length() - 1) : s;
+        if (!t.matches("[0-9.]+") && !t.contains(":")) {
+            throw new IllegalArgumentException("'" + s + "' is not an IPv4 or IPv6 literal");
+        }
+        try {
+            return InetAddress.getByName(t); // a literal: never a name lookup
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("'" + s + "' is not an IP address", e);
+        }
+    }
+
+    /** Names in configuration order. */
+    public static List<String> names() {
+        return Collections.unmodifiableList(new ArrayList<>(devices().keySet()));
+    }
+
+    /** A fresh idle strategy for a firmware thread, from {@value #IDLE_PROPERTY}. */
+    public static IdleStrategy idleStrategy() {
+        String v = System.getProperty(IDLE_PROPERTY, "backoff").trim().toLowerCase(Locale.ROOT);
+        switch (v) {
+            case "busy":
+                return new BusySpinIdleStrategy();
+            case "backoff":
+                // spin, yield, then park from 1 us up to 100 us: a doorbell is noticed within ~0.1 ms when idle
+                return new BackoffIdleStrategy(100, 10, 1_000L, 100_000L);
+            default:
+                throw new IllegalArgumentException(IDLE_PROPERTY + " must be busy or backoff, not '" + v + "'");
+        }
+    }
+}

@@ -1,0 +1,211 @@
+package io.jhca.connectx;
+
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import io.jhca.doorbell.MmioWindow;
+import io.jhca.memory.DmaMemory;
+import io.jhca.memory.DmaRegion;
+import io.jhca.mlx5.spi.Mlx5Function;
+
+/**
+ * A simulated ConnectX PCI function: BAR0 is 64 pages of off-heap memory (page 0 the initialization segment, UAR n at
+ * n * 4 KiB) that a {@link ConnectXModel} on its own thread watches the way firmware and hardware watch registers;
+ * DMA memory is ordinary pinned memory with identity IOVAs, entered into the model's IOMMU table, which is the only
+ * memory the model ever touches. The port is the configured IP address, where the model's RoCEv2 transport listens.
+ *
+ * <p>Thread-safety: every method may be called from any thread; unmapping waits for the firmware thread to stop using
+ * the memory. {@link #close} stops the firmware thread, destroys every object and frees all DMA memory handed out.
+ */
+public final class ModelFunction implements Mlx5Function {
+
+    private static final int BAR0_BYTES = ModelCaps.BAR0_PAGES * 4096;
+
+    private final String name;
+    private final InetAddress address;
+    private final ByteBuffer barMemory;
+    private final MmioWindow bar0;
+    private final Iommu iommu = new Iommu();
+    private final ConnectXModel model;
+    private final AgentRunner runner;
+    private final Map<ModelDmaRegion, Boolean> allocated = new IdentityHashMap<>();
+    private final Map<DmaRegion, Boolean> mapped = new IdentityHashMap<>();
+    private boolean closed;
+
+    private ModelFunction(String name, InetAddress address, long preInitNanos) {
+        this.name = name;
+        this.address = address;
+        this.barMemory = ByteBuffer.allocateDirect(BAR0_BYTES + 4096);
+        long raw = new UnsafeBuffer(barMemory).addressOffset();
+        UnsafeBuffer bar = new UnsafeBuffer(barMemory, (int) (-raw & 4095), BAR0_BYTES); // page-aligned like a BAR
+        this.bar0 = new MmioWindow(bar);
+        this.model = new ConnectXModel(name, address, bar, iommu, preInitNanos);
+        this.runner = new AgentRunner(ModelConfig.idleStrategy(), this::failed, null, model);
+        AgentRunner.startOnThread(runner, r -> {
+            Thread t = new Thread(r, model.roleName());
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Powers on a function named {@code name} whose port is {@code address}. */
+    public static ModelFunction open(String name, InetAddress address) {
+        return new ModelFunction(name, address, InitSegmentDevice.DEFAULT_PRE_INIT_NANOS);
+    }
+
+    /**
+     * As {@link #open(String, InetAddress)}, with the firmware's pre-init time: {@code initializing} stays set for
+     * that long after power-on unless the driver writes the command queue address first.
+     */
+    public static ModelFunction open(String name, InetAddress address, long preInitMillis) {
+        return new ModelFunction(name, address, preInitMillis * 1_000_000L);
+    }
+
+    private void failed(Throwable t) {
+        model.counters().incrementAtomic(ModelCounters.Counter.MODEL_ERRORS);
+        System.err.println("jhca mlx5 sim " + name + ": firmware thread error " + t);
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String location() {
+        return "sim:" + name;
+    }
+
+    @Override
+    public MmioWindow bar0() {
+        return bar0;
+    }
+
+    @Override
+    public synchronized DmaRegion allocateDma(long bytes) {
+        checkOpen();
+        DmaRegion r = DmaMemory.allocate(bytes);
+        try {
+            iommu.map(r);
+        } catch (RuntimeException e) {
+            r.close();
+            throw e;
+        }
+        ModelDmaRegion s = new ModelDmaRegion(r, this);
+        allocated.put(s, Boolean.TRUE);
+        return s;
+    }
+
+    /** Called by {@link ModelDmaRegion#close}: unmap from the device first, then free. */
+    void release(ModelDmaRegion s) {
+        synchronized (this) {
+            if (allocated.remove(s) == null) {
+                return;
+            }
+        }
+        model.unmap(s.inner());
+        try {
+            s.inner().close();
+        } catch (RuntimeException e) {
+            // still retained (e.g. registered): give the device its mapping back and refuse
+            iommu.map(s.inner());
+            synchronized (this) {
+                allocated.put(s, Boolean.TRUE);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Makes a user region reachable by the device. The region is retained until {@link #unmapForDevice}, so closing
+     * it while the device can still reach it is refused instead of leaving the device a dangling mapping.
+     */
+    @Override
+    public synchronized void mapForDevice(DmaRegion region) {
+        checkOpen();
+        DmaRegion r = region instanceof ModelDmaRegion ? ((ModelDmaRegion) region).inner() : region;
+        if (mapped.containsKey(r) || (region instanceof ModelDmaRegion && iommu.isMapped(r))
+                || (r.length() > 0 && iommu.contains(r.iova(0), r.length()))) {
+            return; // already reachable: device memory (or a slice of it), or mapped before
+        }
+        r.retain();
+        try {
+            iommu.map(r);
+        } catch (RuntimeException e) {
+            r.release();
+            throw e;
+        }
+        mapped.put(r, Boolean.TRUE);
+    }
+
+    @Override
+    public void unmapForDevice(DmaRegion region) {
+        DmaRegion r = region instanceof ModelDmaRegion ? ((ModelDmaRegion) region).inner() : region;
+        synchronized (this) {
+            if (mapped.remove(r) == null) {
+                return;
+            }
+        }
+        model.unmap(r);
+        r.release();
+    }
+
+    @Override
+    public List<InetAddress> portAddresses() {
+        return List.of(address);
+    }
+
+    /** The device model (counters, diagnostics). */
+    public ConnectXModel model() {
+        return model;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("simulated function " + name + " is closed");
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        runner.close(); // the firmware thread stops; onClose destroys every object and the wire
+        List<ModelDmaRegion> regions;
+        List<DmaRegion> users;
+        synchronized (this) {
+            regions = new ArrayList<>(allocated.keySet());
+            users = new ArrayList<>(mapped.keySet());
+            allocated.clear();
+            mapped.clear();
+        }
+        for (DmaRegion r : users) {
+            iommu.unmap(r);
+            r.release();
+        }
+        for (ModelDmaRegion s : regions) {
+            iommu.unmap(s.inner());
+            try {
+                s.inner().close();
+            } catch (RuntimeException e) {
+                // retained by someone still holding it (an MR the driver leaked): its owner frees it
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name + " (" + location() + ", port " + address.getHostAddress() + ")";
+    }
+}

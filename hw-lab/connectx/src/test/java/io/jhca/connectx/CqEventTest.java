@@ -1,0 +1,227 @@
+package io.jhca.connectx;
+
+import static io.jhca.connectx.CqeBytes.assertCqe;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.net.InetAddress;
+import java.nio.ByteOrder;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import io.jhca.doorbell.CqArm;
+import io.jhca.memory.DmaMemory;
+import io.jhca.memory.DmaRegion;
+import io.jhca.mlx5.cmd.CqLayouts;
+import io.jhca.mlx5.cmd.QpLayouts;
+import io.jhca.mlx5.eq.Eqe;
+import io.jhca.mlx5.eq.EventType;
+import io.jhca.mlx5.wqe.FmCeSe;
+import io.jhca.mlx5.wqe.Mlx5Opcode;
+import io.jhca.verbs.AhAttributes;
+import io.jhca.verbs.CompletionQueue;
+import io.jhca.verbs.Gid;
+import io.jhca.verbs.Mtu;
+import io.jhca.verbs.QpAttributes;
+import io.jhca.verbs.QpInitAttributes;
+import io.jhca.verbs.QueuePair;
+import io.jhca.verbs.RecvWr;
+
+/**
+ * CQ overrun (the device never writes over a CQE the driver has not consumed: the CQ goes to error and a CQ_ERROR
+ * event reaches the async EQ), overrun-ignore CQs, 128-byte CQEs, CQ arming and completion events, doorbell checks,
+ * and memory unmapped under live objects.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class CqEventTest {
+
+    private static final String SIM_IP = "127.0.0.37";
+    private static final String RXE_IP = "127.0.0.38";
+    private static final int UIDX = 0x1234;
+
+    private HostDriver drv;
+    private RxePeer peer;
+    private DmaRegion smem;
+    private int skey;
+
+    @BeforeAll
+    void setUp() throws Exception {
+        drv = HostDriver.open("cq0", SIM_IP).bringUp();
+        peer = new RxePeer("peer2", RXE_IP);
+        smem = DmaMemory.allocate(1 << 16);
+        skey = drv.createMkey(smem, true, true, true, true);
+    }
+
+    @AfterAll
+    void tearDown() {
+        drv.close();
+        peer.close();
+        smem.close();
+    }
+
+    /** A connected RC QP whose send CQ is {@code cq}; the peer has {@code recvs} receives posted. */
+    private DriverRings connect(HostDriver.Cq cq, int recvs) throws Exception {
+        HostDriver.Cq rcq = drv.createCq(4);
+        DriverRings r = drv.createQp(QpLayouts.ST_RC, cq, rcq, 5, 4, 0);
+        CompletionQueue pcq = peer.own(peer.ctx.createCq(64));
+        QueuePair pqp = peer.own(peer.pd.createQp(QpInitAttributes.rc(pcq, pcq).maxRecvWr(32)));
+        r.toInit(true, true, true);
+        pqp.modify(QpAttributes.toInit(1));
+        r.toRtr(pqp.qpn(), 0, InetAddress.getByName(RXE_IP), 3);
+        r.toRts(0);
+        pqp.modify(QpAttributes.toRtr(r.qpn, 0, AhAttributes.to(Gid.of(InetAddress.getByName(SIM_IP))).sgidIndex(1),
+                Mtu.MTU_1024));
+        pqp.modify(QpAttributes.toRts(0));
+        for (int i = 0; i < recvs; i++) {
+            RecvWr w = new RecvWr().wrId(i);
+            w.sge(0).set(peer.mr, 0, 64);
+            w.numSge(1);
+            pqp.postRecv(w);
+        }
+        return r;
+    }
+
+    private int send(DriverRings r) {
+        return r.begin(Mlx5Opcode.SEND, FmCeSe.CQ_UPDATE, 0).data(8, skey, smem.address()).post();
+    }
+
+    private static int awaitEqe(HostDriver.Eq eq) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        int off;
+        while ((off = eq.next()) < 0) {
+            if (System.nanoTime() > deadline) {
+                fail("no EQE on EQ " + eq.eqn);
+            }
+            Thread.onSpinWait();
+        }
+        return off;
+    }
+
+    @Test
+    void overrunStopsTheCqAndRaisesCqError() throws Exception {
+        HostDriver.Cq cq = drv.createCq(1); // 2 CQEs
+        DriverRings r = connect(cq, 4);
+        send(r);
+        send(r);
+        long drops = drv.counters().get(ModelCounters.Counter.CQES_DROPPED);
+        send(r); // no room: the driver consumed nothing
+        int off = awaitEqe(drv.asyncEq);
+        assertEquals(EventType.CQ_ERROR, Eqe.type(drv.asyncEq.ring, off));
+        assertEquals(cq.cqn, Eqe.cqErrorCqn(drv.asyncEq.ring, off));
+        assertEquals(EventType.CQ_ERROR_OVERRUN, Eqe.cqErrorSyndrome(drv.asyncEq.ring, off));
+        drv.asyncEq.updateCi();
+        assertTrue(drv.counters().get(ModelCounters.Counter.CQES_DROPPED) > drops);
+        assertTrue(drv.counters().get(ModelCounters.Counter.CQ_OVERRUNS) >= 1);
+        // the two CQEs written are intact: counters 0 and 1, owner 0
+        assertCqe(CqeBytes.req(Mlx5Opcode.SEND, r.qpn, 0, 0, UIDX, 0), cq.await());
+        assertCqe(CqeBytes.req(Mlx5Opcode.SEND, r.qpn, 1, 0, UIDX, 0), cq.await());
+        // the CQ is in error for good: nothing more, even with room again
+        send(r);
+        cq.assertEmpty(100);
+    }
+
+    @Test
+    void overrunIgnoreKeepsWriting() throws Exception {
+        HostDriver.Cq cq = drv.createCq(1, CqLayouts.CQE_SZ_64, true);
+        DriverRings r = connect(cq, 4);
+        for (int i = 0; i < 3; i++) {
+            send(r);
+        }
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (cq.peek(2) < 0) { // the third CQE, in slot 0 with owner 1
+            if (System.nanoTime() > deadline) {
+                fail("the third CQE never came");
+            }
+            Thread.onSpinWait();
+        }
+        byte[] b = new byte[64];
+        cq.ring.getBytes(0, b);
+        assertCqe(CqeBytes.req(Mlx5Opcode.SEND, r.qpn, 2, 0, UIDX, 1), b);
+    }
+
+    @Test
+    void bigCqesKeepTheCqe64InTheSecondHalf() throws Exception {
+        HostDriver.Cq cq = drv.createCq(3, CqLayouts.CQE_SZ_128, false);
+        DriverRings r = connect(cq, 2);
+        int idx = send(r);
+        assertCqe(CqeBytes.req(Mlx5Opcode.SEND, r.qpn, idx, 0, UIDX, 0), cq.await());
+        byte[] first = new byte[64];
+        cq.ring.getBytes(0, first);
+        assertCqe(new byte[64], first);
+    }
+
+    @Test
+    void armedCqRaisesOneCompletionEvent() throws Exception {
+        HostDriver.Eq compEq = drv.createEq(4, 0);
+        int savedEqn = drv.eqn;
+        drv.eqn = compEq.eqn; // the next CQ reports to this EQ
+        HostDriver.Cq cq;
+        try {
+            cq = drv.createCq(4);
+        } finally {
+            drv.eqn = savedEqn;
+        }
+        DriverRings r = connect(cq, 4);
+        CqArm arm = new CqArm(drv.bar0, drv.uar * HostDriver.PAGE, cq.dbr, cq.cqn);
+        arm.arm(0, cq.ci, false);
+        send(r);
+        int off = awaitEqe(compEq);
+        assertEquals(EventType.COMP, Eqe.type(compEq.ring, off));
+        assertEquals(cq.cqn, compEq.ring.getInt(off + Eqe.DATA_OFFSET + 24, ByteOrder.BIG_ENDIAN) & 0xffffff,
+                "device.h struct mlx5_eqe_comp: cqn is the seventh be32 of the data");
+        cq.await();
+        send(r); // not re-armed: no second event
+        cq.await();
+        Thread.sleep(50);
+        assertEquals(-1, compEq.next());
+        assertTrue(drv.counters().get(ModelCounters.Counter.CQ_ARM_DOORBELLS) >= 1);
+    }
+
+    @Test
+    void sendDoorbellsAreCheckedAgainstTheWqe() throws Exception {
+        HostDriver.Cq cq = drv.createCq(4);
+        DriverRings r = connect(cq, 4);
+        long doorbells = drv.counters().get(ModelCounters.Counter.SQ_DOORBELLS);
+        long mismatches = drv.counters().get(ModelCounters.Counter.SQ_DOORBELL_MISMATCHES);
+        send(r);
+        cq.await();
+        assertEquals(doorbells + 1, drv.counters().get(ModelCounters.Counter.SQ_DOORBELLS));
+        assertEquals(mismatches, drv.counters().get(ModelCounters.Counter.SQ_DOORBELL_MISMATCHES));
+        // a doorbell naming a WQE index that was never posted, then one with the wrong DS
+        drv.bar0.putLongBe(drv.uar * HostDriver.PAGE + 0x900, (long) (5 << 8 | Mlx5Opcode.SEND) << 32 | r.qpn << 8 | 2);
+        awaitCounter(ModelCounters.Counter.SQ_DOORBELL_MISMATCHES, mismatches + 1);
+        drv.bar0.putLongBe(drv.uar * HostDriver.PAGE + 0x800, (long) (0 << 8 | Mlx5Opcode.SEND) << 32 | r.qpn << 8 | 3);
+        awaitCounter(ModelCounters.Counter.SQ_DOORBELL_MISMATCHES, mismatches + 2);
+    }
+
+    private void awaitCounter(ModelCounters.Counter c, long value) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (drv.counters().get(c) < value) {
+            if (System.nanoTime() > deadline) {
+                fail(c + " stayed at " + drv.counters().get(c) + ", expected " + value);
+            }
+            Thread.sleep(1);
+        }
+        assertEquals(value, drv.counters().get(c));
+    }
+
+    @Test
+    void unmappingMemoryUnderAKeyStopsIt() throws Exception {
+        HostDriver.Cq cq = drv.createCq(4);
+        DriverRings r = connect(cq, 4);
+        try (DmaRegion user = DmaMemory.allocate(8192)) {
+            int key = drv.createMkey(user, true, false, false, false);
+            long faults = drv.counters().get(ModelCounters.Counter.DMA_FAULTS);
+            drv.fn.unmapForDevice(user);
+            assertEquals(faults + 1, drv.counters().get(ModelCounters.Counter.DMA_FAULTS));
+            int idx = r.begin(Mlx5Opcode.SEND, FmCeSe.CQ_UPDATE, 0).data(8, key, user.address()).post();
+            assertCqe(CqeBytes.err(true, Mlx5Opcode.SEND, r.qpn, idx, 0x04, CqeErrors.VENDOR_BAD_LKEY, UIDX, 0),
+                    cq.await());
+        }
+        assertEquals(0, drv.counters().get(ModelCounters.Counter.MODEL_ERRORS));
+    }
+}

@@ -1,0 +1,389 @@
+package io.jhca.mlx5.ring;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+
+import org.agrona.DirectBuffer;
+import org.agrona.UnsafeApi;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import io.jhca.doorbell.DoorbellRecord;
+import io.jhca.mlx5.wqe.AtomicSeg;
+import io.jhca.mlx5.wqe.CtrlSeg;
+import io.jhca.mlx5.wqe.DataSeg;
+import io.jhca.mlx5.wqe.DatagramSeg;
+import io.jhca.mlx5.wqe.FmCeSe;
+import io.jhca.mlx5.wqe.InlineSeg;
+import io.jhca.mlx5.wqe.RaddrSeg;
+import io.jhca.mlx5.wqe.SendWqeLayout;
+import io.jhca.verbs.SendFlags;
+import io.jhca.verbs.WcOpcode;
+
+/**
+ * A send queue: a ring of {@code wqeCnt} (a power of two) 64-byte WQEBBs inside the QP buffer, written in place.
+ *
+ * <p>Counters as rdma-core keeps them ({@code struct mlx5_wq}): {@code curPost} counts WQEBBs and is what the control
+ * segment's 16-bit index and the doorbell record carry; {@code head} counts work requests made visible, {@code tail}
+ * those the CQ has retired; a WQE at slot {@code idx} remembers its wr_id and the WR number {@code wqeHead[idx]} it
+ * ends, so one CQE retires every unsignaled WQE before it ({@code sq.tail = wqe_head[idx] + 1}). The queue is full
+ * when {@code head + pending - tail >= maxPost}, where maxPost is how many WQEs of the largest size fit.
+ *
+ * <p>A WQE is opened with {@link #begin}, filled segment by segment ({@link #raddr}, {@link #atomic},
+ * {@link #datagram}, {@link #data}, {@link #inline}) and closed with {@link #finish}, which writes the control segment
+ * and advances {@code curPost}. Segments are 16-byte units; a WQE longer than the room left before the ring end
+ * continues at slot 0, exactly as rdma-core writes it ({@code if (seg == qend) seg = mlx5_get_send_wqe(qp, 0)}).
+ * {@link #ringDoorbell} publishes every WQE since the last doorbell with one doorbell ({@code post_send_db}).
+ *
+ * <p>Single writer for posting; {@link #retire} is called by the thread polling the send CQ (the tail is published
+ * with release/acquire).
+ */
+public final class SqBuffer {
+
+    private static final VarHandle TAIL;
+
+    static {
+        try {
+            TAIL = MethodHandles.lookup().findVarHandle(SqBuffer.class, "tail", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** BlueFlame policy: never, single inline WQEs (rdma-core's default), any single WQE (MLX5_POST_SEND_PREFER_BF). */
+    public static final int BF_OFF = 0;
+    public static final int BF_INLINE = 1;
+    public static final int BF_PREFER = 2;
+
+    private static final boolean NATIVE_LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+
+    private final UnsafeBuffer buf;
+    private final int start;
+    private final int end;
+    private final int wqeCnt;
+    private final int maxPost;
+    private final int qpn;
+    private final int sigBits;
+    private final DoorbellRecord dbr;
+    private final Bfreg bfreg;
+    private final int bfMode;
+    private final long[] wrid;
+    private final int[] wqeHead;
+    /**
+     * Completion opcode of each slot's WR, as the enum's ordinal: a reference store into an array costs a G1
+     * post-write barrier (a StoreLoad fence when the card must be dirtied) on every WQE; a byte store costs nothing.
+     */
+    private final byte[] wcOpcode;
+    private static final WcOpcode[] WC_OPCODES = WcOpcode.values();
+
+    private int curPost;
+    private int head;
+    @SuppressWarnings("unused") // through TAIL
+    private volatile int tail;
+
+    // WQEs since the last doorbell, and where the current batch began
+    private int nreq;
+    private int batchCurPost;
+    private int batchNreq;
+    private int batchLastCtrl;
+    private int batchLastDs;
+    private boolean batchLastInline;
+    private int lastCtrl;
+    private int lastDs;
+    private boolean lastInline;
+    private boolean held;
+
+    // the open WQE
+    private int ctrl = -1;
+    private int seg;
+    private int ds;
+    private int opcode;
+    private int fmCeSe;
+    private int immAsIs;
+    private boolean atomicOp;
+    private int inlineHeader = -1;
+    private int inlineEnd;
+    private int inlineBytes;
+
+    /**
+     * @param buf     the QP buffer
+     * @param start   offset of the SQ in it (after the RQ), a multiple of 64
+     * @param wqeCnt  WQEBBs in the ring, a power of two
+     * @param maxPost WQEs that may be outstanding (ring size / largest WQE)
+     * @param qpn     the QP number, for every control segment
+     * @param sqSigAll every WQE asks for a CQE (sq_sig_all: rdma-core's {@code sq_signal_bits})
+     * @param dbr     the QP's doorbell record (word 1 is the SQ counter)
+     * @param bfMode  {@link #BF_OFF}, {@link #BF_INLINE} or {@link #BF_PREFER}
+     */
+    public SqBuffer(UnsafeBuffer buf, int start, int wqeCnt, int maxPost, int qpn, boolean sqSigAll, DoorbellRecord dbr,
+                    Bfreg bfreg, int bfMode) {
+        if (wqeCnt <= 0 || Integer.bitCount(wqeCnt) != 1 || (start & (SendWqeLayout.WQEBB - 1)) != 0
+                || (long) start + (long) wqeCnt * SendWqeLayout.WQEBB > buf.capacity() || maxPost < 1 || maxPost > wqeCnt) {
+            throw new IllegalArgumentException("send ring of " + wqeCnt + " WQEBBs at " + start + " (max_post " + maxPost
+                    + ") does not fit a buffer of " + buf.capacity());
+        }
+        this.buf = buf;
+        this.start = start;
+        this.end = start + wqeCnt * SendWqeLayout.WQEBB;
+        this.wqeCnt = wqeCnt;
+        this.maxPost = maxPost;
+        this.qpn = qpn;
+        this.sigBits = sqSigAll ? FmCeSe.CQ_UPDATE : 0;
+        this.dbr = dbr;
+        this.bfreg = bfreg;
+        this.bfMode = bfMode;
+        this.wrid = new long[wqeCnt];
+        this.wqeHead = new int[wqeCnt];
+        this.wcOpcode = new byte[wqeCnt];
+    }
+
+    public int wqeCnt() {
+        return wqeCnt;
+    }
+
+    /** The QP buffer the ring lives in (for tools and tests that read WQEs back). */
+    public UnsafeBuffer buffer() {
+        return buf;
+    }
+
+    public int maxPost() {
+        return maxPost;
+    }
+
+    /** Offset of the ring's first byte in the QP buffer. */
+    public int start() {
+        return start;
+    }
+
+    /** WQEBBs produced so far (free-running; its low 16 bits go to the doorbell record). */
+    public int curPost() {
+        return curPost;
+    }
+
+    /** Work requests made visible to the device. */
+    public int head() {
+        return head;
+    }
+
+    /** Work requests retired by completions. */
+    public int tail() {
+        return (int) TAIL.getAcquire(this);
+    }
+
+    /** WQEs written since the last doorbell. */
+    public int pending() {
+        return nreq;
+    }
+
+    /** Whether one more WQE would overflow the queue (rdma-core {@code mlx5_wq_overflow}). */
+    public boolean full() {
+        return head + nreq - (int) TAIL.getAcquire(this) >= maxPost;
+    }
+
+    /** Remembers where the batch starts, so {@link #abortBatch} can drop it. WQEs still pending are published first. */
+    public void startBatch() {
+        ringDoorbell();
+        batchCurPost = curPost;
+        batchNreq = nreq;
+        batchLastCtrl = lastCtrl;
+        batchLastDs = lastDs;
+        batchLastInline = lastInline;
+        ctrl = -1;
+    }
+
+    /**
+     * Opens a WQE at {@code curPost}. The caller has checked {@link #full()}.
+     *
+     * @param mlx5Opcode {@code Mlx5Opcode} value
+     * @param wc         the completion opcode this WR reports (kept for error and flush completions)
+     * @param sendFlags  verbs {@link SendFlags}: SIGNALED asks for a CQE, SOLICITED and FENCE go to fm_ce_se
+     * @param imm        immediate data as the application gives it (sent big-endian), 0 if none
+     * @return the offset of the control segment in the QP buffer
+     */
+    public int begin(int mlx5Opcode, WcOpcode wc, long wrId, int sendFlags, int imm) {
+        int idx = curPost & (wqeCnt - 1);
+        ctrl = start + idx * SendWqeLayout.WQEBB;
+        seg = ctrl + CtrlSeg.SIZE;
+        ds = CtrlSeg.SIZE / SendWqeLayout.DS;
+        opcode = mlx5Opcode;
+        // qp.c _mlx5_post_send: sq_signal_bits | fence | CQ_UPDATE if signaled | SOLICITED if solicited
+        fmCeSe = sigBits
+                | ((sendFlags & SendFlags.FENCE) != 0 ? FmCeSe.FENCE : 0)
+                | ((sendFlags & SendFlags.SIGNALED) != 0 ? FmCeSe.CQ_UPDATE : 0)
+                | ((sendFlags & SendFlags.SOLICITED) != 0 ? FmCeSe.SOLICITED : 0);
+        immAsIs = CtrlSeg.beImm(imm);   // the control segment stores imm as-is; big-endian on the wire
+        atomicOp = wc == WcOpcode.COMP_SWAP || wc == WcOpcode.FETCH_ADD;
+        inlineHeader = -1;
+        inlineBytes = 0;
+        wrid[idx] = wrId;
+        wqeHead[idx] = head + nreq;
+        wcOpcode[idx] = (byte) wc.ordinal();
+        return ctrl;
+    }
+
+    /** Remote address segment (RDMA and atomics): big-endian raddr and rkey. */
+    public void raddr(long remoteAddr, int rkey) {
+        // mlx5_wqe_raddr_seg: be64 raddr, be32 rkey, 4 reserved bytes = 0 (RaddrSeg, golden-tested)
+        put16(nextSeg(RaddrSeg.SIZE), remoteAddr, (long) rkey << 32);
+    }
+
+    /** Atomic segment: for CMP_SWAP swap and compare, for FETCH_ADD the addend in {@code swapAdd} and 0. */
+    public void atomic(long swapAdd, long compare) {
+        put16(nextSeg(AtomicSeg.SIZE), swapAdd, compare); // mlx5_wqe_atomic_seg: be64 swap_add, be64 compare
+    }
+
+    /** UD datagram segment: the address handle's 48-byte AV with the remote QPN and Q_Key (qp.c _set_datagram_seg). */
+    public void datagram(DirectBuffer av, int avOffset, int remoteQpn, int remoteQkey) {
+        DatagramSeg.setUd(buf, nextSeg(DatagramSeg.SIZE), av, avOffset, remoteQpn, remoteQkey);
+    }
+
+    /** A gather entry; a zero-length one is skipped as rdma-core does. Atomics always carry 8 bytes. */
+    public void data(int lkey, long addr, int length) {
+        if (length == 0) {
+            return;
+        }
+        // mlx5_wqe_data_seg: be32 byte_count, be32 lkey, be64 addr (DataSeg, golden-tested)
+        int byteCount = atomicOp ? AtomicSeg.ATOMIC_SIZE : length;
+        put16(nextSeg(DataSeg.SIZE), (long) byteCount << 32 | (lkey & 0xFFFFFFFFL), addr);
+    }
+
+    /** Appends inline payload; the segment's header is written by {@link #finish}. */
+    public void inline(DirectBuffer src, int offset, int length) {
+        if (length == 0) {
+            return;
+        }
+        if (inlineHeader < 0) {
+            inlineHeader = wrap(seg);
+            inlineEnd = inlineHeader + InlineSeg.HEADER_SIZE;
+        }
+        if (inlineBytes + length > end - start - InlineSeg.HEADER_SIZE) {
+            throw new IllegalArgumentException("inline data of " + (inlineBytes + length) + " bytes does not fit the send ring");
+        }
+        inlineEnd = InlineSeg.copyWrapped(buf, start, end, inlineEnd, src, offset, length);
+        inlineBytes += length;
+    }
+
+    /** Closes the WQE: inline header, control segment (with DS), wr bookkeeping; {@code curPost} advances. */
+    public void finish() {
+        if (inlineHeader >= 0) {
+            InlineSeg.setHeader(buf, inlineHeader, inlineBytes);
+            int pad = -(inlineEnd - start) & (SendWqeLayout.DS - 1);
+            buf.setMemory(inlineEnd, pad, (byte) 0);   // reproducible bytes; the tail of the last DS is unused
+            ds += InlineSeg.ds(inlineBytes);
+            seg = inlineEnd + pad;
+        }
+        if (ds > SendWqeLayout.MAX_DS || SendWqeLayout.wqebbs(ds) > wqeCnt) {
+            throw new IllegalStateException("WQE of " + ds + " DS does not fit (max 63 DS, ring of " + wqeCnt + " WQEBBs)");
+        }
+        // mlx5_wqe_ctrl_seg as mlx5dv_set_ctrl_seg writes it (CtrlSeg, golden-tested): be32 opmod|idx|opcode,
+        // be32 qpn|ds, signature 0, dci_stream_channel_id 0, fm_ce_se, then imm stored as-is (host order).
+        long word0 = (long) ((curPost & 0xffff) << 8 | opcode) << 32 | ((long) (qpn << 8 | ds) & 0xFFFFFFFFL);
+        int immBytesAsBe = NATIVE_LITTLE_ENDIAN ? Integer.reverseBytes(immAsIs) : immAsIs;
+        long word1 = (long) (fmCeSe & 0xff) << 32 | (immBytesAsBe & 0xFFFFFFFFL);
+        put16(ctrl, word0, word1);
+        lastCtrl = ctrl;
+        lastDs = ds;
+        lastInline = inlineHeader >= 0;
+        curPost += SendWqeLayout.wqebbs(ds);
+        nreq++;
+        ctrl = -1;
+    }
+
+    /** Drops every WQE since {@link #startBatch} (nothing was published: the device never saw them). */
+    public void abortBatch() {
+        curPost = batchCurPost;
+        nreq = batchNreq;
+        lastCtrl = batchLastCtrl;
+        lastDs = batchLastDs;
+        lastInline = batchLastInline;
+        ctrl = -1;
+    }
+
+    /**
+     * Holds doorbells (true): WQEs are written but not published, they stay pending until the hold is lifted (false)
+     * and {@link #ringDoorbell} runs. The provider's SQD state: the device gets no new WQE while the QP is drained.
+     */
+    public void hold(boolean on) {
+        held = on;
+    }
+
+    public boolean held() {
+        return held;
+    }
+
+    /**
+     * Publishes the WQEs since the last doorbell, rdma-core's {@code post_send_db}: {@code head += nreq}, WQE stores
+     * before the doorbell record, record := curPost & 0xffff, MMIO fence, then either a BlueFlame copy of the single
+     * WQE or the 8-byte doorbell (first 8 bytes of the last control segment), flush, switch bfreg halves.
+     */
+    public void ringDoorbell() {
+        if (nreq == 0 || held) {
+            return;
+        }
+        head += nreq;
+        if (bfMode != BF_OFF && nreq == 1 && (lastInline || bfMode == BF_PREFER) && bfreg.blueFlameFits(lastDs)) {
+            bfreg.blueFlame(dbr, curPost, buf, start, end, lastCtrl, lastDs);
+        } else {
+            bfreg.ring(dbr, curPost, buf, lastCtrl);
+        }
+        nreq = 0;
+        batchCurPost = curPost;
+        batchNreq = 0;
+    }
+
+    // ---- completion side ----
+
+    public long wrId(int wqeCounter) {
+        return wrid[wqeCounter & (wqeCnt - 1)];
+    }
+
+    public WcOpcode wcOpcode(int wqeCounter) {
+        return WC_OPCODES[wcOpcode[wqeCounter & (wqeCnt - 1)]];
+    }
+
+    /** A CQE for the WQE at {@code wqeCounter} retires it and every WQE before it. */
+    public void retire(int wqeCounter) {
+        TAIL.setRelease(this, wqeHead[wqeCounter & (wqeCnt - 1)] + 1);
+    }
+
+    /** Back to empty (QP moved to RESET: rdma-core mlx5_init_qp_indices). The record is zeroed by the caller. */
+    public void reset() {
+        curPost = 0;
+        head = 0;
+        TAIL.setRelease(this, 0);
+        nreq = 0;
+        batchCurPost = 0;
+        batchNreq = 0;
+        held = false;
+        ctrl = -1;
+    }
+
+    /**
+     * One 16-byte segment as two big-endian 8-byte stores, with one bounds check for both: the hot path of
+     * every WQE. Offsets come from the ring's own arithmetic (slot index masked, segments wrapped at the end),
+     * and the check keeps even a bug in it from storing outside the QP buffer.
+     */
+    private void put16(int offset, long first, long second) {
+        if (offset < start || offset > end - 16) {
+            throw new IllegalStateException("segment at " + offset + " outside the send ring [" + start + ", " + end + ")");
+        }
+        long address = buf.addressOffset() + offset;
+        Object array = buf.byteArray();
+        UnsafeApi.putLong(array, address, NATIVE_LITTLE_ENDIAN ? Long.reverseBytes(first) : first);
+        UnsafeApi.putLong(array, address + 8, NATIVE_LITTLE_ENDIAN ? Long.reverseBytes(second) : second);
+    }
+
+    private int nextSeg(int size) {
+        if (ctrl < 0) {
+            throw new IllegalStateException("segment written outside an open WQE");
+        }
+        int at = wrap(seg);
+        seg = at + size;
+        ds += size / SendWqeLayout.DS;
+        return at;
+    }
+
+    private int wrap(int offset) {
+        return offset == end ? start : offset;
+    }
+}
