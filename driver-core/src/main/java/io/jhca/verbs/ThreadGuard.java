@@ -27,7 +27,6 @@ final class ThreadGuard {
     /** Shared mode: the lock; null when single-threaded. */
     private final Lock lock;
     /** Single-threaded mode: the thread bound at first use (CAS from null, plain reads after). */
-    @SuppressWarnings("unused") // through OWNER as well
     private Thread owner;
 
     private ThreadGuard(final String what, final boolean singleThreaded) {
@@ -91,15 +90,18 @@ final class ThreadGuard {
 
     private void checkOwner(final VerbsResource resource) {
         final Thread t = Thread.currentThread();
-        final Thread o = owner;
+        Thread o = owner;
         if (o == t) {
             return;
         }
-        if (o == null && OWNER.compareAndSet(this, null, t)) {
-            return;
+        if (o == null) {
+            o = (Thread) OWNER.compareAndExchange(this, null, t);   // the witness: null if this thread won
+            if (o == null || o == t) {
+                return;
+            }
         }
         throw new IllegalStateException(resource.describe() + " was created single-threaded and its " + what
-                + " belongs to thread \"" + owner.getName() + "\"; thread \"" + t.getName() + "\" may not use it"
+                + " belongs to thread \"" + o.getName() + "\"; thread \"" + t.getName() + "\" may not use it"
                 + " (create it without the single-threaded option to share it between threads)");
     }
 
