@@ -79,6 +79,20 @@ class ViewAfterCloseTest {
         }
     }
 
+    @Test
+    void aViewCannotBeRewrappedAwayFromItsRegion() {
+        try (DmaRegion region = DmaMemory.allocate(4096)) {
+            final UnsafeBuffer view = region.buffer(0, 64);
+            final UnsafeBuffer whole = region.buffer();
+            assertThrows(UnsupportedOperationException.class, () -> view.wrap(new byte[8]));
+            assertThrows(UnsupportedOperationException.class, () -> whole.wrap(region.address(), 8));
+            assertThrows(UnsupportedOperationException.class, () -> view.wrap(whole, 0, 8));
+            assertEquals(64, view.capacity());
+            view.putLong(0, 3);
+            assertEquals(3, new UnsafeBuffer(view, 0, 8).getLong(0), "a buffer of one's own may wrap a view");
+        }
+    }
+
     private static String runProbe(final String... args) throws Exception {
         final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         final List<String> command = new java.util.ArrayList<>(List.of(java,
