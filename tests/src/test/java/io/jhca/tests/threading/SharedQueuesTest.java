@@ -78,8 +78,8 @@ class SharedQueuesTest {
             long deadline = System.nanoTime() + 100_000_000_000L;
             while (failure.get() == null && !(allSeen(sent) && allSeen(received))) {
                 if (System.nanoTime() - deadline > 0) {
-                    failure.compareAndSet(null, new AssertionError("wedged: " + seen(sent) + " of " + TOTAL
-                            + " send completions and " + seen(received) + " receive completions after 100 s"));
+                    failure.compareAndSet(null, new AssertionError("wedged after 100 s: send completions "
+                            + tally(sent) + "; receive completions " + tally(received)));
                 }
                 Thread.sleep(1);
             }
@@ -100,12 +100,22 @@ class SharedQueuesTest {
         }
     }
 
-    private static int seen(AtomicIntegerArray counts) {
-        int n = 0;
+    /** "n of TOTAL wr_ids seen, missing [...], more than once [...]": what a wedge looks like. */
+    private static String tally(AtomicIntegerArray counts) {
+        int seen = 0;
+        List<Integer> missing = new ArrayList<>();
+        List<String> repeated = new ArrayList<>();
         for (int i = 0; i < counts.length(); i++) {
-            n += counts.get(i) > 0 ? 1 : 0;
+            int c = counts.get(i);
+            seen += c > 0 ? 1 : 0;
+            if (c == 0 && missing.size() < 16) {
+                missing.add(i);
+            }
+            if (c > 1 && repeated.size() < 16) {
+                repeated.add(i + "x" + c);
+            }
         }
-        return n;
+        return seen + " of " + TOTAL + " wr_ids seen, missing " + missing + ", more than once " + repeated;
     }
 
     private static boolean allSeen(AtomicIntegerArray counts) {
