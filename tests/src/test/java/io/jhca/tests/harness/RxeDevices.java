@@ -1,5 +1,6 @@
 package io.jhca.tests.harness;
 
+import io.jhca.lab.sim.ConnectXModel;
 import io.jhca.rxe.ProgressMode;
 import io.jhca.rxe.RxeContext;
 import io.jhca.rxe.RxeDeviceConfig;
@@ -48,16 +49,28 @@ public final class RxeDevices {
                 DevicePairs.ip(ipA), DevicePairs.ip(ipB));
     }
 
+    /** The rxe transport of a device: itself, or a ConnectX model's wire. */
+    static RxeContext wire(Context c) {
+        if (c instanceof RxeContext) {
+            return (RxeContext) c;
+        }
+        ConnectXModel m = ModelCounterChecks.model(c);
+        if (m == null) {
+            throw new AssertionError(c.name() + " is neither an rxe device nor a ConnectX model");
+        }
+        return m.wire();
+    }
+
     /** The rxe counters and fault counters of both devices, for messages. */
     public static String describeCounters(Context a, Context b) {
         return describe(a) + "\n" + describe(b);
     }
 
     private static String describe(Context c) {
-        if (!(c instanceof RxeContext)) {
+        if (!(c instanceof RxeContext) && ModelCounterChecks.model(c) == null) {
             return c.name() + ": not an rxe device";
         }
-        RxeContext r = (RxeContext) c;
+        RxeContext r = wire(c);
         StringBuilder sb = new StringBuilder(c.name()).append(" counters ").append(r.counters());
         if (r.link() instanceof FaultyLink) {
             FaultyLink f = (FaultyLink) r.link();
@@ -76,8 +89,8 @@ public final class RxeDevices {
     public static void assertFaultsHappened(Context a, Context b) {
         Context[][] dirs = {{a, b}, {b, a}};
         for (Context[] d : dirs) {
-            RxeContext tx = (RxeContext) d[0];
-            RxeContext rx = (RxeContext) d[1];
+            RxeContext tx = wire(d[0]);
+            RxeContext rx = wire(d[1]);
             assertTrue(tx.link() instanceof FaultyLink, tx.name() + " has a faulty link");
             FaultyLink f = (FaultyLink) tx.link();
             String what = tx.name() + " -> " + rx.name() + ": " + describeCounters(a, b);
