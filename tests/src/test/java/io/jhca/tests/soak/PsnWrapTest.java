@@ -21,13 +21,14 @@ import org.junit.jupiter.params.provider.MethodSource;
  * packets, their ACKs, NAKs, retransmissions, duplicate READ replays and atomic replies straddle the wrap. A PSN
  * compared without the 24-bit modulus (IBTA 9.7.5.1.3: PSNs are compared in a window of 2^23 modulo 2^24) takes a
  * retransmission for a new packet or a new packet for a duplicate, and the content checks of {@link MixedTraffic} see
- * it. Faults are denser than in the soak so that some hit the few dozen packets around the wrap; two rounds a pair.
+ * it. Faults are denser than in the soak so that some hit the few dozen packets around the wrap; four rounds a pair.
  * The seed is random and printed; {@code -Djhca.psnwrap.seed=N} replays one.
  */
 class PsnWrapTest {
     static final String SEED_PROPERTY = "jhca.psnwrap.seed";
-    private static final int MESSAGES = 150;
-    private static final LinkFaults FAULTS = LinkFaults.NONE.withDrop(0.05).withDuplicate(0.05).withReorder(0.05)
+    private static final int MESSAGES = 100;
+    private static final int ROUNDS = 4;
+    private static final LinkFaults FAULTS = LinkFaults.NONE.withDrop(0.05).withDuplicate(0.08).withReorder(0.08)
             .withCorrupt(0.01);
     private static final long SEED = Seeds.of(SEED_PROPERTY, "PsnWrapTest");
 
@@ -41,10 +42,10 @@ class PsnWrapTest {
         SplittableRandom rnd = new SplittableRandom(SEED);
         try (Harness h = Harness.open(pair)) {
             h.expectErrors(); // a lossy wire makes the model count what it drops (none of it a driver mistake)
-            for (int round = 0; round < 2; round++) {
-                int start = 0xFFFFFF - 1 - rnd.nextInt(24);
+            for (int round = 0; round < ROUNDS; round++) {
+                int start = 0xFFFFFF - rnd.nextInt(16);
                 try {
-                    MixedTraffic.Result r = MixedTraffic.run(h, MESSAGES, SEED + round, start, Duration.ofSeconds(30));
+                    MixedTraffic.Result r = MixedTraffic.run(h, MESSAGES, SEED + round, start, Duration.ofSeconds(10));
                     System.out.println("PSN wrap on " + pair + ", seed " + SEED + " round " + round + ": " + r);
                 } catch (AssertionError e) {
                     throw Seeds.replay(e, SEED_PROPERTY, SEED, "PSN wrap from 0x" + Integer.toHexString(start) + " on " + pair);
