@@ -18,6 +18,8 @@ import io.jhca.verbs.WcStatus;
 import io.jhca.verbs.WorkCompletion;
 import io.jhca.verbs.WrOpcode;
 
+import java.time.Duration;
+
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -207,7 +209,7 @@ class EdgeAccessTest {
                     assertEquals(VerbsException.EINVAL, x.errno(), x.getMessage());
                 }
             }
-            h.assertNoCompletion(e.a.sendCq(), java.time.Duration.ofMillis(10), "refused atomics complete nothing");
+            h.assertNoCompletion(e.a.sendCq(), Duration.ofMillis(10), "refused atomics complete nothing");
             e.succeeds(e.remote(2, WrOpcode.ATOMIC_FETCH_AND_ADD, 0, 8), "an aligned atomic after the refusals");
         }
     }

@@ -77,6 +77,22 @@ public final class MixedTraffic {
         WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM, WrOpcode.RDMA_WRITE_WITH_IMM, WrOpcode.RDMA_READ,
         WrOpcode.RDMA_READ, WrOpcode.RDMA_READ, WrOpcode.ATOMIC_FETCH_AND_ADD, WrOpcode.ATOMIC_CMP_AND_SWP};
 
+    /**
+     * Every opcode, a third of them READs and atomics: a lost READ response or atomic reply makes the requester go
+     * back to an old PSN while the responder is ahead of it, which is what a PSN compare across the wrap must get right.
+     */
+    private static final WrOpcode[] READ_HEAVY_MIX = {
+        WrOpcode.SEND, WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM,
+        WrOpcode.RDMA_READ, WrOpcode.RDMA_READ, WrOpcode.ATOMIC_FETCH_AND_ADD, WrOpcode.ATOMIC_CMP_AND_SWP, WrOpcode.SEND};
+
+    /** The opcode mix of a run. */
+    public enum Mix {
+        /** 40% SEND, 10% SEND_IMM, 15% WRITE, 10% WRITE_IMM, 15% READ, 5% FETCH_ADD, 5% CMP_SWP. */
+        SOAK,
+        /** About 45% READs and atomics, the rest SENDs and WRITEs with and without immediate. */
+        READ_HEAVY
+    }
+
     /** What a run did. */
     public record Result(int messages, int psnA, int receives, long faa, long cas, int inline, int split, int udSent,
                          int udReceived, long millis) {
@@ -101,6 +117,12 @@ public final class MixedTraffic {
      * fails if nothing progresses for {@code stall}.
      */
     public static Result run(Harness h, int messages, long seed, int startPsn, Duration stall) {
+        return run(h, messages, seed, startPsn, stall, Mix.SOAK);
+    }
+
+    /** As {@link #run(Harness, int, long, int, Duration)}, with the given opcode mix. */
+    public static Result run(Harness h, int messages, long seed, int startPsn, Duration stall, Mix mixKind) {
+        WrOpcode[] mix = mixKind == Mix.SOAK ? MIX : READ_HEAVY_MIX;
         SplittableRandom rnd = new SplittableRandom(seed);
         int psnA = startPsn >= 0 ? startPsn & 0xFFFFFF : rnd.nextInt(1 << 24);
         Peer a = h.peer(h.a(), PeerSpec.rc().bufferBytes(A_BYTES).maxSendWr(WINDOW).cqDepth(4 * WINDOW)
@@ -160,7 +182,7 @@ public final class MixedTraffic {
             while (posted < messages && inFlight.size() < WINDOW
                     && (toReceive.isEmpty() || posted - toReceive.peekFirst().seq() < IMM_SLOTS)) {
                 int seq = posted++;
-                WrOpcode op = MIX[rnd.nextInt(MIX.length)];
+                WrOpcode op = mix[rnd.nextInt(mix.length)];
                 boolean inline = !op.isAtomic() && op != WrOpcode.RDMA_READ && rnd.nextInt(6) == 0;
                 int size = op.isAtomic() ? 8 : inline ? rnd.nextInt(INLINE + 1)
                         : rnd.nextInt(10) == 0 ? rnd.nextInt(MAX_SIZE + 1) : rnd.nextInt(601);
