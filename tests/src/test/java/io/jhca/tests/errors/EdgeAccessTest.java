@@ -199,13 +199,21 @@ class EdgeAccessTest {
                 gone.close();
                 e.fails(e.remote(1, op, va, rkey, 8), WcStatus.REM_ACCESS_ERR, op + " with the rkey of a deregistered MR");
             }
-            // verbs: an atomic needs an 8-byte aligned remote address; refused at post, nothing reaches the wire
+            // verbs: an atomic needs an 8-byte aligned remote address and one 8-byte SGE; refused at post, nothing is sent
             Edges e = new Edges(h);
             for (WrOpcode op : new WrOpcode[] {WrOpcode.ATOMIC_FETCH_AND_ADD, WrOpcode.ATOMIC_CMP_AND_SWP}) {
                 for (long off : new long[] {MR_LEN - 4, MR_LEN - 9, 1}) {
                     SendWr wr = e.remote(1, op, off, 8);
                     VerbsException x = assertThrows(VerbsException.class, () -> e.a.qp().postSend(wr),
                             op + " at the misaligned offset " + off);
+                    assertEquals(VerbsException.EINVAL, x.errno(), x.getMessage());
+                }
+                // ... and exactly 8 bytes: a result SGE of 0, 4 or 16 bytes is refused too
+                for (int len : new int[] {0, 4, 16}) {
+                    SendWr wr = e.remote(1, op, 0, 8);
+                    wr.sge(0).set(e.a.mr(), A_ATOMIC, len);
+                    VerbsException x = assertThrows(VerbsException.class, () -> e.a.qp().postSend(wr),
+                            op + " with a " + len + "-byte SGE");
                     assertEquals(VerbsException.EINVAL, x.errno(), x.getMessage());
                 }
             }
