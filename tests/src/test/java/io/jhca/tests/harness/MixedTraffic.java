@@ -1,6 +1,7 @@
 package io.jhca.tests.harness;
 
 import io.jhca.verbs.AddressHandle;
+import io.jhca.verbs.Context;
 import io.jhca.verbs.Mtu;
 import io.jhca.verbs.RecvWr;
 import io.jhca.verbs.SendFlags;
@@ -25,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * Mixed traffic from side A to side B of a {@link Harness}, every message checked.
+ * Mixed traffic from one side of a {@link Harness} to the other, every message checked.
  * <ul>
  * <li>An RC QP pair carries SEND, SEND_WITH_IMM, RDMA WRITE, WRITE_WITH_IMM, READ, FETCH_ADD and CMP_SWP of random
  *     sizes (0 to 3 KiB + 5, up to 4 packets at PMTU 1024): some inline, some gathered from (READ: scattered to) two
@@ -94,11 +95,11 @@ public final class MixedTraffic {
     }
 
     /** What a run did. */
-    public record Result(int messages, int psnA, int receives, long faa, long cas, int inline, int split, int udSent,
+    public record Result(String direction, int messages, int psnA, int receives, long faa, long cas, int inline, int split, int udSent,
                          int udReceived, long millis) {
         @Override
         public String toString() {
-            return messages + " RC messages from PSN 0x" + Integer.toHexString(psnA) + " (" + receives + " receives, " + faa
+            return direction + ": " + messages + " RC messages from PSN 0x" + Integer.toHexString(psnA) + " (" + receives + " receives, " + faa
                     + " FETCH_ADD, " + cas + " CMP_SWP, " + inline + " inline, " + split + " two-SGE), " + udReceived + " of "
                     + udSent + " UD datagrams arrived, in " + millis + " ms";
         }
@@ -117,23 +118,29 @@ public final class MixedTraffic {
      * fails if nothing progresses for {@code stall}.
      */
     public static Result run(Harness h, int messages, long seed, int startPsn, Duration stall) {
-        return run(h, messages, seed, startPsn, stall, Mix.SOAK);
+        return run(h, messages, seed, startPsn, stall, Mix.SOAK, false);
     }
 
-    /** As {@link #run(Harness, int, long, int, Duration)}, with the given opcode mix. */
-    public static Result run(Harness h, int messages, long seed, int startPsn, Duration stall, Mix mixKind) {
+    /**
+     * As {@link #run(Harness, int, long, int, Duration)}, with the given opcode mix, from side B to side A if
+     * {@code reverse} (so each side's device is both the sender and the receiver of a run).
+     */
+    public static Result run(Harness h, int messages, long seed, int startPsn, Duration stall, Mix mixKind,
+                             boolean reverse) {
+        Context from = reverse ? h.b() : h.a();
+        Context to = reverse ? h.a() : h.b();
         WrOpcode[] mix = mixKind == Mix.SOAK ? MIX : READ_HEAVY_MIX;
         SplittableRandom rnd = new SplittableRandom(seed);
         int psnA = startPsn >= 0 ? startPsn & 0xFFFFFF : rnd.nextInt(1 << 24);
-        Peer a = h.peer(h.a(), PeerSpec.rc().bufferBytes(A_BYTES).maxSendWr(WINDOW).cqDepth(4 * WINDOW)
+        Peer a = h.peer(from, PeerSpec.rc().bufferBytes(A_BYTES).maxSendWr(WINDOW).cqDepth(4 * WINDOW)
                 .maxInlineData(INLINE).maxSendSge(2), psnA);
-        Peer b = h.peer(h.b(), PeerSpec.rc().bufferBytes(B_BYTES).maxRecvWr(RECVS).cqDepth(2 * RECVS).maxRecvSge(2),
+        Peer b = h.peer(to, PeerSpec.rc().bufferBytes(B_BYTES).maxRecvWr(RECVS).cqDepth(2 * RECVS).maxRecvSge(2),
                 rnd.nextInt(1 << 24));
         // PMTU 1024: up to 4 packets a message. timeout 10 = 4.2 ms: a lost tail costs little; 7 retries: never give up.
         h.connect(a, b, RcParams.defaults().mtu(Mtu.MTU_1024).timeout(10).retryCnt(7).rnrRetry(7).maxRdAtomic(16));
-        Peer ua = h.peer(h.a(), PeerSpec.ud().bufferBytes(UD_WINDOW * UD_SLOT).maxSendWr(UD_WINDOW).cqDepth(2 * UD_WINDOW),
+        Peer ua = h.peer(from, PeerSpec.ud().bufferBytes(UD_WINDOW * UD_SLOT).maxSendWr(UD_WINDOW).cqDepth(2 * UD_WINDOW),
                 rnd.nextInt(1 << 24));
-        Peer ub = h.peer(h.b(), PeerSpec.ud().bufferBytes(UD_RECVS * UD_SLOT).maxRecvWr(UD_RECVS).cqDepth(2 * UD_RECVS),
+        Peer ub = h.peer(to, PeerSpec.ud().bufferBytes(UD_RECVS * UD_SLOT).maxRecvWr(UD_RECVS).cqDepth(2 * UD_RECVS),
                 rnd.nextInt(1 << 24));
         ua.readyUd();
         ub.readyUd();
@@ -309,7 +316,7 @@ public final class MixedTraffic {
         assertEquals(cas, bb.getLong(B_CAS), "CMP_SWP counter: each of the " + cas + " swaps applied exactly once");
         Payloads.assertPayload(bb, B_READ, READ_SRC, READ_SEED, "the READ source is never written");
         assertTrue(udReceived * 2 >= udSent, "only " + udReceived + " of " + udSent + " UD datagrams arrived");
-        return new Result(messages, psnA, recvDone, faa, cas, inlineCount, splitCount, udSent, udReceived, millis);
+        return new Result(from.name() + " -> " + to.name(), messages, psnA, recvDone, faa, cas, inlineCount, splitCount, udSent, udReceived, millis);
     }
 
     /** The payload of message {@code seq} at {@code src} and the WR's SGEs over it (two reversed if {@code split}). */

@@ -18,7 +18,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Mixed traffic ({@link MixedTraffic}: every RC opcode, inline, two-SGE gathers and scatters, UD alongside) on every
- * kind of device pair, both progress modes, with links that lose 1%, duplicate 1%, reorder 1% and corrupt 0.5% of
+ * kind of device pair, both progress modes, both directions, with links that lose 1%, duplicate 1%, reorder 1% and corrupt 0.5% of
  * the packets in each direction. Every message must arrive exactly once, in order, intact, every atomic apply once,
  * and the faults must really have happened.
  *
@@ -43,14 +43,17 @@ class FaultSoakTest {
     void mixedTrafficUnderFaults(DevicePair pair) {
         int messages = Integer.getInteger(MESSAGES_PROPERTY, MESSAGES_DEFAULT);
         try (Harness h = Harness.open(pair)) {
-            MixedTraffic.Result r;
+            MixedTraffic.Result[] r = new MixedTraffic.Result[2];
             try {
-                r = MixedTraffic.run(h, messages, SEED, -1, Duration.ofSeconds(30));
+                // two thirds from A to B, a third back: each device sends and receives
+                r[0] = MixedTraffic.run(h, messages - messages / 3, SEED, -1, Duration.ofSeconds(30), MixedTraffic.Mix.SOAK, false);
+                r[1] = MixedTraffic.run(h, messages / 3, SEED + 1, -1, Duration.ofSeconds(30), MixedTraffic.Mix.SOAK, true);
                 RxeDevices.assertFaultsHappened(h.a(), h.b());
             } catch (AssertionError e) {
                 throw Seeds.replay(e, SEED_PROPERTY, SEED, "soak on " + pair);
             }
-            System.out.println("soak on " + pair + ", seed " + SEED + ": " + r + "\n" + RxeDevices.describeCounters(h.a(), h.b()));
+            System.out.println("soak on " + pair + ", seed " + SEED + ":\n  " + r[0] + "\n  " + r[1] + "\n"
+                    + RxeDevices.describeCounters(h.a(), h.b()));
         }
     }
 }

@@ -22,7 +22,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * compared without the 24-bit modulus (rxe {@code psn_compare}: the sign of {@code (a - b) << 8}, half the space
  * each way) takes a retransmission for a new packet or a new packet for a duplicate, and the content checks of
  * {@link MixedTraffic} or a stall show it. Faults are denser than in the soak so that some hit the few dozen packets
- * around the wrap; eight short rounds a pair, a third of the messages READs and atomics (a lost READ response or
+ * around the wrap; eight short rounds a pair, every other one from B to A, a third of the messages READs and atomics (a lost READ response or
  * atomic reply sends the requester back to a PSN before the wrap while the responder is past it). The seed is
  * random and printed; {@code -Djhca.psnwrap.seed=N} replays one.
  */
@@ -47,7 +47,7 @@ class PsnWrapTest {
                 int start = 0xFFFFFF - rnd.nextInt(16);
                 try {
                     MixedTraffic.Result r = MixedTraffic.run(h, MESSAGES, SEED + round, start, Duration.ofSeconds(10),
-                            MixedTraffic.Mix.READ_HEAVY);
+                            MixedTraffic.Mix.READ_HEAVY, round % 2 == 1);
                     System.out.println("PSN wrap on " + pair + ", seed " + SEED + " round " + round + ": " + r);
                 } catch (AssertionError e) {
                     throw Seeds.replay(e, SEED_PROPERTY, SEED, "PSN wrap from 0x" + Integer.toHexString(start) + " on " + pair);
