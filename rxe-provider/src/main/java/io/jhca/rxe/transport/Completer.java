@@ -64,8 +64,11 @@ final class Completer {
         final int psn = p.psn;
         final SendRing sq = qp.sq;
         final RxeCounters counters = qp.engine.counters;
-        if (Psn.compare(psn, qp.requester.psnHigh) >= 0) {
-            counters.increment(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE); // never sent that PSN
+        if (!qp.requester.wasSent(psn)) {
+            // A ghost: no request carried this PSN. Dropped before any comparison with a WQE's PSNs, which is
+            // meaningful only within the window sent (modular order flips 2^23 away); it must never complete a
+            // WQE whose last packet has not gone out (rxe_comp.c check_psn).
+            counters.increment(RxeCounters.Counter.DROP_GHOST_RESPONSE);
             return;
         }
         SendWqe w;

@@ -46,6 +46,8 @@ public final class RxeCounters {
         DROP_OUT_OF_SEQUENCE("drop_out_of_sequence"),
         DROP_UNEXPECTED_RESPONSE("drop_unexpected_response"),
         DROP_STALE_DUPLICATE("drop_stale_duplicate"),
+        /** A response whose PSN was never sent (outside the window of PSNs sent). */
+        DROP_GHOST_RESPONSE("drop_ghost_response"),
         // transmit side
         TX_REFUSED("tx_refused"),
         ENGINE_ERRORS("engine_errors");
