@@ -359,7 +359,7 @@ final class Responder {
             final Reth reth = p.reth();
             final long va = reth.va();
             final long length = reth.dmaLengthUnsigned();
-            if (e == null || reth.rkey() != e.rkey || va < e.va || va + length > e.va + e.length) {
+            if (e == null || reth.rkey() != e.rkey || !e.covers(va, length)) {
                 counters.increment(RxeCounters.Counter.DROP_STALE_DUPLICATE);
                 return;
             }
