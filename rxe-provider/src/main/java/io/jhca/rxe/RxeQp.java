@@ -60,6 +60,9 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
     protected void driverModify(final QpAttributes attr, final QpState current, final QpState next) {
         final Peer peer = attr.has(QpAttrMask.AV) ? RxeAh.peerOf(context, attr.ah().dgid(), "modify " + describe()) : null;
         final QpAttributes copy = attr.copy();
+        if (next == QpState.ERR) {
+            enterError(); // before the engine flushes: no WR_FLUSH_ERR can be polled while the QP says otherwise
+        }
         context.engine().runOnEngine(() -> transport.applyModify(copy, next, peer));
     }
 

@@ -285,11 +285,13 @@ final class Completer {
         }
         final WorkCompletion wc = qp.claimSend(w, status);
         sq.completeHead();
-        qp.commitSend(wc);
         if (status != WcStatus.SUCCESS) {
-            qp.enterError(null, null);
+            qp.markError(null, null); // in ERR before the error completion can be polled
+            qp.commitSend(wc);
+            qp.flush();
             return;
         }
+        qp.commitSend(wc);
         if (!outstanding()) {
             qp.retransDeadline = 0;
         }

@@ -408,8 +408,9 @@ final class Responder {
                 p.payloadIndex, n) != MemoryAccess.OK)) {
             final WorkCompletion wc = qp.completeRecv(w, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0);
             qp.rq.completeHead();
+            qp.markError(AsyncEvent.Type.QP_FATAL, "UD receive WQE names memory it may not write");
             qp.commitRecv(wc, false, 0, -1, false);
-            qp.enterError(AsyncEvent.Type.QP_FATAL, "UD receive WQE names memory it may not write");
+            qp.flush();
             return;
         }
         final boolean imm = p.has(Opcode.HAS_IMMDT);
@@ -490,8 +491,9 @@ final class Responder {
         if (n > 0 && qp.engine.memory.checkRemote(qp.pd, readRkey, readVa, n, Access.REMOTE_READ.bit()) == null) {
             // the MR went away under a READ in progress
             readActive = false;
-            sendAck(Aeth.nakSyndrome(Aeth.NAK_REMOTE_ACCESS_ERROR), readPsn);
+            // in ERR before the NAK leaves: the peer's error completion must not overtake this QP's state
             qp.enterError(AsyncEvent.Type.QP_ACCESS_ERR, "memory of an RDMA READ was deregistered");
+            sendAck(Aeth.nakSyndrome(Aeth.NAK_REMOTE_ACCESS_ERROR), readPsn);
             return;
         }
         final PacketOut out = qp.engine.out;
@@ -557,10 +559,12 @@ final class Responder {
 
     /**
      * Class A/C error (rxe do_class_ac_error): NAK with the packet's PSN, the receive WQE being filled (if any)
-     * completes with {@code recvStatus}, the QP goes to ERR.
+     * completes with {@code recvStatus}, the QP goes to ERR. The QP is in ERR before the NAK leaves and before
+     * the receive completion can be polled, so neither the peer's error completion nor ours overtakes it.
      */
     private void fail(final RxPacket p, final int nakCode, final WcStatus recvStatus, final AsyncEvent.Type event,
             final String detail) {
+        qp.markError(event, detail);
         sendAck(Aeth.nakSyndrome(nakCode), p.psn);
         if (recvInProgress) {
             final RecvWqe w = nextRecvWqe();
@@ -572,6 +576,6 @@ final class Responder {
             recvInProgress = false;
         }
         current = NONE;
-        qp.enterError(event, detail);
+        qp.flush();
     }
 }
