@@ -31,6 +31,8 @@ final class Forger implements AutoCloseable {
     private final UnsafeBuffer pkt = new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024));
     private final Icrc icrc = new Icrc();
     private final Bth bth = new Bth();
+    /** The IPv4 Identification the ICRC is computed for (jhca sends 0, Linux rxe other values). */
+    int ipv4Id;
 
     /** Packets that seem to come from {@code from} and go to {@code to}. */
     Forger(final RxeContext from, final RxeContext to) throws IOException {
@@ -82,9 +84,17 @@ final class Forger implements AutoCloseable {
         bth.wrap(pkt, 0).set(opcode, false, Bth.padFor(payload), Bth.DEFAULT_PKEY, destQp, true, psn);
     }
 
-    /** Appends the ICRC (IPv4 ID 0 and DF, as jhca sends) to {@code roce} bytes and sends the datagram. */
+    /** An RC_SEND_ONLY with {@code payload} bytes of 0x5A. */
+    void sendOnly(final int destQp, final int psn, final int payload) throws IOException {
+        final int op = io.jhca.rxe.wire.Opcode.RC_SEND_ONLY;
+        header(op, destQp, psn, payload);
+        pkt.setMemory(Opcode.payloadOffset(op), payload, (byte) 0x5A);
+        send(Opcode.payloadOffset(op) + payload + Bth.padFor(payload));
+    }
+
+    /** Appends the ICRC (IPv4 ID {@link #ipv4Id} and DF) to {@code roce} bytes and sends the datagram. */
     private void send(final int roce) throws IOException {
-        Icrc.put(pkt, roce, icrc.computeIpv4(src, dst, 0, PacketLayout.IPV4_DF, srcPort, 4791, pkt, 0, roce));
+        Icrc.put(pkt, roce, icrc.computeIpv4(src, dst, ipv4Id, PacketLayout.IPV4_DF, srcPort, 4791, pkt, 0, roce));
         final ByteBuffer bb = pkt.byteBuffer().duplicate();
         bb.clear().limit(roce + Icrc.LENGTH);
         channel.send(bb, target);

@@ -34,8 +34,8 @@ import io.jhca.verbs.QpType;
  *
  * <p>Receive-side ICRC: a UDP socket does not show the IP header, so the covered fields are reconstructed from
  * what is known: source address and port from the datagram, our own address, lengths from the UDP payload, DF,
- * protocol 17; the IPv4 Identification is taken as 0 ({@link Ipv4IdMode#STRICT_ID_ZERO}, what jhca sends) or
- * solved for ({@link Ipv4IdMode#RECOVER_ID}, needed for peers such as Linux rxe that send non-zero IDs).
+ * protocol 17; the IPv4 Identification is checked as 0 first (what jhca sends, all 32 bits) and, unless the mode
+ * is {@link Ipv4IdMode#STRICT_ID_ZERO}, solved for otherwise (peers such as Linux rxe send non-zero IDs).
  */
 public final class Engine implements Agent {
 
@@ -200,6 +200,11 @@ public final class Engine implements Agent {
             status = validator.validateIpv4(icrcMode, from.ipv4Address(), local.ipv4Address(), src.getPort(),
                     local.socketAddress().getPort(), rx, 0, length);
             ipv4Id = validator.lastIpv4Id();
+            if (status == PacketValidator.OK) {
+                // a match with ID 0 is the full 32-bit check; any other ID was solved for (16 bits checked)
+                counters.increment(ipv4Id == 0 ? RxeCounters.Counter.ICRC_CHECKED_FULL
+                        : RxeCounters.Counter.ICRC_RECOVERED_ID);
+            }
         } else {
             status = validator.validateIpv6(from.hi(), from.lo(), local.hi(), local.lo(), src.getPort(),
                     local.socketAddress().getPort(), rx, 0, length);

@@ -48,6 +48,9 @@ public final class RxeCounters {
         DROP_STALE_DUPLICATE("drop_stale_duplicate"),
         /** A response whose PSN was never sent (outside the window of PSNs sent). */
         DROP_GHOST_RESPONSE("drop_ghost_response"),
+        // received IPv4 ICRCs that passed: all 32 bits checked for ID 0, or the ID solved for (Ipv4IdMode)
+        ICRC_CHECKED_FULL("icrc_checked_full"),
+        ICRC_RECOVERED_ID("icrc_recovered_id"),
         // transmit side
         TX_REFUSED("tx_refused"),
         ENGINE_ERRORS("engine_errors");
