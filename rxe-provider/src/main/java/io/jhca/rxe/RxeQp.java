@@ -51,6 +51,16 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
         context.engine().addQp(transport);
     }
 
+    /** This QP's counters (the per-QP subset of the device's, see RxeCounters). */
+    public io.jhca.rxe.transport.RxeCounters counters() {
+        return transport.counters();
+    }
+
+    @Override
+    public java.util.Map<String, Long> statistics() {
+        return transport.counters().snapshotPerQp();
+    }
+
     @Override
     public SendQueue sendQueue() {
         return builder;

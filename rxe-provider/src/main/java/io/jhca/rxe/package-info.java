@@ -38,8 +38,10 @@
  * IPv6 link-local GID (fe80::EUI-64) and index 1 the device address ({@code ::ffff:a.b.c.d} for IPv4), and a node
  * GUID that is the EUI-64 of a locally administered MAC derived from the IP (02:00:a:b:c:d). QP numbers start at
  * 0x11; QP1 (GSI) is not provided. Memory keys are a 24-bit index and an 8-bit tag; rkey = lkey when remote access
- * was granted, else 0. Per-device counters ({@code RxeContext.counters()}) use rxe's hw_counters names and count
- * every dropped packet by reason.
+ * was granted, else 0. Per-device counters ({@code RxeContext.counters()}, {@code Context.statistics()}) use rxe's
+ * hw_counters names, add bytes each way, retransmitted packets, ACK timeouts, NAKs sent and received by kind, ghost
+ * responses and ICRC outcomes, and count every dropped packet by reason; each QP keeps its share
+ * ({@code QueuePair.statistics()}).
  *
  * <h2>ICRC over IPv4</h2>
  * The ICRC covers the IPv4 Identification, which a UDP socket does not choose. The link sets IP_PMTUDISC_DO, so

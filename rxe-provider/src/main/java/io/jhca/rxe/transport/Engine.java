@@ -155,12 +155,14 @@ public final class Engine implements Agent {
         work += receive(now);
         for (int i = 0; i < qpCount; i++) {
             final TransportQp qp = qps[i];
+            out.owner(qp.counters);
             try {
                 work += qp.run(now, TX_BUDGET);
             } catch (final RuntimeException e) {
                 engineError(e);
             }
         }
+        out.owner(null);
         return work;
     }
 
@@ -175,6 +177,7 @@ public final class Engine implements Agent {
             n++;
             counters.increment(RxeCounters.Counter.RCVD_PKTS);
             final int length = rxByteBuffer.position();
+            counters.add(RxeCounters.Counter.RCVD_BYTES, length);
             if (length >= RX_CAPACITY) {
                 counters.increment(RxeCounters.Counter.DROP_OVERSIZE);
                 continue;
@@ -183,6 +186,8 @@ public final class Engine implements Agent {
                 onPacket(src, length, now);
             } catch (final RuntimeException e) {
                 engineError(e);
+            } finally {
+                out.owner(null);
             }
         }
         return n;
@@ -226,21 +231,25 @@ public final class Engine implements Agent {
             counters.increment(RxeCounters.Counter.DROP_UNKNOWN_QPN);
             return;
         }
+        final RxeCounters qc = qp.counters;
+        qc.increment(RxeCounters.Counter.RCVD_PKTS);
+        qc.add(RxeCounters.Counter.RCVD_BYTES, length);
+        out.owner(qc); // what the QP sends in answer counts there
         final int op = packet.opcode;
         final int transport = Opcode.transport(op);
         final QpType expected = transport == Opcode.TRANSPORT_RC ? QpType.RC
                 : transport == Opcode.TRANSPORT_UC ? QpType.UC : transport == Opcode.TRANSPORT_UD ? QpType.UD : null;
         if (qp.type != expected) {
-            counters.increment(RxeCounters.Counter.DROP_BAD_QP_TYPE);
+            qp.count(RxeCounters.Counter.DROP_BAD_QP_TYPE);
             return;
         }
         final boolean request = Opcode.isRequest(op);
         if (request ? !qp.canRespond() : !(qp.state == QpState.RTS || qp.state == QpState.SQD)) {
-            counters.increment(RxeCounters.Counter.DROP_BAD_QP_STATE);
+            qp.count(RxeCounters.Counter.DROP_BAD_QP_STATE);
             return;
         }
         if (qp.type != QpType.UD && (qp.peer == null || !from.sameAddress(qp.peer))) {
-            counters.increment(RxeCounters.Counter.DROP_BAD_SRC_ADDR); // rxe: IP source must be the QP's peer
+            qp.count(RxeCounters.Counter.DROP_BAD_SRC_ADDR); // rxe: IP source must be the QP's peer
             return;
         }
         if (request) {

@@ -162,13 +162,14 @@ final class Requester {
     /** A local error: the WQE completes with {@code status} when it is the oldest, then the QP goes to ERR. */
     void fail(final SendWqe w, final WcStatus status) {
         w.error = status;
-        qp.engine.counters.increment(RxeCounters.Counter.SEND_ERR);
+        qp.count(RxeCounters.Counter.SEND_ERR);
         qp.completer.completeFailedHead();
     }
 
     /** Sends the packet at {@code psn} of {@code w}; false if nothing could be sent. */
     private boolean emit(final SendWqe w, final boolean rc, final long now) {
         final WrOpcode op = w.opcode;
+        final int at = psn;
         final boolean ok;
         if (op == WrOpcode.RDMA_READ) {
             ok = emitRead(w);
@@ -181,6 +182,9 @@ final class Requester {
         }
         if (!ok) {
             return false;
+        }
+        if (rc && Psn.compare(at, psnHigh) < 0) {
+            qp.count(RxeCounters.Counter.RETRANSMITTED_PKTS); // this PSN went out before (go-back-N)
         }
         if (Psn.compare(psn, psnHigh) > 0) {
             sentSpan = Math.min(Psn.HALF, sentSpan + Psn.diff(psn, psnHigh));

@@ -65,6 +65,8 @@ public final class TransportQp {
     final Requester requester;
     final Completer completer;
     final Responder responder;
+    /** This QP's share of the device counters (the per-QP ones). */
+    final RxeCounters counters = new RxeCounters();
 
     public TransportQp(final Engine engine, final int qpn, final QpType type, final ProtectionDomain pd,
             final CqRing sendCq, final CqRing recvCq, final boolean sqSigAll, final SendRing sq, final RecvRing rq,
@@ -86,6 +88,17 @@ public final class TransportQp {
 
     public int qpn() {
         return qpn;
+    }
+
+    /** This QP's counters (readable from any thread). */
+    public RxeCounters counters() {
+        return counters;
+    }
+
+    /** Counts {@code c} for this QP and its device. */
+    void count(final RxeCounters.Counter c) {
+        counters.increment(c);
+        engine.counters.increment(c);
     }
 
     /** Engine thread: carries out a modify already checked by driver-core. {@code newPeer} is set with AV. */
