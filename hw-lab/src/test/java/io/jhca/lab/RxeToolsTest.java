@@ -40,6 +40,27 @@ class RxeToolsTest extends ToolsEndToEnd {
         }
     }
 
+    @org.junit.jupiter.api.Test
+    void statsAfterAnExchange() {
+        String out = run("stats", dev0(), "--exchange", "10", "--qp", "17").ok().out();
+        String[] lines = out.split("\n");
+        org.junit.jupiter.api.Assertions.assertEquals(4, lines.length, out);
+        org.junit.jupiter.api.Assertions.assertTrue(lines[0].startsWith("# 10 RDMA WRITEs of 4096 B from rxe0 QP 17 to rxe1 QP "), out);
+        // 10 WRITEs of 4 packets (MTU 1024), 10 ACKs back; 4176 B per WRITE, 20 B per ACK
+        org.junit.jupiter.api.Assertions.assertTrue(lines[1].startsWith("link rxe0/1 sent_pkts 40 rcvd_pkts 10 sent_bytes 41760 "
+                + "rcvd_bytes 200 "), out);
+        org.junit.jupiter.api.Assertions.assertTrue(lines[2].startsWith("link rxe1/1 sent_pkts 10 rcvd_pkts 40 "), out);
+        org.junit.jupiter.api.Assertions.assertTrue(lines[3].startsWith("link rxe0/1 lqpn 17 qp-type RC sent_pkts 40 rcvd_pkts 10 "),
+                out);
+        org.junit.jupiter.api.Assertions.assertTrue(lines[1].contains(" drop_ghost_response 0 "), out);
+        org.junit.jupiter.api.Assertions.assertFalse(lines[3].contains("drop_truncated"), out);
+        String plain = run("stats", dev1()).ok().out();
+        org.junit.jupiter.api.Assertions.assertTrue(plain.startsWith("link rxe1/1 sent_pkts 0 "), plain);
+        Run none = run("stats", dev0(), "--qp", "17");
+        org.junit.jupiter.api.Assertions.assertEquals(HwLab.EXIT_FAILURE, none.rc());
+        org.junit.jupiter.api.Assertions.assertTrue(none.err().contains("no QP 17 in this process"), none.err());
+    }
+
     @Override
     String dev0() {
         return "rxe0";
