@@ -149,6 +149,20 @@ class ErrorPathTest {
     }
 
     @Test
+    void receiveBufferExactlyFullIsEnoughOneByteLessIsNot() {
+        try (Rig r = rig()) {
+            r.qpB.postRecv(new RecvWr().wrId(50).sge(r.mrB, 0, 3000));
+            r.qpA.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sge(r.mrA, 0, 3000));
+            r.expect(r.cqA, 1, WcStatus.SUCCESS);
+            assertEquals(3000, r.expect(r.cqB, 50, WcStatus.SUCCESS).byteLen());
+            r.qpB.postRecv(new RecvWr().wrId(51).sge(r.mrB, 0, 2999));
+            r.qpA.postSend(new SendWr().wrId(2).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sge(r.mrA, 0, 3000));
+            r.expect(r.cqA, 2, WcStatus.REM_INV_REQ_ERR);
+            r.expect(r.cqB, 51, WcStatus.LOC_LEN_ERR);
+        }
+    }
+
+    @Test
     void rnrRetryExhausted() {
         try (Rig r = rig();
              QueuePair a = r.pdA.createQp(QpInitAttributes.rc(r.cqA, r.cqA));
