@@ -173,7 +173,11 @@ class ErrorPathTest {
             a.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sge(r.mrA, 0, 64));
             r.expect(r.cqA, 1, WcStatus.RNR_RETRY_EXC_ERR);
             assertEquals(3, r.a.counters().get(RxeCounters.Counter.RCVD_RNR_ERR), "first try + 2 retries");
-            assertEquals(3, r.b.counters().get(RxeCounters.Counter.SEND_RNR_ERR));
+            // B answers every copy of the SEND it gets: at least those 3, more if A's retransmit timer (4 ms) fired
+            // while an RNR NAK was on its way (a loaded machine); never more than A sent
+            final long nakked = r.b.counters().get(RxeCounters.Counter.SEND_RNR_ERR);
+            final long sent = r.a.counters().get(RxeCounters.Counter.SENT_PKTS);
+            assertTrue(nakked >= 3 && nakked <= sent, () -> "RNR NAKs sent " + nakked + ", SENDs sent " + sent);
             assertEquals(QpState.RTS, b.state(), "an RNR NAK does not hurt the responder");
         }
     }
