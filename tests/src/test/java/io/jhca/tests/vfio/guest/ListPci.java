@@ -16,7 +16,7 @@ import jnr.ffi.LibraryLoader;
  *
  * <p>Output, one fact a line (parsed by VfioVmTest):
  * <pre>
- * pci 0000:00:01.0 1234:11e8 driver=vfio-pci group=1 group-members=1 group-dev=/dev/vfio/1
+ * pci 0000:00:01.0 1234:11e8 class=00ff00 driver=vfio-pci group=1 group-members=1 group-dev=/dev/vfio/1
  * vfio api=0 type1v2=1
  * </pre>
  * Exit status 0 when /dev/vfio/vfio opened and answered, 1 otherwise.
@@ -56,8 +56,8 @@ public final class ListPci {
                 }
             }
             String groupDev = Path.of("/dev/vfio", group).toString();
-            System.out.printf("pci %s %s:%s driver=%s group=%s group-members=%d group-dev=%s%n",
-                    d.getFileName(), hex(d.resolve("vendor")), hex(d.resolve("device")),
+            System.out.printf("pci %s %s:%s class=%s driver=%s group=%s group-members=%d group-dev=%s%n",
+                    d.getFileName(), hex(d.resolve("vendor")), hex(d.resolve("device")), hex(d.resolve("class")),
                     linkName(d.resolve("driver")), group, members,
                     Files.exists(Path.of(groupDev)) ? groupDev : "-");
         }
