@@ -26,8 +26,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * both refused (a DMAR fault in the guest's kernel log, RAM unchanged). nvme: CAP/VS registers, MSI-X vectors
  * reported with eventfd support, and an Identify Controller admin command whose completion arrives on MSI-X vector
  * 0 with the controller's data written by DMA. ivshmem, the way a device model on the host will serve the guest:
- * BAR2 is a file {@link HostBarAgent} owns (a word it wrote before boot is read in the guest, the guest's answer is
- * read on the host), and the agent reads and writes guest RAM in the RAM file at the guest-physical address the
+ * BAR2 is a file {@link HostBarServer} owns (a word it wrote before boot is read in the guest, the guest's answer is
+ * read on the host), and the server reads and writes guest RAM in the RAM file at the guest-physical address the
  * guest published (and mapped as IOVA).
  *
  * <p>Each check can fail: {@code VfioChecks --wrong=NAME,...} flips its expectation, and with all of them named
@@ -66,7 +66,7 @@ class VfioDevicesTest {
 
     @Test
     void hostSawTheGuestsBarWriteAndServedOneRequest() {
-        assertNull(guest.agentError(), "host side failed");
+        assertNull(guest.hostError(), "host side failed");
         assertEquals(~guest.hostWord(), guest.guestWord(), "the guest's answer at BAR2 0x08, read in the host's file");
         assertEquals(1, guest.served(), "requests the host answered from guest RAM");
     }

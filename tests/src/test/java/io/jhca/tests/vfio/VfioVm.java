@@ -57,12 +57,12 @@ final class VfioVm {
      * The shared run: why it was skipped (null if it ran), its output, and what the host side of the ivshmem checks
      * saw (the word the host wrote, the guest's answer, requests served, an error of the host side).
      */
-    record Shared(String skip, Run run, long seed, long hostWord, long guestWord, int served, String agentError) {
+    record Shared(String skip, Run run, long seed, long hostWord, long guestWord, int served, String hostError) {
     }
 
     /**
      * Boots the guest once for all guest tests: edu, nvme and ivshmem bound to vfio-pci, {@link VfioChecks} with the
-     * PCI listing and every check, ivshmem's BAR2 and the guest's RAM files served by a {@link HostBarAgent}.
+     * PCI listing and every check, ivshmem's BAR2 and the guest's RAM files served by a {@link HostBarServer}.
      */
     static synchronized Shared shared() throws IOException, InterruptedException {
         if (shared != null) {
@@ -84,11 +84,11 @@ final class VfioVm {
         Path ramFile = Path.of(prefix + "ram");
         Files.deleteIfExists(barFile);
         Files.deleteIfExists(ramFile);
-        try (HostBarAgent agent = new HostBarAgent(barFile, ramFile, hostWord)) {
+        try (HostBarServer server = new HostBarServer(barFile, ramFile, hostWord)) {
             Run run = runJava(out, Map.of("VFIO_VM_BAR_FILE", barFile.toString(), "VFIO_VM_RAM_FILE",
                     ramFile.toString()), List.of(EDU, NVME, IVSHMEM), VfioChecks.class.getName(), "pci", "edu",
                     "nvme", "ivshmem", "--seed=" + seed, "--host-word=" + Long.toHexString(hostWord));
-            shared = new Shared(null, run, seed, hostWord, agent.guestWord(), agent.served(), agent.error());
+            shared = new Shared(null, run, seed, hostWord, server.guestWord(), server.served(), server.error());
         }
         return shared;
     }

@@ -18,7 +18,7 @@ import io.jhca.vfio.VfioDevice;
 /**
  * The path a device model on the host takes (issue 9): ivshmem-plain's BAR2 is a shared-memory file on the host,
  * and the guest's RAM is another, in which a guest-physical address is the file offset (q35 below 0xB0000000).
- * The host side (io.jhca.tests.vfio.HostBarAgent) answers through the BAR what it read from guest RAM.
+ * The host side (io.jhca.tests.vfio.HostBarServer) answers through the BAR what it read from guest RAM.
  *
  * <p>BAR2 layout, little-endian u64s: 0x00 written by the host before boot; 0x08 the guest's answer (its
  * inverse); 0x100 GPA, 0x108 length, 0x110 request (1, written last) from the guest; 0x118 acknowledgement (1)

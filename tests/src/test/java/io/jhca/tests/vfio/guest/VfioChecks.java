@@ -15,7 +15,7 @@ import io.jhca.vfio.VfioContainer;
  * {@code check NAME ok|FAIL ...} line per check and exits 1 if any failed.
  *
  * <p>Arguments: {@code pci} (first ListPci's listing), {@code edu}, {@code nvme}, {@code ivshmem} (default edu and nvme; ivshmem needs the host side,
- * HostBarAgent, and {@code --host-word=HEX}, the word it wrote at BAR2 0); {@code --seed=N} for the DMA
+ * HostBarServer, and {@code --host-word=HEX}, the word it wrote at BAR2 0); {@code --seed=N} for the DMA
  * patterns (printed when random); {@code --wrong=NAME,...} sabotages the named checks' expectations to show that
  * they can fail.
  */

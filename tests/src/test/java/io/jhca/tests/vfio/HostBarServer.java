@@ -23,7 +23,7 @@ import static io.jhca.tests.vfio.guest.IvshmemChecks.REQUEST_LENGTH;
  * BAR2) and reads and writes the guest's RAM file by guest-physical address, polling the BAR for requests as a
  * model must (stores into shared memory cannot be trapped).
  */
-final class HostBarAgent implements AutoCloseable {
+final class HostBarServer implements AutoCloseable {
 
     static final long BAR_SIZE = 32 << 20;
     private static final int MAX_LENGTH = 4096;
@@ -38,7 +38,7 @@ final class HostBarAgent implements AutoCloseable {
     private volatile int served;
 
     /** Creates the BAR file (32 MiB) with {@code hostWord} at offset 0; the RAM file is QEMU's to create. */
-    HostBarAgent(final Path barFile, final Path ramFile, final long hostWord) throws IOException {
+    HostBarServer(final Path barFile, final Path ramFile, final long hostWord) throws IOException {
         this.barFile = barFile;
         this.ramFile = ramFile;
         barChannel = FileChannel.open(barFile, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
@@ -48,7 +48,7 @@ final class HostBarAgent implements AutoCloseable {
         MappedByteBuffer mapped = barChannel.map(FileChannel.MapMode.READ_WRITE, 0, 2 * MAX_LENGTH + COPY);
         bar = new UnsafeBuffer(mapped);
         bar.putLongVolatile(HOST_WORD, hostWord);
-        thread = new Thread(this::serve, "host-bar-agent");
+        thread = new Thread(this::serve, "host-bar-server");
         thread.setDaemon(true);
         thread.start();
     }
@@ -105,7 +105,7 @@ final class HostBarAgent implements AutoCloseable {
         return served;
     }
 
-    /** What went wrong on the agent's thread, or null. */
+    /** What went wrong on the server thread, or null. */
     String error() {
         return error;
     }
