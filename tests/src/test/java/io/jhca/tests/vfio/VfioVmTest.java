@@ -23,8 +23,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * before any check runs: QEMU's edu, nvme and ivshmem bound to vfio-pci, each alone in its IOMMU group with a
  * /dev/vfio group device, a VFIO container offering Type1v2, and no network controller.
  *
- * <p>In the default suite: the guest tests share one boot ({@link VfioVm#shared()}), which took 50-80 s under TCG
- * on 2 busy cores (boot 9-22 s, the guest JVM and every check 20-55 s), under the 3 minutes allowed. Skipped, with
+ * <p>In the default suite: the guest tests share one boot ({@link VfioVm#shared()}), which took 13 s under TCG on
+ * 2 idle cores (boot 4 s, the guest JVM and every check 8 s) and 50-80 s when other builds kept them busy (boot
+ * 9-22 s, JVM and checks 36-56 s), under the 3 minutes allowed. Skipped, with
  * the reason printed, when not root or without qemu-system-x86_64 (scripts/test installs it);
  * {@code -Djhca.vfio.vm=false} switches them off.
  */
