@@ -79,6 +79,16 @@ final class Forger implements AutoCloseable {
         send(Opcode.payloadOffset(op));
     }
 
+    /** An RC_RDMA_WRITE_ONLY whose RETH says {@code rethLength} bytes and which carries {@code payload} bytes. */
+    void writeOnly(final int destQp, final int psn, final long va, final int rkey, final int rethLength,
+            final int payload) throws IOException {
+        final int op = Opcode.RC_RDMA_WRITE_ONLY;
+        header(op, destQp, psn, payload);
+        new Reth().wrap(pkt, Opcode.rethOffset(op)).set(va, rkey, rethLength);
+        pkt.setMemory(Opcode.payloadOffset(op), payload, (byte) 0x5A);
+        send(Opcode.payloadOffset(op) + payload + Bth.padFor(payload));
+    }
+
     private void header(final int opcode, final int destQp, final int psn, final int payload) {
         pkt.setMemory(0, 128, (byte) 0);
         bth.wrap(pkt, 0).set(opcode, false, Bth.padFor(payload), Bth.DEFAULT_PKEY, destQp, true, psn);

@@ -258,9 +258,11 @@ final class Responder {
             }
         }
         final int n = p.payloadLength;
-        // rxe check_rkey: while more than an MTU remains a packet carries exactly one MTU, the last one the rest
-        final boolean fits = writeResid > qp.mtu ? n == qp.mtu && p.padCnt() == 0
-                : n == writeResid && p.padCnt() == Bth.padFor(n);
+        // rxe check_rkey, IBTA C9-92: the last (or only) packet carries exactly what the RETH still owes; every other
+        // packet exactly one MTU, with more to come. A WRITE_ONLY under a RETH promising more than it carries is
+        // invalid, not a short write.
+        final boolean fits = end ? n == writeResid && p.padCnt() == Bth.padFor(n)
+                : writeResid > qp.mtu && n == qp.mtu && p.padCnt() == 0;
         if (!fits) {
             invalid(p, rc, WcStatus.REM_INV_REQ_ERR);
             return;
