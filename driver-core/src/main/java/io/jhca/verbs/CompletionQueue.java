@@ -1,16 +1,24 @@
 package io.jhca.verbs;
 
 /**
- * A completion queue ({@code struct ibv_cq}). Polled by one thread; polling never allocates. If more
+ * A completion queue ({@code struct ibv_cq}). Polling never allocates. If more
  * completions arrive than the CQ holds, the CQ overruns: as on hardware, the CQ enters the error state, a
  * {@link AsyncEvent.Type#CQ_ERR} event is posted and every later poll throws, so no completion is ever
  * silently lost.
+ *
+ * <p>Threading, as rdma-core: by default a CQ may be polled by several threads; each poll call takes the CQ's
+ * lock (one uncontended lock on the fast path), so every completion goes to exactly one poller. A CQ created
+ * with {@link CqFlags#SINGLE_THREADED} has no lock: it belongs to the first thread that polls it, and a poll
+ * from any other thread is refused with an {@link IllegalStateException} naming the CQ and both threads.
+ * {@link #close()} may come from any thread once no thread polls.
  */
 public abstract class CompletionQueue extends VerbsResource {
     private final Context context;
     private final int capacity;
     private final int cqn;
     private volatile boolean overrunReported;
+    /** Set by {@link Context#createCq(int, int)} before the CQ is handed out. */
+    private ThreadGuard guard = ThreadGuard.of("poller", false);
 
     protected CompletionQueue(Context context, int cqn, int capacity) {
         super("CQ", context);
@@ -37,10 +45,25 @@ public abstract class CompletionQueue extends VerbsResource {
         return "CQ " + cqn;
     }
 
+    final void singleThreaded(boolean single) {
+        guard = ThreadGuard.of("poller", single);
+    }
+
+    /** True if this CQ was created with {@link CqFlags#SINGLE_THREADED} (no lock). */
+    public final boolean singleThreaded() {
+        return guard.singleThreaded();
+    }
+
     /** Polls one completion into {@code wc}: 1 if there was one, else 0. */
     public final int poll(WorkCompletion wc) {
-        checkOpen();
-        return driverPoll(wc);
+        ThreadGuard g = guard;
+        g.enter(this);
+        try {
+            checkOpen();
+            return driverPoll(wc);
+        } finally {
+            g.exit();
+        }
     }
 
     /** Polls up to {@code wcs.length} completions; returns how many were filled. */
@@ -50,12 +73,32 @@ public abstract class CompletionQueue extends VerbsResource {
 
     /** Polls up to {@code max} completions into {@code wcs[0..max)}. */
     public final int poll(WorkCompletion[] wcs, int max) {
-        checkOpen();
-        int n = 0;
-        while (n < max && driverPoll(wcs[n]) == 1) {
-            n++;
+        ThreadGuard g = guard;
+        g.enter(this);
+        try {
+            checkOpen();
+            int n = 0;
+            while (n < max && driverPoll(wcs[n]) == 1) {
+                n++;
+            }
+            return n;
+        } finally {
+            g.exit();
         }
-        return n;
+    }
+
+    /**
+     * Provider side: runs {@code action} (cleaning the CQEs of a QP that resets, say) excluded from polls of a
+     * shared CQ; a single-threaded CQ is the application's to keep still.
+     */
+    protected final <T> T exclusive(java.util.function.Supplier<T> action) {
+        ThreadGuard g = guard;
+        g.enterControl();
+        try {
+            return action.get();
+        } finally {
+            g.exit();
+        }
     }
 
     /**

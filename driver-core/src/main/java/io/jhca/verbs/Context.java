@@ -54,14 +54,27 @@ public abstract class Context extends VerbsResource {
         return driverAllocPd();
     }
 
-    /** A completion queue with room for at least {@code cqe} completions. */
+    /** A completion queue with room for at least {@code cqe} completions, shared between threads (polls lock). */
     public final CompletionQueue createCq(int cqe) {
+        return createCq(cqe, 0);
+    }
+
+    /**
+     * A completion queue with room for at least {@code cqe} completions and {@link CqFlags} options
+     * ({@code ibv_create_cq_ex}); {@link CqFlags#SINGLE_THREADED} drops the poll lock.
+     */
+    public final CompletionQueue createCq(int cqe, int flags) {
         checkOpen();
+        if ((flags & ~CqFlags.ALL) != 0) {
+            throw new VerbsException(VerbsException.EINVAL, "create CQ: unknown flags 0x" + Integer.toHexString(flags & ~CqFlags.ALL));
+        }
         int max = queryDevice().maxCqe();
         if (cqe < 1 || cqe > max) {
             throw new VerbsException(VerbsException.EINVAL, "create CQ: cqe " + cqe + " out of range 1.." + max);
         }
-        return driverCreateCq(cqe);
+        CompletionQueue cq = driverCreateCq(cqe);
+        cq.singleThreaded((flags & CqFlags.SINGLE_THREADED) != 0);
+        return cq;
     }
 
     /**

@@ -1,13 +1,34 @@
 package io.jhca.verbs;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
 import io.jhca.memory.DmaRegion;
 
 /**
  * A memory registration ({@code struct ibv_mr}): a span of a {@link DmaRegion} with access rights and the
  * keys that name it, lkey for local work requests and rkey for remote peers. While registered the region
  * cannot be unmapped (it is retained), so no device and no engine can ever touch freed memory.
+ *
+ * <p>Software that copies the registered bytes itself (inline data at post time, a software device's engine)
+ * looks the MR up by key and {@linkplain #hold() holds} it for exactly as long as it copies: deregistration
+ * (from any thread) waits for the holds to end and then refuses new ones, so the region cannot be released and
+ * unmapped under a copy. Between a key lookup and its hold the MR may be deregistered; the hold then fails and
+ * the copy must not happen.
  */
 public abstract class MemoryRegion extends VerbsResource {
+    private static final VarHandle HOLDS;
+    /** Bit 31 of {@link #holds}: deregistration began, no new hold. */
+    private static final int RETIRED = 1 << 31;
+
+    static {
+        try {
+            HOLDS = MethodHandles.lookup().findVarHandle(MemoryRegion.class, "holds", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final ProtectionDomain pd;
     private final DmaRegion region;
     private final long offset;
@@ -15,6 +36,9 @@ public abstract class MemoryRegion extends VerbsResource {
     private final int access;
     private final int lkey;
     private final int rkey;
+    /** Holds in progress (bits 30:0) and {@link #RETIRED}. */
+    @SuppressWarnings("unused") // through HOLDS
+    private volatile int holds;
 
     protected MemoryRegion(ProtectionDomain pd, DmaRegion region, long offset, long length, int access, int lkey, int rkey) {
         super("MR", pd);
@@ -74,8 +98,38 @@ public abstract class MemoryRegion extends VerbsResource {
         return "MR lkey=0x" + Integer.toHexString(lkey);
     }
 
+    /**
+     * Provider side: keeps this registration, and so its memory, from going away until {@link #unhold()}; false
+     * if it is being (or was) deregistered, in which case its memory must not be touched. One CAS; hold only
+     * around a copy, never across a blocking call.
+     */
+    public final boolean hold() {
+        int h;
+        do {
+            h = holds;
+            if ((h & RETIRED) != 0) {
+                return false;
+            }
+        } while (!HOLDS.compareAndSet(this, h, h + 1));
+        return true;
+    }
+
+    /** Provider side: ends a {@link #hold()} that returned true. */
+    public final void unhold() {
+        HOLDS.getAndAdd(this, -1);
+    }
+
     @Override
     protected final void destroy() {
+        HOLDS.getAndBitwiseOr(this, RETIRED);
+        // holds last one copy each: wait for those in progress, new ones are refused from here on
+        for (int spins = 0; (holds & ~RETIRED) != 0; spins++) {
+            if (spins < 1000) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
         deregister();
         region.release();
     }

@@ -11,6 +11,7 @@ public final class QpInitAttributes {
     private int maxRecvSge = 1;
     private int maxInlineData;
     private boolean sqSigAll;
+    private boolean singleThreaded;
 
     private QpInitAttributes(QpType type, CompletionQueue sendCq, CompletionQueue recvCq) {
         if (sendCq == null || recvCq == null) {
@@ -66,6 +67,21 @@ public final class QpInitAttributes {
     public QpInitAttributes sqSigAll(boolean all) {
         this.sqSigAll = all;
         return this;
+    }
+
+    /**
+     * The QP will be used by one thread only (rdma-core: a QP in a thread domain, {@code ibv_alloc_td}): posting
+     * takes no lock; each queue belongs to the first thread that posts on it, and any other thread is refused
+     * with an {@link IllegalStateException}. Without this the QP may be shared: posts lock (see
+     * {@link QueuePair}).
+     */
+    public QpInitAttributes singleThreaded() {
+        this.singleThreaded = true;
+        return this;
+    }
+
+    public boolean isSingleThreaded() {
+        return singleThreaded;
     }
 
     public QpType type() {

@@ -4,9 +4,18 @@ package io.jhca.verbs;
  * A queue pair ({@code struct ibv_qp}). The state machine, the attribute masks, capability limits and
  * work-request checks are enforced here for every provider; providers implement the {@code driver*} methods.
  *
- * <p>Posting is single-writer per queue: one thread posts sends, one posts receives. A full queue is a
- * return value (fewer WRs posted than given), never an exception; a malformed WR or a QP in the wrong state
- * is refused with a {@link VerbsException} naming the problem, and nothing of its chain is posted.
+ * <p>Threading, as rdma-core: by default a QP may be shared between threads. Posting sends (postSend and the
+ * {@link SendQueue} builder's whole start..complete batch) is serialized by the send queue's lock, posting
+ * receives by the receive queue's lock; each is one uncontended lock on the fast path, and the two sides do not
+ * wait for each other. A QP created with {@link QpInitAttributes#singleThreaded()} has no locks: each of its
+ * queues belongs to the first thread that posts on it, and a post from any other thread is refused with an
+ * {@link IllegalStateException} naming the QP and both threads (the ring is never touched). {@link #modify},
+ * {@link #query} and {@link #close()} may come from any thread; close a QP only once no thread posts on it
+ * (a post racing the close fails with an exception).
+ *
+ * <p>A full queue is a return value (fewer WRs posted than given), never an exception; a malformed WR or a QP
+ * in the wrong state is refused with a {@link VerbsException} naming the problem, and nothing of its chain is
+ * posted.
  */
 public abstract class QueuePair extends VerbsResource {
     private final ProtectionDomain pd;
@@ -18,10 +27,17 @@ public abstract class QueuePair extends VerbsResource {
     private QpCapabilities caps;
     private int qpn;
     private volatile QpState state = QpState.RESET;
+    /** The port's max_msg_sz (ibv_port_attr), the longest message a WR may carry; follows the QP's port. */
+    private volatile long maxMsgSize;
+    private final ThreadGuard sendGuard;
+    private final ThreadGuard recvGuard;
 
     protected QueuePair(ProtectionDomain pd, QpInitAttributes init, QpCapabilities caps) {
         super("QP", pd, init.sendCq(), init.recvCq());
         this.pd = pd;
+        this.maxMsgSize = pd.context().queryPort(1).maxMsgSz();
+        this.sendGuard = ThreadGuard.of("send queue", init.isSingleThreaded());
+        this.recvGuard = ThreadGuard.of("receive queue", init.isSingleThreaded());
         this.type = init.type();
         this.sendCq = init.sendCq();
         this.recvCq = init.recvCq();
@@ -71,6 +87,20 @@ public abstract class QueuePair extends VerbsResource {
         return state;
     }
 
+    /** True if this QP was created {@link QpInitAttributes#singleThreaded() single-threaded} (no locks). */
+    public final boolean singleThreaded() {
+        return sendGuard.singleThreaded();
+    }
+
+    /** The longest message one WR may carry: the port's {@code max_msg_sz}. */
+    public final long maxMessageSize() {
+        return maxMsgSize;
+    }
+
+    final ThreadGuard sendGuard() {
+        return sendGuard;
+    }
+
     @Override
     public String describe() {
         return String.format("QP 0x%06x", qpn);
@@ -105,6 +135,9 @@ public abstract class QueuePair extends VerbsResource {
         }
         current.merge(attr);
         state = next;
+        if (attr.has(QpAttrMask.PORT)) {
+            maxMsgSize = pd.context().queryPort(attr.port()).maxMsgSz();
+        }
     }
 
     private void checkRanges(QpAttributes a) {
@@ -174,22 +207,31 @@ public abstract class QueuePair extends VerbsResource {
      * chain posts nothing. The WRs are copied; they may be reused at once.
      */
     public final int postSend(SendWr wr) {
-        checkOpen();
-        checkCanPostSend();
-        for (SendWr w = wr; w != null; w = w.next()) {
-            checkSendWr(w);
-        }
-        int posted = 0;
-        for (SendWr w = wr; w != null; w = w.next()) {
-            if (!driverPostSend(w)) {
-                break;
+        sendGuard.enter(this);
+        try {
+            checkOpen();
+            checkCanPostSend();
+            if (sendGuard.lockHeldTwice()) {
+                throw new VerbsException(VerbsException.EINVAL, "post send on " + describe()
+                        + " while this thread has a send builder batch open (complete() or abort() it first)");
             }
-            posted++;
+            for (SendWr w = wr; w != null; w = w.next()) {
+                checkSendWr(w);
+            }
+            int posted = 0;
+            for (SendWr w = wr; w != null; w = w.next()) {
+                if (!driverPostSend(w)) {
+                    break;
+                }
+                posted++;
+            }
+            if (posted > 0) {
+                driverRingSendDoorbell();
+            }
+            return posted;
+        } finally {
+            sendGuard.exit();
         }
-        if (posted > 0) {
-            driverRingSendDoorbell();
-        }
-        return posted;
     }
 
     /**
@@ -197,30 +239,35 @@ public abstract class QueuePair extends VerbsResource {
      * The whole chain is checked first: a refused chain posts nothing.
      */
     public final int postRecv(RecvWr wr) {
-        checkOpen();
-        if (state == QpState.RESET) {
-            throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + " in state RESET (needs INIT or later)");
-        }
-        for (RecvWr w = wr; w != null; w = w.next()) {
-            if (w.numSge() > caps.maxRecvSge()) {
-                throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + ": " + w.numSge()
-                        + " SGEs exceed max_recv_sge " + caps.maxRecvSge());
+        recvGuard.enter(this);
+        try {
+            checkOpen();
+            if (state == QpState.RESET) {
+                throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + " in state RESET (needs INIT or later)");
             }
-            if (w.totalLength() > Integer.MAX_VALUE) {
-                throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + ": SGE lengths add up to more than 2^31-1");
+            for (RecvWr w = wr; w != null; w = w.next()) {
+                if (w.numSge() > caps.maxRecvSge()) {
+                    throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + ": " + w.numSge()
+                            + " SGEs exceed max_recv_sge " + caps.maxRecvSge());
+                }
+                if (w.totalLength() > Integer.MAX_VALUE) {
+                    throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + ": SGE lengths add up to more than 2^31-1");
+                }
             }
-        }
-        int posted = 0;
-        for (RecvWr w = wr; w != null; w = w.next()) {
-            if (!driverPostRecv(w)) {
-                break;
+            int posted = 0;
+            for (RecvWr w = wr; w != null; w = w.next()) {
+                if (!driverPostRecv(w)) {
+                    break;
+                }
+                posted++;
             }
-            posted++;
+            if (posted > 0) {
+                driverRingRecvDoorbell();
+            }
+            return posted;
+        } finally {
+            recvGuard.exit();
         }
-        if (posted > 0) {
-            driverRingRecvDoorbell();
-        }
-        return posted;
     }
 
     /** Throws unless sends may be posted now: RTS, SQD, SQE queue; ERR flushes; RESET, INIT, RTR refuse. */
@@ -256,8 +303,8 @@ public abstract class QueuePair extends VerbsResource {
             throw new VerbsException(VerbsException.EINVAL, "post send on " + describe() + ": " + w.numSge()
                     + " SGEs exceed max_send_sge " + caps.maxSendSge());
         }
-        if (total > Integer.MAX_VALUE) {
-            throw new VerbsException(VerbsException.EINVAL, "post send: SGE lengths add up to more than 2^31-1");
+        if (total > maxMsgSize || total > Integer.MAX_VALUE) {
+            throw messageTooLong("post send on " + describe(), total);
         }
         if (op.isAtomic()) {
             if (w.numSge() != 1 || w.sge(0).length() != 8) {
@@ -277,6 +324,18 @@ public abstract class QueuePair extends VerbsResource {
                 throw new VerbsException(VerbsException.EINVAL, "post send on UD " + describe() + ": address handle of another PD");
             }
         }
+    }
+
+    /**
+     * The refusal of a message longer than the port's max_msg_sz (IBTA: at most 2^31 bytes) or than 2^31-1 bytes, what
+     * the providers' 32-bit length fields carry.
+     */
+    final VerbsException messageTooLong(String what, long total) {
+        if (total > maxMsgSize) {
+            return new VerbsException(VerbsException.EINVAL, what + ": message of " + total
+                    + " bytes exceeds the port's max_msg_sz " + maxMsgSize);
+        }
+        return new VerbsException(VerbsException.EINVAL, what + ": SGE lengths add up to more than 2^31-1");
     }
 
     /** The send builder (rdma-core's {@code ibv_wr_*} style): writes WQEs in place, one doorbell per batch. */

@@ -15,9 +15,17 @@ import org.agrona.DirectBuffer;
  * Each opcode call opens a work request; the SGE, inline and UD address calls that follow complete it; the
  * next opcode call or {@link #complete()} closes it. {@code wrId} and {@code flags} persist until changed,
  * as the fields of {@code struct ibv_qp_ex} do. A misuse (wrong opcode for the QP type, too many SGEs, too much
- * inline data, an atomic without one 8-byte SGE, a UD WR without an address) throws {@link VerbsException} at
- * once and drops the batch; a full queue is the return value of {@link #complete()}. The provider writes the
- * WQE straight into its ring: nothing is allocated and nothing is copied twice.
+ * inline data or a source range outside the buffer, a message longer than the port's max_msg_sz, an atomic
+ * without one 8-byte SGE, a UD WR without an address, a QP closed under the batch) throws
+ * {@link VerbsException} at once and drops the batch, leaving the queue ready for the next {@link #start()};
+ * a full queue is the return value of {@link #complete()}. The provider writes the WQE straight into its ring:
+ * nothing is allocated and nothing is copied twice.
+ *
+ * <p>Threading (see {@link QueuePair}): a batch belongs to the thread that started it. On a shared QP,
+ * {@link #start()} takes the send queue's lock and {@link #complete()} or {@link #abort()} (or an error that
+ * drops the batch) releases it, so other threads' batches and postSend calls wait and never interleave; a
+ * builder call from a thread other than the one whose batch is open throws {@link IllegalStateException}.
+ * On a single-threaded QP every call must come from the owner thread.
  */
 public abstract class SendQueue {
     private final QueuePair qp;
@@ -35,31 +43,45 @@ public abstract class SendQueue {
         this.qp = qp;
     }
 
+    private ThreadGuard guard() {
+        return qp.sendGuard();
+    }
+
     public final QueuePair qp() {
         return qp;
     }
 
-    /** Begins a batch ({@code ibv_wr_start}). */
+    /** Begins a batch ({@code ibv_wr_start}); on a shared QP, waits for another thread's batch or post to end. */
     public final SendQueue start() {
-        qp.checkOpen();
-        qp.checkCanPostSend();
+        guard().enter(qp);
         if (started) {
+            guard().exit();   // the lock is held once more by this thread's open batch, which stays open
             throw new VerbsException(VerbsException.EINVAL, "send builder of " + qp.describe() + ": start() twice without complete() or abort()");
         }
-        started = true;
-        full = false;
-        open = null;
-        driverStart();
+        try {
+            qp.checkOpen();
+            qp.checkCanPostSend();
+            started = true;
+            full = false;
+            open = null;
+            driverStart();
+        } catch (RuntimeException | Error e) {
+            started = false;
+            guard().exit();
+            throw e;
+        }
         return this;
     }
 
     public final SendQueue wrId(long id) {
+        checkCaller("wrId");
         wrId = id;
         return this;
     }
 
     /** {@link SendFlags} bits for the WRs that follow. */
     public final SendQueue flags(int sendFlags) {
+        checkCaller("flags");
         if ((sendFlags & ~SendFlags.ALL) != 0) {
             throw fail("unknown send flags 0x" + Integer.toHexString(sendFlags));
         }
@@ -97,6 +119,7 @@ public abstract class SendQueue {
 
     /** UD destination of the open WR ({@code ibv_wr_set_ud_addr}). */
     public final SendQueue udAddr(AddressHandle ah, int remoteQpn, int remoteQkey) {
+        checkCaller("udAddr");
         requireOpen("udAddr");
         if (qp.type() != QpType.UD) {
             throw fail("udAddr on a " + qp.type() + " QP");
@@ -106,13 +129,18 @@ public abstract class SendQueue {
         }
         udAddressed = true;
         if (!full) {
-            driverUdAddr(ah, remoteQpn, remoteQkey);
+            try {
+                driverUdAddr(ah, remoteQpn, remoteQkey);
+            } catch (RuntimeException e) {
+                throw dropped(e);
+            }
         }
         return this;
     }
 
     /** One gather element of the open WR ({@code ibv_wr_set_sge}; call again for a list). */
     public final SendQueue sge(int lkey, long addr, int length) {
+        checkCaller("sge");
         requireOpen("sge");
         if (inline) {
             throw fail("sge after inline data in one WR");
@@ -120,12 +148,19 @@ public abstract class SendQueue {
         if (++sges > qp.capabilities().maxSendSge()) {
             throw fail(sges + " SGEs exceed max_send_sge " + qp.capabilities().maxSendSge());
         }
-        bytes += length & 0xFFFFFFFFL;
+        bytes += length & 0xFFFFFFFFL;   // an SGE length is unsigned (struct ibv_sge)
         if (open.isAtomic() && (sges > 1 || length != 8)) {
             throw fail(open + " needs exactly one 8-byte SGE");
         }
+        if (bytes > qp.maxMessageSize() || bytes > Integer.MAX_VALUE) {
+            throw fail(qp.messageTooLong(String.valueOf(open), bytes).getMessage());
+        }
         if (!full) {
-            driverSge(lkey, addr, length);
+            try {
+                driverSge(lkey, addr, length);
+            } catch (RuntimeException e) {
+                throw dropped(e);
+            }
         }
         return this;
     }
@@ -136,6 +171,7 @@ public abstract class SendQueue {
 
     /** Inline data for the open WR ({@code ibv_wr_set_inline_data}): copied into the WQE now. */
     public final SendQueue inlineData(DirectBuffer src, int offset, int length) {
+        checkCaller("inlineData");
         requireOpen("inlineData");
         if (open == WrOpcode.RDMA_READ || open.isAtomic()) {
             throw fail("inline data with " + open);
@@ -143,49 +179,93 @@ public abstract class SendQueue {
         if (sges > 0) {
             throw fail("inline data after SGEs in one WR");
         }
+        if (src == null) {
+            throw fail("inline data from a null buffer");
+        }
+        if (offset < 0 || length < 0 || offset > src.capacity() - length) {
+            throw fail("inline data [offset " + offset + ", length " + length + ") outside the source buffer of "
+                    + src.capacity() + " bytes");
+        }
         inline = true;
         bytes += length;
         if (bytes > qp.capabilities().maxInlineData()) {
             throw fail("inline data of " + bytes + " bytes exceeds max_inline_data " + qp.capabilities().maxInlineData());
         }
         if (!full) {
-            driverInline(src, offset, length);
+            try {
+                driverInline(src, offset, length);
+            } catch (RuntimeException e) {
+                throw dropped(e);
+            }
         }
         return this;
     }
 
     /**
      * Ends the batch ({@code ibv_wr_complete}): rings the doorbell once for all its WRs. Returns 0, or ENOMEM if
-     * the send queue filled up, in which case no WR of the batch was posted.
+     * the send queue filled up, in which case no WR of the batch was posted. A QP closed since {@link #start()}
+     * throws (the batch is dropped).
      */
     public final int complete() {
+        checkCaller("complete");
         if (!started) {
             throw new VerbsException(VerbsException.EINVAL, "send builder of " + qp.describe() + ": complete() without start()");
         }
-        closeWr();
-        started = false;
-        if (full) {
-            driverAbort();
-            return VerbsException.ENOMEM;
+        if (qp.isClosed()) {
+            throw fail(qp.describe() + " was closed during the batch");
         }
-        driverComplete();
-        return 0;
+        closeWr();
+        try {
+            if (full) {
+                driverAbort();
+                return VerbsException.ENOMEM;
+            }
+            driverComplete();
+            return 0;
+        } finally {
+            endBatch();
+        }
     }
 
     /** Drops every WR since {@link #start()} ({@code ibv_wr_abort}). */
     public final void abort() {
+        checkCaller("abort");
         if (started) {
-            started = false;
-            open = null;
-            driverAbort();
+            try {
+                driverAbort();
+            } finally {
+                endBatch();
+            }
+        }
+    }
+
+    /** The batch is over: forget it and let other threads post. */
+    private void endBatch() {
+        started = false;
+        open = null;
+        guard().exit();
+    }
+
+    /**
+     * Refuses a call from a thread that may not use this builder now: on a shared QP, any thread but the one
+     * whose batch is open (when one is); on a single-threaded QP, any thread but the owner.
+     */
+    private void checkCaller(String call) {
+        ThreadGuard g = guard();
+        if (!g.heldByCaller(qp) && g.holder() != null) {
+            throw g.heldByAnother(qp, call + "()");
         }
     }
 
     private SendQueue openWr(WrOpcode op, int imm, int rkey, long raddr, long compareAdd, long swap) {
+        checkCaller(op.toString());
         if (!started) {
             throw new VerbsException(VerbsException.EINVAL, "send builder of " + qp.describe() + ": " + op + " before start()");
         }
         closeWr();
+        if (qp.isClosed()) {
+            throw fail(qp.describe() + " was closed during the batch");
+        }
         QpType t = qp.type();
         if ((t == QpType.UD && op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM)
                 || (t == QpType.UC && (op == WrOpcode.RDMA_READ || op.isAtomic()))) {
@@ -199,8 +279,12 @@ public abstract class SendQueue {
         bytes = 0;
         inline = false;
         udAddressed = false;
-        if (!full && !driverOpenWr(op, wrId, flags, imm, rkey, raddr, compareAdd, swap)) {
-            full = true;
+        try {
+            if (!full && !driverOpenWr(op, wrId, flags, imm, rkey, raddr, compareAdd, swap)) {
+                full = true;
+            }
+        } catch (RuntimeException e) {
+            throw dropped(e);
         }
         return this;
     }
@@ -216,7 +300,11 @@ public abstract class SendQueue {
             throw fail(open + " needs exactly one 8-byte SGE");
         }
         if (!full) {
-            driverCloseWr();
+            try {
+                driverCloseWr();
+            } catch (RuntimeException e) {
+                throw dropped(e);
+            }
         }
         open = null;
     }
@@ -228,13 +316,22 @@ public abstract class SendQueue {
     }
 
     private VerbsException fail(String why) {
-        boolean wasStarted = started;
-        started = false;
-        open = null;
-        if (wasStarted) {
-            driverAbort();
+        return dropped(new VerbsException(VerbsException.EINVAL, "send builder of " + qp.describe() + ": " + why
+                + (started ? " (batch dropped)" : "")));
+    }
+
+    /** Drops the open batch (if any) after {@code e}, so the queue takes the next {@link #start()}; returns e. */
+    private <E extends RuntimeException> E dropped(E e) {
+        if (started) {
+            try {
+                driverAbort();
+            } catch (RuntimeException abortFailed) {
+                e.addSuppressed(abortFailed);
+            } finally {
+                endBatch();
+            }
         }
-        return new VerbsException(VerbsException.EINVAL, "send builder of " + qp.describe() + ": " + why + " (batch dropped)");
+        return e;
     }
 
     /** Provider side: a batch begins (remember the producer index to roll back to). */

@@ -4,6 +4,7 @@ import io.jhca.memory.DmaRegion;
 import io.jhca.verbs.AhAttributes;
 import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.Context;
+import io.jhca.verbs.CqFlags;
 import io.jhca.verbs.DeviceAttributes;
 import io.jhca.verbs.Gid;
 import io.jhca.verbs.MemoryRegion;
@@ -116,12 +117,13 @@ public final class PerfSide implements AutoCloseable {
         mr = pd.register(mem, 0, 2L * n * slot, p.test().mrAccess());
         buf = mem.buffer(0, 2 * n * slot);
         int maxCqe = dev.maxCqe();
-        sendCq = ctx.createCq(Math.min(maxCqe, Math.max(1, txDepth * n)));
-        recvCq = ctx.createCq(Math.min(maxCqe, Math.max(1, rxDepth * n)));
+        // one thread drives every object of a run: single-threaded objects, no locks
+        sendCq = ctx.createCq(Math.min(maxCqe, Math.max(1, txDepth * n)), CqFlags.SINGLE_THREADED);
+        recvCq = ctx.createCq(Math.min(maxCqe, Math.max(1, rxDepth * n)), CqFlags.SINGLE_THREADED);
         qps = new QueuePair[n];
         mine = new PerftestDest[n];
         for (int i = 0; i < n; i++) {
-            qps[i] = pd.createQp(QpInitAttributes.rc(sendCq, recvCq).maxSendWr(txDepth)
+            qps[i] = pd.createQp(QpInitAttributes.rc(sendCq, recvCq).singleThreaded().maxSendWr(txDepth)
                     .maxRecvWr(p.test().verb() == PerfTest.Verb.SEND ? rxDepth : 1).maxInlineData(inlineSize));
             qps[i].modify(new QpAttributes().state(QpState.INIT).pkeyIndex(0).port(p.ibPort()).accessFlags(p.test().qpAccess()));
             mine[i] = new PerftestDest(port.lid(), outReads, qps[i].qpn(), ThreadLocalRandom.current().nextInt(1 << 24),

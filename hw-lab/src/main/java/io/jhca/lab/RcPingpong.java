@@ -4,6 +4,7 @@ import io.jhca.memory.DmaRegion;
 import io.jhca.verbs.AhAttributes;
 import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.Context;
+import io.jhca.verbs.CqFlags;
 import io.jhca.verbs.Gid;
 import io.jhca.verbs.MemoryRegion;
 import io.jhca.verbs.Mtu;
@@ -79,8 +80,8 @@ public final class RcPingpong {
             try (ProtectionDomain pd = ctx.allocatePd();
                  DmaRegion mem = LabMemory.allocate(ctx, o.size());
                  MemoryRegion mr = pd.register(mem, 0, o.size(), io.jhca.verbs.Access.LOCAL_WRITE.bit());
-                 CompletionQueue cq = ctx.createCq(o.rxDepth() + 1);
-                 QueuePair qp = pd.createQp(QpInitAttributes.rc(cq, cq).maxSendWr(1).maxRecvWr(o.rxDepth())
+                 CompletionQueue cq = ctx.createCq(o.rxDepth() + 1, CqFlags.SINGLE_THREADED);
+                 QueuePair qp = pd.createQp(QpInitAttributes.rc(cq, cq).singleThreaded().maxSendWr(1).maxRecvWr(o.rxDepth())
                          .maxInlineData(inline ? o.size() : 0))) {
                 // rc_pingpong.c pp_init_ctx: INIT with pkey_index 0, the port and qp_access_flags 0
                 qp.modify(new QpAttributes().state(QpState.INIT).pkeyIndex(0).port(o.ibPort()).accessFlags(0));

@@ -19,7 +19,6 @@ abstract class AbstractDmaRegion implements DmaRegion {
     private static final long SLICE_ONE = 1L << SLICES_SHIFT;
     private static final long SLICES_MASK = REFS_MASK << SLICES_SHIFT;
     private static final long CLOSED = 1L << 62;
-    private static final byte[] NO_BYTES = new byte[0];
 
     private static final VarHandle STATE;
 
@@ -35,8 +34,8 @@ abstract class AbstractDmaRegion implements DmaRegion {
     final long length;
     final long pageSize;
     final IovaTranslator translator;
-    /** The one whole-region view; null when the region is too long for a buffer (more than 2 GiB - 1). */
-    private final UnsafeBuffer buffer;
+    /** The whole-region view, made at the first {@link #buffer()}; dropped at close. */
+    private volatile DmaView buffer;
     @SuppressWarnings("unused") // through STATE
     private volatile long state;
 
@@ -45,8 +44,10 @@ abstract class AbstractDmaRegion implements DmaRegion {
         this.length = length;
         this.pageSize = pageSize;
         this.translator = translator;
-        this.buffer = length <= Integer.MAX_VALUE ? new UnsafeBuffer(address, (int) length) : null;
     }
+
+    /** The mapping behind this region's memory; null once the region owning the mapping has closed. */
+    abstract RegionMapping mapping();
 
     /** Releases what this region holds; runs once, after the state turned closed. */
     abstract void onClose();
@@ -81,22 +82,46 @@ abstract class AbstractDmaRegion implements DmaRegion {
         return translator.toIova(address + offset);
     }
 
+    /**
+     * The whole-region view, the same object on every call. Like every view it throws on access once the
+     * region is closed, and it keeps the memory mapped while reachable (see {@link RegionMapping}).
+     */
     @Override
     public final UnsafeBuffer buffer() {
         ensureOpen();
-        if (buffer == null) {
+        final DmaView whole = buffer;
+        if (whole != null) {
+            return whole;
+        }
+        if (length > Integer.MAX_VALUE) {
             throw new IllegalStateException("DMA " + kind() + " of " + length
                 + " bytes is longer than one buffer can cover (2 GiB - 1); use buffer(offset, length)");
         }
-        return buffer;
+        synchronized (this) {
+            if (buffer == null) {
+                buffer = newView(address, (int) length);
+            }
+            return buffer;
+        }
     }
 
-    /** A new view over {@code [offset, offset + length)}; allocates, so call it on the control path. */
+    /**
+     * A new view over {@code [offset, offset + length)}; allocates, so call it on the control path. After close
+     * the view throws {@link IndexOutOfBoundsException} on every access instead of touching unmapped memory.
+     */
     @Override
     public final UnsafeBuffer buffer(final long offset, final int length) {
         ensureOpen();
         checkRange(offset, length);
-        return new UnsafeBuffer(address + offset, length);
+        return newView(address + offset, length);
+    }
+
+    private DmaView newView(final long viewAddress, final int viewLength) {
+        final RegionMapping mapping = mapping();
+        if (mapping == null) {
+            throw closed();
+        }
+        return mapping.view(this, viewAddress, viewLength);
     }
 
     @Override
@@ -169,10 +194,8 @@ abstract class AbstractDmaRegion implements DmaRegion {
                     + " slice(s) of it are still open; close them first");
             }
         } while (!STATE.compareAndSet(this, s, s | CLOSED));
-        if (buffer != null) {
-            // A view handed out earlier now fails its bounds check instead of touching unmapped memory.
-            buffer.wrap(NO_BYTES);
-        }
+        // The views (this one included) are retired by onClose through the mapping; the region lets go of it.
+        buffer = null;
         onClose();
     }
 

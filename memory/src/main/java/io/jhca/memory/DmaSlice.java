@@ -33,8 +33,18 @@ final class DmaSlice extends AbstractDmaRegion {
     }
 
     @Override
+    RegionMapping mapping() {
+        return parent.mapping();
+    }
+
+    @Override
     void onClose() {
-        parent.removeSlice();
+        try {
+            // the parent is open (it cannot close while this slice is), so its mapping is there
+            parent.mapping().retireViews(this);
+        } finally {
+            parent.removeSlice();
+        }
     }
 
     @Override

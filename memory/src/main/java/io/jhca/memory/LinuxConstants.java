@@ -12,6 +12,8 @@ final class LinuxConstants {
     // asm-generic/mman-common.h
     static final int PROT_READ = 0x1;
     static final int PROT_WRITE = 0x2;
+    /** Place the mapping exactly at the address, replacing whatever was mapped there. */
+    static final int MAP_FIXED = 0x10;
     static final int MAP_ANONYMOUS = 0x20;
     /** Fault the whole mapping in at mmap time. */
     static final int MAP_POPULATE = 0x8000;
@@ -22,6 +24,9 @@ final class LinuxConstants {
     // linux/mman.h
     static final int MAP_SHARED = 0x01;
     static final int MAP_PRIVATE = 0x02;
+
+    // asm-generic/mman.h: no swap reserved for the pages (a placeholder range that is rarely touched)
+    static final int MAP_NORESERVE = 0x4000;
 
     // asm-generic/hugetlb_encode.h: the page size is log2(size) in bits 31:26 of the mmap flags
     static final int MAP_HUGE_SHIFT = 26;

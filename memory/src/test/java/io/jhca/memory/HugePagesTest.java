@@ -86,6 +86,23 @@ class HugePagesTest {
     }
 
     @Test
+    void aHugePageGoesBackAtCloseEvenWhileAViewIsHeld() throws IOException {
+        Assumptions.assumeTrue(ProcSelf.isRoot(), () -> skip("reserving huge pages via " + NR_HUGEPAGES + " needs root"));
+        try (Reservation reservation = Reservation.of(1)) {
+            Assumptions.assumeTrue(reservation.reserved() >= 1, () -> skip("the kernel could not reserve a huge page"));
+            final long free = ProcSelf.meminfo("HugePages_Free");
+            final DmaRegion region = DmaMemory.allocate(DmaOptions.of(HUGE).hugePages(true));
+            final UnsafeBuffer view = region.buffer(0, 4096);
+            view.putLong(0, 1);
+            assertEquals(free - 1, ProcSelf.meminfo("HugePages_Free"));
+            region.close();
+            // the view keeps the address range mapped (fresh small pages), not the huge page
+            assertEquals(free, ProcSelf.meminfo("HugePages_Free"), "the huge page is free again after close");
+            assertThrows(IndexOutOfBoundsException.class, () -> view.getLong(0));
+        }
+    }
+
+    @Test
     void hugetlbfsMountBacksARegion(@TempDir final Path mount) throws Exception {
         Assumptions.assumeTrue(ProcSelf.isRoot(), () -> skip("mounting hugetlbfs and reserving huge pages need root"));
         final Process p = new ProcessBuilder("mount", "-t", "hugetlbfs", "-o", "pagesize=2M", "none", mount.toString())

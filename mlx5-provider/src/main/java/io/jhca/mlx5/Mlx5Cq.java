@@ -129,9 +129,12 @@ final class Mlx5Cq extends CompletionQueue {
         return ring;
     }
 
-    /** Drops the CQEs of a QP that was reset or destroyed (must not race a poll of this CQ). */
+    /**
+     * Drops the CQEs of a QP that was reset or destroyed; excluded from polls of a shared CQ (a single-threaded CQ
+     * must not be polled meanwhile, the application's part of that contract).
+     */
     int clean(int qpn) {
-        return ring.clean(qpn);
+        return exclusive(() -> ring.clean(qpn));
     }
 
     @Override

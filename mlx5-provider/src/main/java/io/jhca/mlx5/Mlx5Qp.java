@@ -233,7 +233,13 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
                 for (int i = 0; i < wr.numSge(); i++) {
                     Sge s = wr.sge(i);
                     if (s.length() != 0) {
-                        sq.inline(inlineSource(s.lkey(), s.addr(), s.length()), 0, s.length());
+                        MemoryRegion mr = heldInlineSource(s.lkey(), s.addr(), s.length());
+                        try {
+                            inlineView.wrap(s.addr(), s.length());
+                            sq.inline(inlineView, 0, s.length());
+                        } finally {
+                            mr.unhold();   // the copy is done: the MR may be deregistered and its memory unmapped
+                        }
                     }
                 }
             } else {
@@ -251,18 +257,22 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
     }
 
     /**
-     * A view of inline source bytes in host memory. Java cannot check a raw address, so the span must lie in a
-     * registration of this QP's PD (found by its lkey), else the WR is refused.
+     * The registration inline source bytes lie in, held ({@link MemoryRegion#hold()}) so that it cannot be
+     * deregistered, nor its region closed, while they are copied; the caller unholds it after the copy. Java
+     * cannot check a raw address, so the span must lie in a registration of this QP's PD (found by its lkey),
+     * else the WR is refused.
      */
-    private UnsafeBuffer inlineSource(int lkey, long addr, int length) {
+    private MemoryRegion heldInlineSource(int lkey, long addr, int length) {
         MemoryRegion mr = ctx.mrs().get(lkey);
-        if (mr == null || mr.pd() != pd || mr.isClosed() || !mr.contains(addr, length & 0xffffffffL)) {
-            throw new VerbsException(VerbsException.EINVAL, "post send on " + describe() + ": INLINE SGE addr 0x"
-                    + Long.toHexString(addr) + " length " + length + " lkey 0x" + Integer.toHexString(lkey)
-                    + " does not lie in a memory registration of this QP's PD");
+        if (mr != null && mr.hold()) {
+            if (mr.pd() == pd && !mr.isClosed() && mr.contains(addr, length & 0xffffffffL)) {
+                return mr;
+            }
+            mr.unhold();
         }
-        inlineView.wrap(addr, length);
-        return inlineView;
+        throw new VerbsException(VerbsException.EINVAL, "post send on " + describe() + ": INLINE SGE addr 0x"
+                + Long.toHexString(addr) + " length " + length + " lkey 0x" + Integer.toHexString(lkey)
+                + " does not lie in a memory registration of this QP's PD");
     }
 
     @Override

@@ -101,17 +101,29 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
                 continue;
             }
             final MemoryRegion mr = context.mrTable().byLkey(s.lkey());
-            if (mr == null || mr.pd() != pd() || !mr.contains(s.addr(), s.length() & 0xFFFFFFFFL)) {
-                sq.rollback();
-                throw new VerbsException(VerbsException.EINVAL, "post send on " + describe() + ": INLINE SGE " + s
-                        + " does not lie in a memory registration of this QP's PD");
+            // held for the copy: a deregistration (and the region's close) from another thread waits for it
+            if (mr == null || !mr.hold()) {
+                throw badInlineSge(s);
             }
-            w.inlineData.boundsCheck(at, s.length());
-            UnsafeApi.copyMemory(null, s.addr(), w.inlineData.byteArray(), w.inlineData.addressOffset() + at, s.length());
+            try {
+                if (mr.pd() != pd() || !mr.contains(s.addr(), s.length() & 0xFFFFFFFFL)) {
+                    throw badInlineSge(s);
+                }
+                w.inlineData.boundsCheck(at, s.length());
+                UnsafeApi.copyMemory(null, s.addr(), w.inlineData.byteArray(), w.inlineData.addressOffset() + at, s.length());
+            } finally {
+                mr.unhold();
+            }
             at += s.length();
         }
         w.inlineLength = at;
         w.length = at;
+    }
+
+    private VerbsException badInlineSge(final Sge s) {
+        sq.rollback();
+        return new VerbsException(VerbsException.EINVAL, "post send on " + describe() + ": INLINE SGE " + s
+                + " does not lie in a memory registration of this QP's PD");
     }
 
     @Override

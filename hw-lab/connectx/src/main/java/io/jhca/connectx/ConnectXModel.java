@@ -2,6 +2,7 @@ package io.jhca.connectx;
 
 import java.net.InetAddress;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -10,6 +11,8 @@ import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.memory.DmaRegion;
+import io.jhca.rxe.RxeContext;
+import io.jhca.rxe.RxeDeviceConfig;
 import io.jhca.mlx5.eq.EventType;
 import io.jhca.verbs.QpAttributes;
 import io.jhca.verbs.QpState;
@@ -58,10 +61,11 @@ public final class ConnectXModel implements Agent {
         }
     }
 
-    ConnectXModel(String name, InetAddress address, UnsafeBuffer bar, Iommu iommu, long preInitNanos) {
+    ConnectXModel(String name, InetAddress address, UnsafeBuffer bar, Iommu iommu, long preInitNanos,
+                  UnaryOperator<RxeDeviceConfig.Builder> wire) {
         this.name = name;
         this.iommu = iommu;
-        this.rxe = new RxeMirror(name, address);
+        this.rxe = new RxeMirror(name, address, wire);
         this.st = new DeviceState(name, iommu, counters, rxe, address);
         this.dataPath = new DataPath(st, rxe.context.queryPort(1).activeMtu().bytes());
         // A packet that needs a receive WQE makes the hardware read the RQ doorbell record then and there; without
@@ -263,6 +267,11 @@ public final class ConnectXModel implements Agent {
 
     public ModelCounters counters() {
         return counters;
+    }
+
+    /** The port's RoCEv2 transport (its counters and link, e.g. fault counters): diagnostics only. */
+    public RxeContext wire() {
+        return rxe.context;
     }
 
     /** The last command the firmware refused and why, or null. */

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -14,6 +15,7 @@ import io.jhca.doorbell.MmioWindow;
 import io.jhca.memory.DmaMemory;
 import io.jhca.memory.DmaRegion;
 import io.jhca.mlx5.spi.Mlx5Function;
+import io.jhca.rxe.RxeDeviceConfig;
 
 /**
  * A simulated ConnectX PCI function: BAR0 is 64 pages of off-heap memory (page 0 the initialization segment, UAR n at
@@ -39,14 +41,14 @@ public final class ModelFunction implements Mlx5Function {
     private final Map<DmaRegion, Boolean> mapped = new IdentityHashMap<>();
     private boolean closed;
 
-    private ModelFunction(String name, InetAddress address, long preInitNanos) {
+    private ModelFunction(String name, InetAddress address, long preInitNanos, UnaryOperator<RxeDeviceConfig.Builder> wire) {
         this.name = name;
         this.address = address;
         this.barMemory = ByteBuffer.allocateDirect(BAR0_BYTES + 4096);
         long raw = new UnsafeBuffer(barMemory).addressOffset();
         UnsafeBuffer bar = new UnsafeBuffer(barMemory, (int) (-raw & 4095), BAR0_BYTES); // page-aligned like a BAR
         this.bar0 = new MmioWindow(bar);
-        this.model = new ConnectXModel(name, address, bar, iommu, preInitNanos);
+        this.model = new ConnectXModel(name, address, bar, iommu, preInitNanos, wire);
         this.runner = new AgentRunner(ModelConfig.idleStrategy(), this::failed, null, model);
         AgentRunner.startOnThread(runner, r -> {
             Thread t = new Thread(r, model.roleName());
@@ -57,7 +59,15 @@ public final class ModelFunction implements Mlx5Function {
 
     /** Powers on a function named {@code name} whose port is {@code address}. */
     public static ModelFunction open(String name, InetAddress address) {
-        return new ModelFunction(name, address, InitSegmentDevice.DEFAULT_PRE_INIT_NANOS);
+        return new ModelFunction(name, address, InitSegmentDevice.DEFAULT_PRE_INIT_NANOS, UnaryOperator.identity());
+    }
+
+    /**
+     * As {@link #open(String, InetAddress)}, with the port's RoCEv2 link configured further by {@code wire}: e.g.
+     * {@code b -> b.txFaults(f).rxFaults(f).faultSeed(s)} for a lossy wire.
+     */
+    public static ModelFunction open(String name, InetAddress address, UnaryOperator<RxeDeviceConfig.Builder> wire) {
+        return new ModelFunction(name, address, InitSegmentDevice.DEFAULT_PRE_INIT_NANOS, wire);
     }
 
     /**
@@ -65,7 +75,7 @@ public final class ModelFunction implements Mlx5Function {
      * that long after power-on unless the driver writes the command queue address first.
      */
     public static ModelFunction open(String name, InetAddress address, long preInitMillis) {
-        return new ModelFunction(name, address, preInitMillis * 1_000_000L);
+        return new ModelFunction(name, address, preInitMillis * 1_000_000L, UnaryOperator.identity());
     }
 
     private void failed(Throwable t) {

@@ -67,7 +67,8 @@ public final class ModelProcess implements AutoCloseable {
                 iommu.mapWindow(GuestRam.HIGH_BASE, r.size() - r.lowSize(), r.address() + r.lowSize());
             }
             this.ram = r;
-            this.model = new ConnectXModel(name, address, barBuffer, iommu, InitSegmentDevice.DEFAULT_PRE_INIT_NANOS);
+            this.model = new ConnectXModel(name, address, barBuffer, iommu, InitSegmentDevice.DEFAULT_PRE_INIT_NANOS,
+                    java.util.function.UnaryOperator.identity());
             this.runner = new AgentRunner(ModelConfig.idleStrategy(), this::failed, null, model);
         } catch (java.io.IOException e) {
             bar.close();

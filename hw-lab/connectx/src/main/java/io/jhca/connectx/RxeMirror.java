@@ -1,6 +1,7 @@
 package io.jhca.connectx;
 
 import java.net.InetAddress;
+import java.util.function.UnaryOperator;
 
 import io.jhca.memory.DmaRegion;
 import io.jhca.rxe.ProgressMode;
@@ -25,8 +26,9 @@ final class RxeMirror implements AutoCloseable {
 
     final RxeContext context;
 
-    RxeMirror(String name, InetAddress address) {
-        this.context = RxeProvider.open(RxeDeviceConfig.builder(name + "-wire").address(address)
+    /** {@code wire} may add to the link's configuration (fault injection, a pcap trace); progress stays CALLER. */
+    RxeMirror(String name, InetAddress address, UnaryOperator<RxeDeviceConfig.Builder> wire) {
+        this.context = RxeProvider.open(wire.apply(RxeDeviceConfig.builder(name + "-wire").address(address))
                 .progressMode(ProgressMode.CALLER).build());
     }
 

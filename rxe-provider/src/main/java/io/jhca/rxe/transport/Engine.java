@@ -2,6 +2,7 @@ package io.jhca.rxe.transport;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntConsumer;
 
 import org.agrona.collections.Int2ObjectHashMap;
@@ -62,6 +63,11 @@ public final class Engine implements Agent {
     private int qpCount;
     private final ManyToOneConcurrentArrayQueue<Command> commands = new ManyToOneConcurrentArrayQueue<>(1024);
     private final boolean threaded;
+    /**
+     * CALLER mode: held by a duty cycle and by a control action, so a deregistration (or QP destroy) from one
+     * application thread never runs while another one's progress call copies registered memory.
+     */
+    private final ReentrantLock callerLock = new ReentrantLock();
     /**
      * For a device model embedding this engine: asked, with the QPN, when a packet needs a receive WQE and none
      * is posted, so the model can read its receive queue's doorbell record first, as hardware does when a
@@ -150,6 +156,18 @@ public final class Engine implements Agent {
 
     @Override
     public int doWork() {
+        if (threaded) {
+            return dutyCycle();
+        }
+        callerLock.lock();
+        try {
+            return dutyCycle();
+        } finally {
+            callerLock.unlock();
+        }
+    }
+
+    private int dutyCycle() {
         int work = drainCommands();
         final long now = System.nanoTime();
         work += receive(now);
@@ -313,11 +331,20 @@ public final class Engine implements Agent {
 
     /**
      * Runs {@code action} where it cannot race the engine: at once if the caller drives the engine itself (CALLER
-     * mode), is the engine thread, or the engine is closed; otherwise queued for the engine thread, which runs it
+     * mode: under the lock every duty cycle holds), is the engine thread, or the engine is closed; otherwise queued for the engine thread, which runs it
      * between two packets, and waited for. Exceptions are rethrown to the caller.
      */
     public void runOnEngine(final Runnable action) {
-        if (!threaded || closed || Thread.currentThread() == thread) {
+        if (!threaded) {
+            callerLock.lock();
+            try {
+                action.run();
+            } finally {
+                callerLock.unlock();
+            }
+            return;
+        }
+        if (closed || Thread.currentThread() == thread) {
             action.run();
             return;
         }

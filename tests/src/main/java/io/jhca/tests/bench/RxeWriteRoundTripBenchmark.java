@@ -9,6 +9,7 @@ import io.jhca.verbs.Access;
 import io.jhca.verbs.AhAttributes;
 import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.Context;
+import io.jhca.verbs.CqFlags;
 import io.jhca.verbs.MemoryRegion;
 import io.jhca.verbs.Mtu;
 import io.jhca.verbs.ProtectionDomain;
@@ -79,10 +80,11 @@ public class RxeWriteRoundTripBenchmark {
         memB = DmaMemory.allocate(1 << 16);
         mrA = pdA.register(memA, Access.LOCAL_WRITE);
         mrB = pdB.register(memB, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
-        cqA = a.createCq(64);
-        cqB = b.createCq(64);
-        qpA = pdA.createQp(QpInitAttributes.rc(cqA, cqA).maxSendWr(16));
-        qpB = pdB.createQp(QpInitAttributes.rc(cqB, cqB).maxRecvWr(16));
+        // driven from one thread: single-threaded objects, no locks
+        cqA = a.createCq(64, CqFlags.SINGLE_THREADED);
+        cqB = b.createCq(64, CqFlags.SINGLE_THREADED);
+        qpA = pdA.createQp(QpInitAttributes.rc(cqA, cqA).singleThreaded().maxSendWr(16));
+        qpB = pdB.createQp(QpInitAttributes.rc(cqB, cqB).singleThreaded().maxRecvWr(16));
         connect(qpA, a, qpB, b);
         connect(qpB, b, qpA, a);
         sq = qpA.sendQueue();

@@ -41,6 +41,7 @@ class ErrorPathTest {
     @MethodSource("io.jhca.tests.harness.DevicePairs#all")
     void badLkeyIsALocalProtectionError(DevicePair pair) {
         try (Harness h = Harness.open(pair)) {
+            h.expectErrors();
             // A wrong key, a span past the end of the MR, and the key of an MR in another PD.
             for (int variant = 0; variant < 3; variant++) {
                 Peer a = h.peerA(PeerSpec.rc());
@@ -71,6 +72,7 @@ class ErrorPathTest {
     @MethodSource("io.jhca.tests.harness.DevicePairs#all")
     void remoteAccessErrors(DevicePair pair) {
         try (Harness h = Harness.open(pair)) {
+            h.expectErrors();
             WrOpcode[] ops = {WrOpcode.RDMA_WRITE, WrOpcode.RDMA_READ, WrOpcode.ATOMIC_FETCH_AND_ADD};
             for (WrOpcode op : ops) {
                 int len = op.isAtomic() ? 8 : 256;
@@ -93,6 +95,7 @@ class ErrorPathTest {
     @MethodSource("io.jhca.tests.harness.DevicePairs#all")
     void receiveBufferTooSmall(DevicePair pair) {
         try (Harness h = Harness.open(pair)) {
+            h.expectErrors();
             Peer a = h.peerA(PeerSpec.rc());
             Peer b = h.peerB(PeerSpec.rc());
             h.connect(a, b);
@@ -109,6 +112,7 @@ class ErrorPathTest {
     @MethodSource("io.jhca.tests.harness.DevicePairs#all")
     void rnrRetryExhausted(DevicePair pair) {
         try (Harness h = Harness.open(pair)) {
+            h.expectErrors();
             Peer a = h.peerA(PeerSpec.rc());
             Peer b = h.peerB(PeerSpec.rc());
             // B never posts a receive; its RNR NAKs ask for 0.01 ms (timer code 1); A retries twice.
@@ -125,6 +129,7 @@ class ErrorPathTest {
     @MethodSource("io.jhca.tests.harness.DevicePairs#all")
     void vanishedPeerExhaustsRetries(DevicePair pair) {
         try (Harness h = Harness.open(pair)) {
+            h.expectErrors();
             Peer a = h.peerA(PeerSpec.rc());
             Peer b = h.peerB(PeerSpec.rc());
             // timeout 10 = 4.096 us * 2^10 = 4.2 ms; retry_cnt 3: the error comes after ~4 timeouts, well under 2 s.
@@ -160,6 +165,7 @@ class ErrorPathTest {
     @MethodSource("io.jhca.tests.harness.DevicePairs#all")
     void cqOverrunIsReported(DevicePair pair) {
         try (Harness h = Harness.open(pair)) {
+            h.expectErrors();
             Peer a = h.peerA(PeerSpec.rc().cqDepth(2).maxSendWr(64));
             Peer b = h.peerB(PeerSpec.rc().cqDepth(256).maxRecvWr(64));
             h.connect(a, b);
@@ -212,6 +218,7 @@ class ErrorPathTest {
     @MethodSource("io.jhca.tests.harness.DevicePairs#all")
     void errorThenTheRestFlushesInOrder(DevicePair pair) {
         try (Harness h = Harness.open(pair)) {
+            h.expectErrors();
             Peer a = h.peerA(PeerSpec.rc());
             Peer b = h.peerB(PeerSpec.rc());
             h.connect(a, b);

@@ -16,6 +16,8 @@ import io.jhca.verbs.WorkCompletion;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Deque;
 import java.util.Random;
 import java.util.concurrent.locks.LockSupport;
@@ -40,6 +42,7 @@ public final class Harness implements AutoCloseable {
     private final Deque<AutoCloseable> owned = new ArrayDeque<>();
     private final Random random;
     private final WorkCompletion scratch = new WorkCompletion();
+    private boolean expectErrors;
 
     private Harness(DevicePair pair, Context a, Context b) {
         this.pair = pair;
@@ -97,6 +100,16 @@ public final class Harness implements AutoCloseable {
 
     public Random random() {
         return random;
+    }
+
+    /**
+     * Says this test makes errors on purpose (error completions, refused commands, overruns), so a device model's
+     * error counters may be non-zero when the harness closes; without it they must all be zero
+     * ({@link ModelCounterChecks}).
+     */
+    public Harness expectErrors() {
+        expectErrors = true;
+        return this;
     }
 
     /** Keeps {@code r} to close with the harness (before anything made earlier). */
@@ -252,6 +265,13 @@ public final class Harness implements AutoCloseable {
                 }
             }
         }
+        // After the test's objects are gone (teardown must not upset the model either), before the devices close.
+        List<String> bad = new ArrayList<>();
+        for (Context c : new Context[] {a, b}) {
+            for (String v : ModelCounterChecks.violations(c, !expectErrors)) {
+                bad.add(c.name() + ": " + v);
+            }
+        }
         for (Context c : new Context[] {b, a}) {
             try {
                 c.close();
@@ -263,6 +283,10 @@ public final class Harness implements AutoCloseable {
         }
         if (first != null) {
             throw first;
+        }
+        if (!bad.isEmpty()) {
+            throw new AssertionError("device model counters not zero after a test meant to be "
+                    + (expectErrors ? "free of driver mistakes" : "clean") + " on " + pair + ":\n  " + String.join("\n  ", bad));
         }
     }
 

@@ -54,10 +54,15 @@ public final class Payloads {
     }
 
     public static void fill(MutableDirectBuffer buf, int off, int len, long seed) {
+        fill(buf, off, 0, len, seed);
+    }
+
+    /** Fills {@code [off, off+len)} with bytes {@code [from, from+len)} of the payload of {@code seed}. */
+    public static void fill(MutableDirectBuffer buf, int off, long from, int len, long seed) {
         byte[] chunk = new byte[Math.min(CHUNK, Math.max(len, 1))];
         for (int done = 0; done < len; ) {
             int n = Math.min(chunk.length, len - done);
-            generate(seed, done, chunk, n);
+            generate(seed, from + done, chunk, n);
             buf.putBytes(off + done, chunk, 0, n);
             done += n;
         }

@@ -147,6 +147,7 @@ class QpStateMachineTest {
     @MethodSource("io.jhca.tests.harness.DevicePairs#all")
     void errFlushesPostedReceivesInOrder(DevicePair pair) {
         try (Harness h = Harness.open(pair)) {
+            h.expectErrors(); // flushes are error CQEs
             Peer a = h.peerA(PeerSpec.rc());
             a.toInit(ALL_REMOTE);
             for (int i = 0; i < 5; i++) {
@@ -171,6 +172,7 @@ class QpStateMachineTest {
     @MethodSource("io.jhca.tests.harness.DevicePairs#all")
     void errFlushesSendsStuckOnRnr(DevicePair pair) {
         try (Harness h = Harness.open(pair)) {
+            h.expectErrors(); // flushes are error CQEs
             Peer a = h.peerA(PeerSpec.rc());
             Peer b = h.peerB(PeerSpec.rc());
             // No receive is posted at B and rnr_retry 7 retries forever: the SENDs stay queued at A.

@@ -1,0 +1,106 @@
+package io.jhca.tests.bench;
+
+import io.jhca.memory.DmaMemory;
+import io.jhca.memory.DmaRegion;
+import io.jhca.rxe.ProgressMode;
+import io.jhca.rxe.RxeDeviceConfig;
+import io.jhca.rxe.RxeProvider;
+import io.jhca.verbs.Access;
+import io.jhca.verbs.AhAttributes;
+import io.jhca.verbs.CompletionQueue;
+import io.jhca.verbs.Context;
+import io.jhca.verbs.CqFlags;
+import io.jhca.verbs.MemoryRegion;
+import io.jhca.verbs.Mtu;
+import io.jhca.verbs.ProtectionDomain;
+import io.jhca.verbs.QpAttributes;
+import io.jhca.verbs.QpInitAttributes;
+import io.jhca.verbs.QueuePair;
+import io.jhca.verbs.SendFlags;
+import io.jhca.verbs.SendQueue;
+import io.jhca.verbs.WorkCompletion;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The price of the threading contract at the verbs level, on one thread: a shared QP and CQ (locked) against
+ * single-threaded ones (owner check only). {@code batch}: start, one RDMA WRITE with an SGE, abort (the ring
+ * is left as it was, so the operation repeats forever without a device); {@code pollEmpty}: one poll of an empty
+ * CQ. An rxe device in CALLER mode that is never progressed keeps everything else out of the numbers.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
+        "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"})
+public class VerbsLockBenchmark {
+
+    /** "shared" (the default objects, locking) or "single" (created single-threaded). */
+    @Param({"shared", "single"})
+    public String threading;
+
+    private Context ctx;
+    private ProtectionDomain pd;
+    private DmaRegion mem;
+    private MemoryRegion mr;
+    private CompletionQueue cq;
+    private QueuePair qp;
+    private SendQueue sq;
+    private final WorkCompletion wc = new WorkCompletion();
+    private long wrId;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        boolean single = "single".equals(threading);
+        ctx = RxeProvider.open(RxeDeviceConfig.builder("lockbench").address("127.0.0.63").progressMode(ProgressMode.CALLER).build());
+        pd = ctx.allocatePd();
+        mem = DmaMemory.allocate(1 << 16);
+        mr = pd.register(mem, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+        cq = ctx.createCq(64, single ? CqFlags.SINGLE_THREADED : 0);
+        QpInitAttributes init = QpInitAttributes.rc(cq, cq).maxSendWr(16);
+        qp = pd.createQp(single ? init.singleThreaded() : init);
+        // connected to itself; nothing is ever sent
+        qp.modify(QpAttributes.toInit(1, Access.REMOTE_WRITE));
+        qp.modify(QpAttributes.toRtr(qp.qpn(), 0, AhAttributes.to(ctx.queryGid(1, 1)).sgidIndex(1), Mtu.MTU_4096));
+        qp.modify(QpAttributes.toRts(0));
+        sq = qp.sendQueue();
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        qp.close();
+        cq.close();
+        mr.close();
+        mem.close();
+        pd.close();
+        ctx.close();
+    }
+
+    @Benchmark
+    public long batch() {
+        sq.start();
+        sq.wrId(++wrId).flags(SendFlags.SIGNALED).rdmaWrite(mr.rkey(), mr.address()).sge(mr, 0, 64);
+        sq.abort();
+        return wrId;
+    }
+
+    @Benchmark
+    public int pollEmpty() {
+        return cq.poll(wc);
+    }
+}
