@@ -68,6 +68,7 @@ public final class VfioFunction implements Mlx5Function {
     private final List<InetAddress> ports;
     private final TreeMap<Long, UserMapping> userMappings = new TreeMap<>();
     private boolean closed;
+    private int mappingsAtClose = -1;
 
     private VfioFunction(String name, PciFunction pci, VfioContainer container, VfioDevice device, BarMapping bar,
                          VfioIova dma, VfioInterrupt interrupt, List<InetAddress> ports) {
@@ -255,6 +256,7 @@ public final class VfioFunction implements Mlx5Function {
             failure = step(failure, () -> dma.unmap(m.start, m.length));
         }
         userMappings.clear();
+        mappingsAtClose = dma.mappingCount();
         if (interrupt != null) {
             failure = step(failure, interrupt::close);
         }
@@ -263,6 +265,20 @@ public final class VfioFunction implements Mlx5Function {
         if (failure != null) {
             throw failure;
         }
+    }
+
+    /** True once {@link #close} has run. */
+    public synchronized boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * DMA mappings of driver memory ({@link #allocateDma}) still in place when the function was closed, -1 before: the
+     * driver frees every queue, page and mailbox before it closes the function, so anything here was leaked (the
+     * container unmaps it anyway).
+     */
+    public synchronized int leakedMappingsAtClose() {
+        return mappingsAtClose;
     }
 
     private static RuntimeException step(RuntimeException failure, Runnable r) {

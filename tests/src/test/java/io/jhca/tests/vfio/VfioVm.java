@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -71,6 +72,15 @@ final class VfioVm {
      */
     static Run runJava(final Path out, final List<String> binds, final String mainClass, final String... args)
             throws IOException, InterruptedException {
+        return runJava(out, binds, Map.of(), mainClass, args);
+    }
+
+    /**
+     * As {@link #runJava(Path, List, String, String...)}, with more of the script's environment options
+     * ({@code VFIO_VM_RAM_FILE}, {@code VFIO_VM_BAR_FILE}, {@code VFIO_VM_MEM}, {@code VFIO_VM_TIMEOUT}, ...).
+     */
+    static Run runJava(final Path out, final List<String> binds, final Map<String, String> env, final String mainClass,
+            final String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of("bash", script().toString(), "run-java"));
         for (String b : binds) {
             cmd.add("--bind");
@@ -80,20 +90,22 @@ final class VfioVm {
         cmd.add(System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")));
         cmd.add(mainClass);
         cmd.addAll(List.of(args));
-        return run(out, cmd);
+        return run(out, cmd, env);
     }
 
     /** Builds the guest kernel and initramfs if needed (cached under target/vfio-vm). */
     static Run prepare(final Path out) throws IOException, InterruptedException {
-        return run(out, List.of("bash", script().toString(), "prepare"));
+        return run(out, List.of("bash", script().toString(), "prepare"), Map.of());
     }
 
-    private static Run run(final Path out, final List<String> cmd) throws IOException, InterruptedException {
+    private static Run run(final Path out, final List<String> cmd, final Map<String, String> env)
+            throws IOException, InterruptedException {
         Files.createDirectories(out);
         Path log = out.resolve("vfio-vm.log");
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
         pb.environment().put("VFIO_VM_OUT", out.resolve("run").toString());
         pb.environment().put("VFIO_VM_TIMEOUT", Integer.toString(JOB_TIMEOUT_SECONDS));
+        pb.environment().putAll(env);
         Process p = pb.start();
         int status;
         if (p.waitFor(RUN_LIMIT_SECONDS, TimeUnit.SECONDS)) {
