@@ -8,6 +8,7 @@ import io.jhca.mlx5.spi.Mlx5Function;
 import io.jhca.mlx5.spi.Mlx5FunctionSource;
 import io.jhca.pci.PciAddress;
 import io.jhca.pci.PciBinder;
+import io.jhca.pci.PciException;
 import io.jhca.pci.PciFunction;
 import io.jhca.pci.PciSysfs;
 
@@ -48,11 +49,22 @@ public final class VfioFunctionSource implements Mlx5FunctionSource {
         return PREFIX + address;
     }
 
+    /**
+     * The functions present. A sysfs that cannot be read (a container's partial /sys) lists none, with a warning:
+     * the provider's other sources (the model) must still list theirs.
+     */
     @Override
     public List<String> names() {
         VfioSettings s = settings.get();
+        List<PciFunction> functions;
+        try {
+            functions = sysfs.get().list();
+        } catch (PciException e) {
+            System.err.println("jhca mlx5 vfio: cannot list PCI functions, none listed: " + e.getMessage());
+            return List.of();
+        }
         List<String> out = new ArrayList<>();
-        for (PciFunction f : sysfs.get().list()) {
+        for (PciFunction f : functions) {
             if (f.boundTo(PciBinder.VFIO_PCI) && s.accepts(f.vendor(), f.device())) {
                 out.add(nameOf(f.address()));
             }

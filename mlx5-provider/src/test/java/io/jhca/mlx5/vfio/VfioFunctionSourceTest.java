@@ -81,6 +81,13 @@ class VfioFunctionSourceTest {
     }
 
     @Test
+    void anUnreadableFunctionListsNothingInsteadOfFailingTheProvider() throws IOException {
+        lab();
+        Files.delete(root.resolve("sys/devices/pci0000:00/0000:03:00.0/vendor"));
+        assertEquals(List.of(), source(VfioSettings.NONE).names());
+    }
+
+    @Test
     void emptyWhenThereIsNoPciBus() {
         assertEquals(List.of(), source(VfioSettings.NONE).names());
     }
