@@ -210,8 +210,9 @@ class Mlx5VfioVmTest {
         for (String c : checks) {
             assertTrue(c.endsWith(" ok"), "guest check: " + c + " (seed " + seed + ")");
         }
-        // listed, 7 requester opcodes, 9 responder checks, teardown
-        assertEquals(1 + 7 + 9 + 1, checks.size(), run.tail());
+        // refused without the test mode, listed with it, 7 requester opcodes, 9 responder checks, teardown
+        assertEquals(1 + 1 + 7 + 9 + 1, checks.size(), run.tail());
+        assertTrue(checks.contains("refused-without-test-mode ok"), run.tail());
         assertTrue(checks.contains("teardown ok"), run.tail());
     }
 

@@ -62,9 +62,21 @@ public final class Mlx5VfioGuestCheck {
     private static boolean run(Exchange x, String modelIp) throws Exception {
         String bdf = ivshmem();
         System.setProperty("jhca.mlx5.sim", "none"); // only the function under test
+        String name = VfioFunctionSource.nameOf(io.jhca.pci.PciAddress.parse(bdf));
+        // without the test mode ivshmem is no ConnectX: not listed, and opening it is refused by name
+        VfioFunctionSource plain = new VfioFunctionSource(io.jhca.pci.PciSysfs::system, () -> VfioSettings.NONE);
+        String refusal;
+        try {
+            plain.open(name).close();
+            refusal = "opened";
+        } catch (IllegalArgumentException e) {
+            refusal = e.getMessage();
+        }
+        boolean refused = plain.names().isEmpty() && refusal.contains("not a ConnectX-4 or later function");
+        System.out.println("check refused-without-test-mode " + (refused ? "ok" : "FAIL: listed " + plain.names()
+                + ", open: " + refusal));
         System.setProperty(VfioSettings.TEST_PROPERTY, IVSHMEM + ",bar=2,iova=physical");
         System.setProperty(VfioSettings.ADDRESSES_PROPERTY, bdf + "=" + modelIp);
-        String name = VfioFunctionSource.nameOf(io.jhca.pci.PciAddress.parse(bdf));
         boolean listed = false;
         for (DeviceInfo d : Verbs.devices()) {
             System.out.println("device " + d.name() + " provider=" + d.provider());
@@ -97,7 +109,7 @@ public final class Mlx5VfioGuestCheck {
                 for (String r : guest.results()) {
                     System.out.println("check " + r);
                 }
-                ok = listed && guest.allOk();
+                ok = refused && listed && guest.allOk();
             }
         }
         // closing the context tore the HCA down (TEARDOWN_HCA, pages reclaimed) and closed the function
