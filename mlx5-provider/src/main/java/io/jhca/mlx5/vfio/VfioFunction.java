@@ -2,8 +2,6 @@ package io.jhca.mlx5.vfio;
 
 import java.net.InetAddress;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 
 import io.jhca.doorbell.MmioWindow;
 import io.jhca.memory.DmaMemory;
@@ -43,19 +41,6 @@ public final class VfioFunction implements Mlx5Function {
 
     /** Smallest BAR0 the driver can use: the initialization segment (KH struct mlx5_init_seg) and one UAR page. */
     static final long MIN_BAR0 = 2 * 4096;
-    private static final long PAGE = 4096;
-
-    /** A user region mapped by {@link #mapForDevice}: page-aligned span and the MRs' regions using it. */
-    private static final class UserMapping {
-        final long start;
-        final long length;
-        int users;
-
-        UserMapping(long start, long length) {
-            this.start = start;
-            this.length = length;
-        }
-    }
 
     private final String name;
     private final PciFunction pci;
@@ -66,7 +51,7 @@ public final class VfioFunction implements Mlx5Function {
     private final VfioInterrupt interrupt;
     private final EventMode eventMode;
     private final List<InetAddress> ports;
-    private final TreeMap<Long, UserMapping> userMappings = new TreeMap<>();
+    private final UserMappings userMappings;
     private boolean closed;
     private int mappingsAtClose = -1;
 
@@ -81,6 +66,22 @@ public final class VfioFunction implements Mlx5Function {
         this.interrupt = interrupt;
         this.eventMode = interrupt != null ? EventMode.MSIX_VECTOR_0 : EventMode.POLLING;
         this.ports = ports;
+        this.userMappings = new UserMappings(name, new UserMappings.Iommu() {
+            @Override
+            public void map(long start, long length) {
+                dma.map(start, length);
+            }
+
+            @Override
+            public void unmap(long start, long length) {
+                dma.unmap(start, length);
+            }
+
+            @Override
+            public boolean translates(long address) {
+                return VfioFunction.this.translates(address);
+            }
+        });
     }
 
     /**
@@ -166,48 +167,13 @@ public final class VfioFunction implements Mlx5Function {
     @Override
     public synchronized void mapForDevice(DmaRegion region) {
         checkOpen();
-        if (region.length() == 0) {
-            return;
-        }
-        long start = region.address() & -PAGE;
-        long end = (region.address() + region.length() + PAGE - 1) & -PAGE;
-        Map.Entry<Long, UserMapping> below = userMappings.floorEntry(end - 1);
-        if (below != null && below.getValue().start + below.getValue().length > start) {
-            UserMapping m = below.getValue();
-            if (m.start <= start && m.start + m.length >= end) {
-                m.users++;
-                return;
-            }
-            throw new IllegalArgumentException(String.format("%s: memory 0x%x+%d shares pages with a region mapped "
-                    + "before (0x%x+%d) but is not inside it: register the larger region first", name,
-                    region.address(), region.length(), m.start, m.length));
-        }
-        if (translates(region.address()) && translates(region.address() + region.length() - 1)) {
-            return; // DMA memory of this function
-        }
-        dma.map(start, end - start);
-        UserMapping m = new UserMapping(start, end - start);
-        m.users = 1;
-        userMappings.put(start, m);
+        userMappings.map(region.address(), region.length());
     }
 
     @Override
     public synchronized void unmapForDevice(DmaRegion region) {
-        if (closed || region.length() == 0) {
-            return; // a closed function's container has unmapped everything
-        }
-        Map.Entry<Long, UserMapping> e = userMappings.floorEntry(region.address());
-        if (e != null && e.getValue().start + e.getValue().length >= region.address() + region.length()) {
-            UserMapping m = e.getValue();
-            if (--m.users == 0) {
-                userMappings.remove(m.start);
-                dma.unmap(m.start, m.length);
-            }
-            return;
-        }
-        if (!translates(region.address())) {
-            throw new IllegalArgumentException(String.format("%s: memory 0x%x+%d was not mapped for the device", name,
-                    region.address(), region.length()));
+        if (!closed) { // a closed function's container has unmapped everything
+            userMappings.unmap(region.address(), region.length());
         }
     }
 
@@ -252,10 +218,7 @@ public final class VfioFunction implements Mlx5Function {
         }
         closed = true;
         RuntimeException failure = null;
-        for (UserMapping m : userMappings.values()) {
-            failure = step(failure, () -> dma.unmap(m.start, m.length));
-        }
-        userMappings.clear();
+        failure = step(failure, userMappings::unmapAll);
         mappingsAtClose = dma.mappingCount();
         if (interrupt != null) {
             failure = step(failure, interrupt::close);
