@@ -85,6 +85,15 @@ public abstract class Context extends VerbsResource {
         return 0;
     }
 
+    /**
+     * The device's counters, as {@code rdma statistic show} lists them: name to value, in the provider's order
+     * (packets and bytes each way, retransmissions, NAKs, drops by reason, ...). A snapshot; empty if the
+     * provider keeps none.
+     */
+    public java.util.Map<String, Long> statistics() {
+        return java.util.Collections.emptyMap();
+    }
+
     /** The next asynchronous event, or null (non-blocking {@code ibv_get_async_event}). */
     public final AsyncEvent pollAsyncEvent() {
         return asyncEvents.poll();

@@ -106,6 +106,14 @@ public abstract class QueuePair extends VerbsResource {
         return String.format("QP 0x%06x", qpn);
     }
 
+    /**
+     * This QP's counters, as {@code rdma statistic qp show} lists them: name to value, in the provider's order. A
+     * snapshot; empty if the provider keeps none per QP.
+     */
+    public java.util.Map<String, Long> statistics() {
+        return java.util.Collections.emptyMap();
+    }
+
     /** The current attributes (a copy), as {@code ibv_query_qp} with every mask bit. */
     public final synchronized QpAttributes query() {
         QpAttributes q = current.copy();

@@ -40,6 +40,47 @@ class RxeToolsTest extends ToolsEndToEnd {
         }
     }
 
+    @org.junit.jupiter.api.Test
+    void statsAfterAnExchange() {
+        String out = run("stats", dev0(), "--exchange", "10", "--qp", "17").ok().out();
+        String[] lines = out.split("\n");
+        org.junit.jupiter.api.Assertions.assertEquals(4, lines.length, out);
+        org.junit.jupiter.api.Assertions.assertTrue(lines[0].startsWith("# 10 RDMA WRITEs of 4096 B from rxe0 QP 17 to rxe1 QP "), out);
+        org.junit.jupiter.api.Assertions.assertTrue(lines[1].startsWith("link rxe0/1 sent_pkts "), out);
+        org.junit.jupiter.api.Assertions.assertTrue(lines[2].startsWith("link rxe1/1 sent_pkts "), out);
+        org.junit.jupiter.api.Assertions.assertTrue(lines[3].startsWith("link rxe0/1 lqpn 17 qp-type RC sent_pkts "), out);
+        java.util.Map<String, Long> dev = pairs(lines[1], 2);
+        java.util.Map<String, Long> qp = pairs(lines[3], 6);
+        // 10 WRITEs of 4 packets (MTU 1024), 4176 B each; a retransmit timer that fired under load adds packets
+        for (java.util.Map<String, Long> m : java.util.List.of(dev, qp)) {
+            long resent = m.get("retransmitted_pkts");
+            org.junit.jupiter.api.Assertions.assertEquals(40, m.get("sent_pkts") - resent, out);
+            if (resent == 0) {
+                org.junit.jupiter.api.Assertions.assertEquals(41760, m.get("sent_bytes"), out);
+            }
+            org.junit.jupiter.api.Assertions.assertTrue(m.get("rcvd_pkts") >= 10, out);
+        }
+        org.junit.jupiter.api.Assertions.assertEquals(0, dev.get("drop_ghost_response"), out);
+        org.junit.jupiter.api.Assertions.assertTrue(dev.containsKey("drop_truncated"), out);
+        org.junit.jupiter.api.Assertions.assertFalse(qp.containsKey("drop_truncated"), "a device-only counter: " + out);
+        org.junit.jupiter.api.Assertions.assertTrue(pairs(lines[2], 2).get("rcvd_pkts") >= 40, out);
+        String plain = run("stats", dev1()).ok().out();
+        org.junit.jupiter.api.Assertions.assertTrue(plain.startsWith("link rxe1/1 sent_pkts 0 "), plain);
+        Run none = run("stats", dev0(), "--qp", "17");
+        org.junit.jupiter.api.Assertions.assertEquals(HwLab.EXIT_FAILURE, none.rc());
+        org.junit.jupiter.api.Assertions.assertTrue(none.err().contains("no QP 17 in this process"), none.err());
+    }
+
+    /** The name-value pairs of a stats line after its first {@code skip} words. */
+    private static java.util.Map<String, Long> pairs(String line, int skip) {
+        String[] w = line.trim().split(" ");
+        java.util.Map<String, Long> m = new java.util.LinkedHashMap<>();
+        for (int i = skip; i + 1 < w.length; i += 2) {
+            m.put(w[i], Long.parseLong(w[i + 1]));
+        }
+        return m;
+    }
+
     @Override
     String dev0() {
         return "rxe0";

@@ -67,6 +67,7 @@ public final class Mlx5Context extends Context {
             this.dbrs = new DbrPool(function::allocateDma);
             this.events = new Mlx5Events(this, hca);
             this.events.start();
+            hca.commands().queue().afterEachCommand(events::pollIfPending);
         } catch (RuntimeException e) {
             try {
                 hca.close();
@@ -118,6 +119,7 @@ public final class Mlx5Context extends Context {
 
     @Override
     protected void destroy() {
+        hca.commands().queue().afterEachCommand(null);
         events.stop();
         RuntimeException failure = null;
         try {

@@ -39,7 +39,19 @@ public final class Mlx5Provider implements Provider {
         List<Mlx5FunctionSource> s = sources;
         if (s == null) {
             List<Mlx5FunctionSource> found = new ArrayList<>();
-            ServiceLoader.load(Mlx5FunctionSource.class, Mlx5Provider.class.getClassLoader()).forEach(found::add);
+            java.util.Iterator<Mlx5FunctionSource> it =
+                    ServiceLoader.load(Mlx5FunctionSource.class, Mlx5Provider.class.getClassLoader()).iterator();
+            while (true) {
+                try {
+                    if (!it.hasNext()) {
+                        break;
+                    }
+                    found.add(it.next());
+                } catch (java.util.ServiceConfigurationError e) {
+                    // one broken source (a stale registration, a missing class) must not hide the other functions
+                    System.err.println("jhca mlx5: a function source failed to load and is skipped: " + e.getMessage());
+                }
+            }
             sources = s = List.copyOf(found);
         }
         return s;

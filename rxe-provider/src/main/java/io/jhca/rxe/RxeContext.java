@@ -93,6 +93,11 @@ public final class RxeContext extends Context {
         return counters;
     }
 
+    @Override
+    public java.util.Map<String, Long> statistics() {
+        return counters.snapshot();
+    }
+
     /** The packet link (a {@link FaultyLink} when faults are configured: its counters say what it did). */
     public Link link() {
         return link;

@@ -37,7 +37,7 @@ public final class RxeDeviceConfig {
     public static final String PROGRESS_PROPERTY = "jhca.rxe.progress";
     /** System property: idle strategy of engine threads: busy, yield, backoff (default) or sleep. */
     public static final String IDLE_PROPERTY = "jhca.rxe.idle";
-    /** System property: IPv4 ICRC receive mode, {@code strict} (default) or {@code recover}. */
+    /** System property: IPv4 ICRC receive mode, {@code auto} (default), {@code strict} or {@code recover}. */
     public static final String ICRC_PROPERTY = "jhca.rxe.icrc";
     /** The devices when nothing is configured. */
     public static final String DEFAULT_DEVICES = "rxe0=127.0.0.1,rxe1=127.0.0.2";
@@ -174,7 +174,7 @@ public final class RxeDeviceConfig {
         final ProgressMode progress = ProgressMode.valueOf(
                 System.getProperty(PROGRESS_PROPERTY, "thread").trim().toUpperCase(Locale.ROOT));
         final String idle = System.getProperty(IDLE_PROPERTY, "backoff").trim().toLowerCase(Locale.ROOT);
-        final String icrc = System.getProperty(ICRC_PROPERTY, "strict").trim().toLowerCase(Locale.ROOT);
+        final String icrc = System.getProperty(ICRC_PROPERTY, "auto").trim().toLowerCase(Locale.ROOT);
         final List<RxeDeviceConfig> out = new ArrayList<>();
         for (final Builder b : parse(spec)) {
             out.add(b.progressMode(progress).idleStrategy(idle).icrcMode(parseIcrc(icrc)).build());
@@ -184,12 +184,14 @@ public final class RxeDeviceConfig {
 
     private static Ipv4IdMode parseIcrc(final String s) {
         switch (s) {
+            case "auto":
+                return Ipv4IdMode.AUTO;
             case "strict":
                 return Ipv4IdMode.STRICT_ID_ZERO;
             case "recover":
                 return Ipv4IdMode.RECOVER_ID;
             default:
-                throw new IllegalArgumentException(ICRC_PROPERTY + " must be strict or recover, not '" + s + "'");
+                throw new IllegalArgumentException(ICRC_PROPERTY + " must be auto, strict or recover, not '" + s + "'");
         }
     }
 
@@ -240,7 +242,7 @@ public final class RxeDeviceConfig {
         private long faultSeed = 1;
         private ProgressMode progressMode = ProgressMode.THREAD;
         private String idleStrategy = "backoff";
-        private Ipv4IdMode icrcMode = Ipv4IdMode.STRICT_ID_ZERO;
+        private Ipv4IdMode icrcMode = Ipv4IdMode.AUTO;
         private int socketBuffer = io.jhca.rxe.link.UdpLink.DEFAULT_SOCKET_BUFFER;
         private Path pcap;
 

@@ -51,6 +51,16 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
         context.engine().addQp(transport);
     }
 
+    /** This QP's counters (the per-QP subset of the device's, see RxeCounters). */
+    public io.jhca.rxe.transport.RxeCounters counters() {
+        return transport.counters();
+    }
+
+    @Override
+    public java.util.Map<String, Long> statistics() {
+        return transport.counters().snapshotPerQp();
+    }
+
     @Override
     public SendQueue sendQueue() {
         return builder;
@@ -60,6 +70,9 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
     protected void driverModify(final QpAttributes attr, final QpState current, final QpState next) {
         final Peer peer = attr.has(QpAttrMask.AV) ? RxeAh.peerOf(context, attr.ah().dgid(), "modify " + describe()) : null;
         final QpAttributes copy = attr.copy();
+        if (next == QpState.ERR) {
+            enterError(); // before the engine flushes: no WR_FLUSH_ERR can be polled while the QP says otherwise
+        }
         context.engine().runOnEngine(() -> transport.applyModify(copy, next, peer));
     }
 

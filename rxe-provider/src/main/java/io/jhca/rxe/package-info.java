@@ -13,8 +13,8 @@
  * <li>system property {@code jhca.rxe.progress}: {@code thread} (default) or {@code caller}, see below;</li>
  * <li>system property {@code jhca.rxe.idle}: idle strategy of engine threads, {@code busy}, {@code yield},
  * {@code backoff} (default: spin, yield, then park 1 to 100 us) or {@code sleep} (park 100 us);</li>
- * <li>system property {@code jhca.rxe.icrc}: how received IPv4 ICRCs are checked, {@code strict} (default) or
- * {@code recover}, see below.</li>
+ * <li>system property {@code jhca.rxe.icrc}: how received IPv4 ICRCs are checked, {@code auto} (default),
+ * {@code strict} or {@code recover}, see below.</li>
  * </ul>
  * In code, {@link io.jhca.rxe.RxeDeviceConfig#builder(String)} sets all of these per device, plus:
  * {@code netdevMtu} (the MTU the port's active MTU derives from; default the interface's, 65536 for loopback
@@ -38,15 +38,20 @@
  * IPv6 link-local GID (fe80::EUI-64) and index 1 the device address ({@code ::ffff:a.b.c.d} for IPv4), and a node
  * GUID that is the EUI-64 of a locally administered MAC derived from the IP (02:00:a:b:c:d). QP numbers start at
  * 0x11; QP1 (GSI) is not provided. Memory keys are a 24-bit index and an 8-bit tag; rkey = lkey when remote access
- * was granted, else 0. Per-device counters ({@code RxeContext.counters()}) use rxe's hw_counters names and count
- * every dropped packet by reason.
+ * was granted, else 0. Per-device counters ({@code RxeContext.counters()}, {@code Context.statistics()}) use rxe's
+ * hw_counters names, add bytes each way, retransmitted packets, ACK timeouts, NAKs sent and received by kind, ghost
+ * responses and ICRC outcomes, and count every dropped packet by reason; each QP keeps its share
+ * ({@code QueuePair.statistics()}).
  *
  * <h2>ICRC over IPv4</h2>
  * The ICRC covers the IPv4 Identification, which a UDP socket does not choose. The link sets IP_PMTUDISC_DO, so
  * Linux sends DF datagrams with ID 0 from the unconnected socket, and our ICRCs are computed for ID 0 (verified on
- * captured packets). On receive the IP header is invisible; {@code strict} assumes ID 0 (jhca peers) and checks all
- * 32 bits, {@code recover} solves for the ID and checks the remaining 16 bits; it is what a Linux rxe peer over IPv4
- * needs, since rxe sends non-zero IDs. IPv6 has no such field: both sides compute exact ICRCs.
+ * captured packets). On receive the IP header is invisible. {@code auto} (default) first checks all 32 bits for
+ * ID 0 (jhca peers); a packet that fails that is taken as sent with an unknown ID, which is solved for from the
+ * ICRC, and the remaining 16 bits are checked (Linux rxe peers, which send non-zero IDs). The device counts each
+ * outcome ({@code icrc_checked_full}, {@code icrc_recovered_id}). {@code strict} accepts ID 0 only (all 32 bits,
+ * nothing recovered: a Linux rxe peer over IPv4 fails); {@code recover} accepts what {@code auto} accepts (kept for
+ * configurations that name it). IPv6 has no such field: both sides compute exact ICRCs and check all 32 bits.
  *
  * <h2>JVM options</h2>
  * The link reaches the socket's file descriptor through {@code sun.nio.ch.SelChImpl#getFDVal} and Agrona reaches

@@ -65,6 +65,8 @@ public final class CmdQueue implements AutoCloseable {
     private final long healthStallNanos;
     private final boolean checksums;
     private volatile CmdTrace trace;
+    /** Run after each command completes (the async EQ's consumer), or null. */
+    private volatile Runnable afterCommand;
     private int freeRegular;
     private int token;
     private boolean closed;
@@ -244,6 +246,10 @@ public final class CmdQueue implements AutoCloseable {
         } finally {
             waiters.set(slot.index, null);
         }
+        Runnable pump = afterCommand;
+        if (pump != null && unhealthy == null) {
+            pump.run();
+        }
         if (unhealthy != null) {
             slot.stuck = true;
             if (unhealthy.isEmpty()) {
@@ -279,6 +285,16 @@ public final class CmdQueue implements AutoCloseable {
             }
             throw CommandException.failed(opcode, opMod, status, syndrome);
         }
+    }
+
+    /**
+     * Has {@code pump} run after every command completes, from the thread that ran it. With CMD events enabled every
+     * command also adds an EQE; a burst of commands must not outrun the EQ's consumer (an EQ overrun is fatal on a
+     * real device), so each command consumes what is pending instead of relying on the event thread being
+     * scheduled in time. Null stops it.
+     */
+    public void afterEachCommand(Runnable pump) {
+        this.afterCommand = pump;
     }
 
     /**

@@ -63,20 +63,22 @@ final class Completer {
     void onResponse(final RxPacket p, final long now) {
         final int psn = p.psn;
         final SendRing sq = qp.sq;
-        final RxeCounters counters = qp.engine.counters;
-        if (Psn.compare(psn, qp.requester.psnHigh) >= 0) {
-            counters.increment(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE); // never sent that PSN
+        if (!qp.requester.wasSent(psn)) {
+            // A ghost: no request carried this PSN. Dropped before any comparison with a WQE's PSNs, which is
+            // meaningful only within the window sent (modular order flips 2^23 away); it must never complete a
+            // WQE whose last packet has not gone out (rxe_comp.c check_psn).
+            qp.count(RxeCounters.Counter.DROP_GHOST_RESPONSE);
             return;
         }
         SendWqe w;
         while (true) {
             if (sq.compIndex == sq.published()) {
-                counters.increment(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE);
+                qp.count(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE);
                 return;
             }
             w = sq.at(sq.compIndex);
             if (!w.assigned || w.error != null) {
-                counters.increment(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE);
+                qp.count(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE);
                 return;
             }
             if (Psn.compare(psn, w.lastPsn) <= 0) {
@@ -98,7 +100,7 @@ final class Completer {
             if (psn == w.lastPsn && !w.isReadOrAtomic()) {
                 completeHead(WcStatus.SUCCESS); // rxe check_psn: a retried packet's ack completes its WQE
             } else {
-                counters.increment(RxeCounters.Counter.DROP_STALE_DUPLICATE);
+                qp.count(RxeCounters.Counter.DROP_STALE_DUPLICATE);
             }
             return;
         }
@@ -117,19 +119,18 @@ final class Completer {
                 onAck(p, w, now);
                 break;
             default:
-                counters.increment(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE);
+                qp.count(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE);
         }
     }
 
     private void onReadResponse(final RxPacket p, final SendWqe w, final long now) {
-        final RxeCounters counters = qp.engine.counters;
         if (w.opcode != WrOpcode.RDMA_READ || p.psn != compPsn) {
             // not ours, or an earlier response is missing: wait for the retry (rxe drops these too)
-            counters.increment(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE);
+            qp.count(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE);
             return;
         }
         if (p.has(Opcode.HAS_AETH) && !p.aeth().isAck()) {
-            counters.increment(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE);
+            qp.count(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE);
             return;
         }
         final int mtu = qp.mtu;
@@ -158,7 +159,7 @@ final class Completer {
 
     private void onAtomicAck(final RxPacket p, final SendWqe w, final long now) {
         if (!w.opcode.isAtomic() || p.psn != w.firstPsn || !p.aeth().isAck()) {
-            qp.engine.counters.increment(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE);
+            qp.count(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE);
             return;
         }
         // rxe_comp.c do_atomic: the original value is stored in host order at the SGE
@@ -176,12 +177,11 @@ final class Completer {
 
     private void onAck(final RxPacket p, final SendWqe w, final long now) {
         final Aeth aeth = p.aeth();
-        final RxeCounters counters = qp.engine.counters;
         final int syndrome = aeth.syndrome();
         switch (Aeth.type(syndrome)) {
             case Aeth.TYPE_ACK:
                 if (w.isReadOrAtomic()) {
-                    counters.increment(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE); // acks do not end reads
+                    qp.count(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE); // acks do not end reads
                     return;
                 }
                 compPsn = Psn.next(p.psn);
@@ -191,12 +191,12 @@ final class Completer {
                 }
                 return;
             case Aeth.TYPE_RNR_NAK:
-                counters.increment(RxeCounters.Counter.RCVD_RNR_ERR);
+                qp.count(RxeCounters.Counter.RCVD_RNR_ERR);
                 if (Psn.compare(p.psn, compPsn) > 0) {
                     compPsn = p.psn; // everything before the refused packet was accepted
                 }
                 if (rnrLeft == 0) {
-                    counters.increment(RxeCounters.Counter.RETRY_RNR_EXCEEDED_ERR);
+                    qp.count(RxeCounters.Counter.RETRY_RNR_EXCEEDED_ERR);
                     completeHead(WcStatus.RNR_RETRY_EXC_ERR);
                     return;
                 }
@@ -210,24 +210,27 @@ final class Completer {
             case Aeth.TYPE_NAK:
                 switch (Aeth.value(syndrome)) {
                     case Aeth.NAK_PSN_SEQUENCE_ERROR:
-                        counters.increment(RxeCounters.Counter.RCVD_SEQ_ERR);
+                        qp.count(RxeCounters.Counter.RCVD_SEQ_ERR);
                         if (Psn.compare(p.psn, compPsn) > 0) {
                             compPsn = p.psn; // a NAK implicitly acks everything before its PSN
                         }
                         retry(now, false);
                         return;
                     case Aeth.NAK_INVALID_REQUEST:
+                        qp.count(RxeCounters.Counter.RCVD_NAK_INV_REQ);
                         completeHead(WcStatus.REM_INV_REQ_ERR);
                         return;
                     case Aeth.NAK_REMOTE_ACCESS_ERROR:
+                        qp.count(RxeCounters.Counter.RCVD_NAK_REM_ACCESS);
                         completeHead(WcStatus.REM_ACCESS_ERR);
                         return;
                     default: // remote operational error and unknown codes (rxe_comp.c)
+                        qp.count(RxeCounters.Counter.RCVD_NAK_REM_OP);
                         completeHead(WcStatus.REM_OP_ERR);
                         return;
                 }
             default:
-                counters.increment(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE);
+                qp.count(RxeCounters.Counter.DROP_UNEXPECTED_RESPONSE);
         }
     }
 
@@ -247,7 +250,7 @@ final class Completer {
             return;
         }
         if (retryLeft == 0) {
-            qp.engine.counters.increment(RxeCounters.Counter.RETRY_EXCEEDED_ERR);
+            qp.count(RxeCounters.Counter.RETRY_EXCEEDED_ERR);
             completeHead(WcStatus.RETRY_EXC_ERR);
             return;
         }
@@ -256,7 +259,7 @@ final class Completer {
         }
         nakRetryStarted = true;
         if (Psn.compare(qp.requester.psnHigh, compPsn) > 0) { // rxe: pointless once the last possible ack arrived
-            qp.engine.counters.increment(RxeCounters.Counter.COMPLETER_RETRY_ERR);
+            qp.count(RxeCounters.Counter.COMPLETER_RETRY_ERR);
             qp.requester.rewind();
         }
         qp.retransDeadline = qp.timeoutNanos != 0 ? now + qp.timeoutNanos : 0;
@@ -269,6 +272,7 @@ final class Completer {
             return;
         }
         nakRetryStarted = false;
+        qp.count(RxeCounters.Counter.LOCAL_ACK_TIMEOUT_ERR);
         retry(now, true);
     }
 
@@ -282,11 +286,13 @@ final class Completer {
         }
         final WorkCompletion wc = qp.claimSend(w, status);
         sq.completeHead();
-        qp.commitSend(wc);
         if (status != WcStatus.SUCCESS) {
-            qp.enterError(null, null);
+            qp.markError(null, null); // in ERR before the error completion can be polled
+            qp.commitSend(wc);
+            qp.flush();
             return;
         }
+        qp.commitSend(wc);
         if (!outstanding()) {
             qp.retransDeadline = 0;
         }

@@ -35,8 +35,8 @@ import io.jhca.verbs.QpType;
  *
  * <p>Receive-side ICRC: a UDP socket does not show the IP header, so the covered fields are reconstructed from
  * what is known: source address and port from the datagram, our own address, lengths from the UDP payload, DF,
- * protocol 17; the IPv4 Identification is taken as 0 ({@link Ipv4IdMode#STRICT_ID_ZERO}, what jhca sends) or
- * solved for ({@link Ipv4IdMode#RECOVER_ID}, needed for peers such as Linux rxe that send non-zero IDs).
+ * protocol 17; the IPv4 Identification is checked as 0 first (what jhca sends, all 32 bits) and, unless the mode
+ * is {@link Ipv4IdMode#STRICT_ID_ZERO}, solved for otherwise (peers such as Linux rxe send non-zero IDs).
  */
 public final class Engine implements Agent {
 
@@ -173,12 +173,14 @@ public final class Engine implements Agent {
         work += receive(now);
         for (int i = 0; i < qpCount; i++) {
             final TransportQp qp = qps[i];
+            out.owner(qp.counters);
             try {
                 work += qp.run(now, TX_BUDGET);
             } catch (final RuntimeException e) {
                 engineError(e);
             }
         }
+        out.owner(null);
         return work;
     }
 
@@ -193,6 +195,7 @@ public final class Engine implements Agent {
             n++;
             counters.increment(RxeCounters.Counter.RCVD_PKTS);
             final int length = rxByteBuffer.position();
+            counters.add(RxeCounters.Counter.RCVD_BYTES, length);
             if (length >= RX_CAPACITY) {
                 counters.increment(RxeCounters.Counter.DROP_OVERSIZE);
                 continue;
@@ -201,6 +204,8 @@ public final class Engine implements Agent {
                 onPacket(src, length, now);
             } catch (final RuntimeException e) {
                 engineError(e);
+            } finally {
+                out.owner(null);
             }
         }
         return n;
@@ -218,6 +223,11 @@ public final class Engine implements Agent {
             status = validator.validateIpv4(icrcMode, from.ipv4Address(), local.ipv4Address(), src.getPort(),
                     local.socketAddress().getPort(), rx, 0, length);
             ipv4Id = validator.lastIpv4Id();
+            if (status == PacketValidator.OK) {
+                // a match with ID 0 is the full 32-bit check; any other ID was solved for (16 bits checked)
+                counters.increment(ipv4Id == 0 ? RxeCounters.Counter.ICRC_CHECKED_FULL
+                        : RxeCounters.Counter.ICRC_RECOVERED_ID);
+            }
         } else {
             status = validator.validateIpv6(from.hi(), from.lo(), local.hi(), local.lo(), src.getPort(),
                     local.socketAddress().getPort(), rx, 0, length);
@@ -239,21 +249,25 @@ public final class Engine implements Agent {
             counters.increment(RxeCounters.Counter.DROP_UNKNOWN_QPN);
             return;
         }
+        final RxeCounters qc = qp.counters;
+        qc.increment(RxeCounters.Counter.RCVD_PKTS);
+        qc.add(RxeCounters.Counter.RCVD_BYTES, length);
+        out.owner(qc); // what the QP sends in answer counts there
         final int op = packet.opcode;
         final int transport = Opcode.transport(op);
         final QpType expected = transport == Opcode.TRANSPORT_RC ? QpType.RC
                 : transport == Opcode.TRANSPORT_UC ? QpType.UC : transport == Opcode.TRANSPORT_UD ? QpType.UD : null;
         if (qp.type != expected) {
-            counters.increment(RxeCounters.Counter.DROP_BAD_QP_TYPE);
+            qp.count(RxeCounters.Counter.DROP_BAD_QP_TYPE);
             return;
         }
         final boolean request = Opcode.isRequest(op);
         if (request ? !qp.canRespond() : !(qp.state == QpState.RTS || qp.state == QpState.SQD)) {
-            counters.increment(RxeCounters.Counter.DROP_BAD_QP_STATE);
+            qp.count(RxeCounters.Counter.DROP_BAD_QP_STATE);
             return;
         }
         if (qp.type != QpType.UD && (qp.peer == null || !from.sameAddress(qp.peer))) {
-            counters.increment(RxeCounters.Counter.DROP_BAD_SRC_ADDR); // rxe: IP source must be the QP's peer
+            qp.count(RxeCounters.Counter.DROP_BAD_SRC_ADDR); // rxe: IP source must be the QP's peer
             return;
         }
         if (request) {

@@ -45,6 +45,8 @@ final class PacketOut {
     private final Peer local;
     private final RxeCounters counters;
     private Tracer tracer;
+    /** The counters of the QP the engine is working for (null: none), so its packets count there too. */
+    private RxeCounters owner;
     private int opcode;
     private int payloadLength;
 
@@ -56,6 +58,11 @@ final class PacketOut {
 
     void tracer(final Tracer t) {
         this.tracer = t;
+    }
+
+    /** Engine: the QP whose packets follow (null between QPs). */
+    void owner(final RxeCounters qpCounters) {
+        this.owner = qpCounters;
     }
 
     /** Starts a packet with its BTH (P_Key 0xFFFF, TVer 0, MigReq 0, as rxe sends); returns the payload index. */
@@ -120,6 +127,13 @@ final class PacketOut {
         }
         final boolean sent = link.send(byteBuffer, peer.socketAddress());
         counters.increment(sent ? RxeCounters.Counter.SENT_PKTS : RxeCounters.Counter.TX_REFUSED);
+        if (sent) {
+            counters.add(RxeCounters.Counter.SENT_BYTES, length);
+            if (owner != null) {
+                owner.increment(RxeCounters.Counter.SENT_PKTS);
+                owner.add(RxeCounters.Counter.SENT_BYTES, length);
+            }
+        }
         return sent;
     }
 }

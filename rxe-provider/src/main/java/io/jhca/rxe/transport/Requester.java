@@ -31,8 +31,14 @@ final class Requester {
     private final TransportQp qp;
     /** Next PSN to send. */
     int psn;
-    /** One past the highest PSN ever assigned: responses beyond it are bogus. */
+    /** One past the highest PSN ever sent. */
     int psnHigh;
+    /**
+     * How many PSNs before {@link #psnHigh} were sent since the QP got its send PSN, at most 2^23: a response
+     * is for a PSN sent only if it lies in [psnHigh - sentSpan, psnHigh). Capped at half the PSN space, where
+     * modular comparison stops being able to order two PSNs.
+     */
+    int sentSpan;
     /** Packets since the last AckReq (rxe qp->req.noack_pkts). */
     private int noackPkts;
     /** READ/atomic WQEs sent and not completed. */
@@ -45,8 +51,14 @@ final class Requester {
     void reset(final int startPsn) {
         psn = startPsn;
         psnHigh = startPsn;
+        sentSpan = 0;
         noackPkts = 0;
         rdAtomicInFlight = 0;
+    }
+
+    /** True if a packet with {@code p} was sent (a response for it can be genuine). */
+    boolean wasSent(final int p) {
+        return ((psnHigh - 1 - p) & Psn.MASK) < sentSpan; // distance back from the highest PSN sent
     }
 
     /** Go back to the oldest incomplete WQE and PSN (retry after a NAK, a timeout or an RNR wait). */
@@ -150,13 +162,14 @@ final class Requester {
     /** A local error: the WQE completes with {@code status} when it is the oldest, then the QP goes to ERR. */
     void fail(final SendWqe w, final WcStatus status) {
         w.error = status;
-        qp.engine.counters.increment(RxeCounters.Counter.SEND_ERR);
+        qp.count(RxeCounters.Counter.SEND_ERR);
         qp.completer.completeFailedHead();
     }
 
     /** Sends the packet at {@code psn} of {@code w}; false if nothing could be sent. */
     private boolean emit(final SendWqe w, final boolean rc, final long now) {
         final WrOpcode op = w.opcode;
+        final int at = psn;
         final boolean ok;
         if (op == WrOpcode.RDMA_READ) {
             ok = emitRead(w);
@@ -170,7 +183,11 @@ final class Requester {
         if (!ok) {
             return false;
         }
+        if (rc && Psn.compare(at, psnHigh) < 0) {
+            qp.count(RxeCounters.Counter.RETRANSMITTED_PKTS); // this PSN went out before (go-back-N)
+        }
         if (Psn.compare(psn, psnHigh) > 0) {
+            sentSpan = Math.min(Psn.HALF, sentSpan + Psn.diff(psn, psnHigh));
             psnHigh = psn;
         }
         if (Psn.compare(psn, w.lastPsn) > 0) { // the WQE's last packet is out

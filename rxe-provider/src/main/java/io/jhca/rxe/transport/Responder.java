@@ -98,18 +98,18 @@ final class Responder {
             onUdSend(p);
             return;
         }
-        final RxeCounters counters = qp.engine.counters;
         final int op = p.opcode;
         final boolean rc = qp.type == QpType.RC;
         if (rc) {
             final int diff = Psn.compare(p.psn, ePsn);
             if (diff > 0) {
-                counters.increment(RxeCounters.Counter.OUT_OF_SEQUENCE);
+                qp.count(RxeCounters.Counter.OUT_OF_SEQUENCE);
                 if (!sentPsnNak) {
                     sentPsnNak = true;
+                    qp.count(RxeCounters.Counter.SENT_NAK_SEQ_ERR);
                     sendAck(Aeth.nakSyndrome(Aeth.NAK_PSN_SEQUENCE_ERROR), ePsn); // carries the expected PSN
                 } else {
-                    counters.increment(RxeCounters.Counter.DROP_OUT_OF_SEQUENCE);
+                    qp.count(RxeCounters.Counter.DROP_OUT_OF_SEQUENCE);
                 }
                 return;
             }
@@ -123,7 +123,7 @@ final class Responder {
             if (!Opcode.isStart(op)) {
                 ucDropping = true; // UC class D: drop until the next FIRST/ONLY
                 ePsn = Psn.next(p.psn);
-                counters.increment(RxeCounters.Counter.DROP_OUT_OF_SEQUENCE);
+                qp.count(RxeCounters.Counter.DROP_OUT_OF_SEQUENCE);
                 return;
             }
             ucDropping = false;
@@ -153,12 +153,12 @@ final class Responder {
         // resources (rxe check_resource)
         if ((flags & Opcode.CONSUMES_RECV_WQE) != 0 && !recvInProgress && !qp.rq.hasPosted()) {
             if (rc) {
-                counters.increment(RxeCounters.Counter.SEND_RNR_ERR);
+                qp.count(RxeCounters.Counter.SEND_RNR_ERR);
                 sendAck(Aeth.rnrNakSyndrome(qp.minRnrTimer), p.psn);
             } else {
                 ucDropping = true;
                 ePsn = Psn.next(p.psn);
-                counters.increment(RxeCounters.Counter.DROP_NO_RECV_WQE);
+                qp.count(RxeCounters.Counter.DROP_NO_RECV_WQE);
             }
             return;
         }
@@ -216,7 +216,7 @@ final class Responder {
                 abortMessage();
                 ucDropping = true;
                 ePsn = Psn.next(p.psn);
-                qp.engine.counters.increment(RxeCounters.Counter.DROP_BAD_LENGTH);
+                qp.count(RxeCounters.Counter.DROP_BAD_LENGTH);
             }
             return;
         }
@@ -258,9 +258,11 @@ final class Responder {
             }
         }
         final int n = p.payloadLength;
-        // rxe check_rkey: while more than an MTU remains a packet carries exactly one MTU, the last one the rest
-        final boolean fits = writeResid > qp.mtu ? n == qp.mtu && p.padCnt() == 0
-                : n == writeResid && p.padCnt() == Bth.padFor(n);
+        // rxe check_rkey, IBTA C9-92: the last (or only) packet carries exactly what the RETH still owes; every other
+        // packet exactly one MTU, with more to come. A WRITE_ONLY under a RETH promising more than it carries is
+        // invalid, not a short write.
+        final boolean fits = end ? n == writeResid && p.padCnt() == Bth.padFor(n)
+                : writeResid > qp.mtu && n == qp.mtu && p.padCnt() == 0;
         if (!fits) {
             invalid(p, rc, WcStatus.REM_INV_REQ_ERR);
             return;
@@ -348,8 +350,7 @@ final class Responder {
     }
 
     private void duplicate(final RxPacket p) {
-        final RxeCounters counters = qp.engine.counters;
-        counters.increment(RxeCounters.Counter.DUPLICATE_REQUEST);
+        qp.count(RxeCounters.Counter.DUPLICATE_REQUEST);
         final int flags = Opcode.flags(p.opcode);
         if ((flags & (Opcode.SEND | Opcode.WRITE)) != 0) {
             sendAck(Aeth.SYNDROME_ACK, Psn.previous(ePsn)); // C9-105: ack again, whatever AckReq says
@@ -360,8 +361,8 @@ final class Responder {
             final Reth reth = p.reth();
             final long va = reth.va();
             final long length = reth.dmaLengthUnsigned();
-            if (e == null || reth.rkey() != e.rkey || va < e.va || va + length > e.va + e.length) {
-                counters.increment(RxeCounters.Counter.DROP_STALE_DUPLICATE);
+            if (e == null || reth.rkey() != e.rkey || !e.covers(va, length)) {
+                qp.count(RxeCounters.Counter.DROP_STALE_DUPLICATE);
                 return;
             }
             startReadReply(va, length, e.rkey, p.psn); // replay from the duplicate's PSN
@@ -369,7 +370,7 @@ final class Responder {
         }
         final ResponderResources.Entry e = resources.findAtomic(p.psn);
         if (e == null) {
-            counters.increment(RxeCounters.Counter.DROP_STALE_DUPLICATE);
+            qp.count(RxeCounters.Counter.DROP_STALE_DUPLICATE);
             return;
         }
         sendAtomicAck(p.psn, e.original); // the cached result: never executed twice
@@ -385,21 +386,20 @@ final class Responder {
     }
 
     private void onUdSend(final RxPacket p) {
-        final RxeCounters counters = qp.engine.counters;
         final Deth deth = p.deth();
         final int expectedQkey = qp.qpn == 1 ? Deth.GSI_QKEY : qp.qkey;
         if (deth.qkey() != expectedQkey) {
-            counters.increment(RxeCounters.Counter.DROP_BAD_QKEY);
+            qp.count(RxeCounters.Counter.DROP_BAD_QKEY);
             return;
         }
         final RecvWqe w = nextRecvWqe();
         if (w == null) {
-            counters.increment(RxeCounters.Counter.DROP_NO_RECV_WQE);
+            qp.count(RxeCounters.Counter.DROP_NO_RECV_WQE);
             return;
         }
         final int n = p.payloadLength;
         if (GRH_LENGTH + (long) n > w.length) {
-            counters.increment(RxeCounters.Counter.DROP_BAD_LENGTH); // rxe: UD class D, message dropped
+            qp.count(RxeCounters.Counter.DROP_BAD_LENGTH); // rxe: UD class D, message dropped
             return;
         }
         buildGrh(p);
@@ -409,8 +409,9 @@ final class Responder {
                 p.payloadIndex, n) != MemoryAccess.OK)) {
             final WorkCompletion wc = qp.completeRecv(w, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0);
             qp.rq.completeHead();
+            qp.markError(AsyncEvent.Type.QP_FATAL, "UD receive WQE names memory it may not write");
             qp.commitRecv(wc, false, 0, -1, false);
-            qp.enterError(AsyncEvent.Type.QP_FATAL, "UD receive WQE names memory it may not write");
+            qp.flush();
             return;
         }
         final boolean imm = p.has(Opcode.HAS_IMMDT);
@@ -493,8 +494,10 @@ final class Responder {
         if (n > 0 && mr == null) {
             // the MR went away under a READ in progress
             readActive = false;
-            sendAck(Aeth.nakSyndrome(Aeth.NAK_REMOTE_ACCESS_ERROR), readPsn);
+            // in ERR before the NAK leaves: the peer's error completion must not overtake this QP's state
             qp.enterError(AsyncEvent.Type.QP_ACCESS_ERR, "memory of an RDMA READ was deregistered");
+            qp.count(RxeCounters.Counter.SENT_NAK_REM_ACCESS);
+            sendAck(Aeth.nakSyndrome(Aeth.NAK_REMOTE_ACCESS_ERROR), readPsn);
             return;
         }
         final PacketOut out = qp.engine.out;
@@ -542,7 +545,7 @@ final class Responder {
             abortMessage(); // UC class D: drop the message
             ucDropping = true;
             ePsn = Psn.next(p.psn);
-            qp.engine.counters.increment(RxeCounters.Counter.DROP_BAD_LENGTH);
+            qp.count(RxeCounters.Counter.DROP_BAD_LENGTH);
         }
     }
 
@@ -554,16 +557,21 @@ final class Responder {
             abortMessage();
             ucDropping = true;
             ePsn = Psn.next(p.psn);
-            qp.engine.counters.increment(RxeCounters.Counter.DROP_BAD_LENGTH);
+            qp.count(RxeCounters.Counter.DROP_BAD_LENGTH);
         }
     }
 
     /**
      * Class A/C error (rxe do_class_ac_error): NAK with the packet's PSN, the receive WQE being filled (if any)
-     * completes with {@code recvStatus}, the QP goes to ERR.
+     * completes with {@code recvStatus}, the QP goes to ERR. The QP is in ERR before the NAK leaves and before
+     * the receive completion can be polled, so neither the peer's error completion nor ours overtakes it.
      */
     private void fail(final RxPacket p, final int nakCode, final WcStatus recvStatus, final AsyncEvent.Type event,
             final String detail) {
+        qp.markError(event, detail);
+        qp.count(nakCode == Aeth.NAK_INVALID_REQUEST ? RxeCounters.Counter.SENT_NAK_INV_REQ
+                : nakCode == Aeth.NAK_REMOTE_ACCESS_ERROR ? RxeCounters.Counter.SENT_NAK_REM_ACCESS
+                : RxeCounters.Counter.SENT_NAK_REM_OP);
         sendAck(Aeth.nakSyndrome(nakCode), p.psn);
         if (recvInProgress) {
             final RecvWqe w = nextRecvWqe();
@@ -575,6 +583,6 @@ final class Responder {
             recvInProgress = false;
         }
         current = NONE;
-        qp.enterError(event, detail);
+        qp.flush();
     }
 }

@@ -21,6 +21,15 @@ final class ResponderResources {
         int rkey;
         long length;
         long original;
+
+        /**
+         * True if [va, va + len) lies inside this READ's span. Unsigned and without a sum that can wrap: a
+         * duplicate's VA near 2^63 or 2^64 must not pass for one inside the span.
+         */
+        boolean covers(final long va, final long len) {
+            return Long.compareUnsigned(va, this.va) >= 0 && Long.compareUnsigned(len, length) <= 0
+                    && Long.compareUnsigned(va - this.va, length - len) <= 0;
+        }
     }
 
     private final Entry[] entries = new Entry[MAX];

@@ -65,6 +65,8 @@ public final class TransportQp {
     final Requester requester;
     final Completer completer;
     final Responder responder;
+    /** This QP's share of the device counters (the per-QP ones). */
+    final RxeCounters counters = new RxeCounters();
 
     public TransportQp(final Engine engine, final int qpn, final QpType type, final ProtectionDomain pd,
             final CqRing sendCq, final CqRing recvCq, final boolean sqSigAll, final SendRing sq, final RecvRing rq,
@@ -88,8 +90,25 @@ public final class TransportQp {
         return qpn;
     }
 
+    /** This QP's counters (readable from any thread). */
+    public RxeCounters counters() {
+        return counters;
+    }
+
+    /** Counts {@code c} for this QP and its device. */
+    void count(final RxeCounters.Counter c) {
+        counters.increment(c);
+        engine.counters.increment(c);
+    }
+
     /** Engine thread: carries out a modify already checked by driver-core. {@code newPeer} is set with AV. */
     public void applyModify(final QpAttributes a, final QpState next, final Peer newPeer) {
+        if (state == QpState.ERR && next != QpState.ERR && next != QpState.RESET) {
+            // the transport failed after driver-core checked the transition from the state it knew: refuse, as
+            // the kernel does for a QP already in ERR, rather than overwrite ERR with the requested state
+            throw new io.jhca.verbs.VerbsException(io.jhca.verbs.VerbsException.EINVAL, "modify QP 0x"
+                    + Integer.toHexString(qpn) + " to " + next + ": the QP went to the error state");
+        }
         if (a.has(QpAttrMask.ACCESS_FLAGS)) {
             accessFlags = a.accessFlags();
         }
@@ -174,10 +193,23 @@ public final class TransportQp {
         if (state == QpState.ERR) {
             return;
         }
+        markError(event, detail);
+        flush();
+    }
+
+    /**
+     * The QP goes to ERR and the verbs object learns it, nothing is flushed yet. Called before the error
+     * completion that goes with it is committed: verbs promises that a QP is in ERR once its error completion
+     * can be polled, and a thread polling the CQ must never see the completion while the QP still says RTS.
+     * Follow with {@link #flush()} after that completion.
+     */
+    void markError(final AsyncEvent.Type event, final String detail) {
+        if (state == QpState.ERR) {
+            return;
+        }
         state = QpState.ERR;
         stopTimers();
         events.enteredError(event, detail);
-        flush();
     }
 
     /** In ERR, everything posted completes with WR_FLUSH_ERR (also WRs posted later: called every cycle). */

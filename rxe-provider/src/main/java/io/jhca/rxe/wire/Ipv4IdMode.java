@@ -6,6 +6,13 @@ package io.jhca.rxe.wire;
  */
 public enum Ipv4IdMode {
     /**
+     * The default: a packet whose ICRC matches with Identification = 0 has passed the full 32-bit check (what
+     * jhca peers send); any other packet falls back to {@link #RECOVER_ID}'s solving for the ID (what Linux rxe
+     * peers need). A device counts the two outcomes apart (icrc_checked_full, icrc_recovered_id), so a link
+     * where every packet was checked in full shows it.
+     */
+    AUTO,
+    /**
      * Assume Identification = 0, what jhca's own senders put on the wire (unconnected UDPv4 socket with
      * IP_PMTUDISC_DO). All 32 ICRC bits are checked, as strong as rxe's own check. Packets from Linux rxe, which
      * uses non-zero IDs, fail.
@@ -19,6 +26,8 @@ public enum Ipv4IdMode {
      * 2^-16, a corrupted ID is not detectable at all (another ID comes back), and every single-bit error outside
      * the ID field is detected while fewer than 26767 bytes follow the ID field (all RoCE MTUs; the first
      * undetected single-bit error sits 214135 bits after the ID; both facts are tested).
+     * A packet sent with ID 0 yields syndrome 0 and is thereby checked on all 32 bits, so this mode accepts
+     * exactly what {@link #AUTO} accepts; it is kept for configurations that name it.
      */
     RECOVER_ID
 }

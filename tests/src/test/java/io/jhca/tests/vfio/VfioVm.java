@@ -7,20 +7,29 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
+import io.jhca.tests.vfio.guest.VfioChecks;
+
 /**
- * Runs {@code scripts/vfio-vm} from a test: checks its prerequisites, boots the guest with a Java main of this
- * module's test class path and hands back what it printed.
+ * Runs {@code scripts/vfio-vm} from the tests: checks its prerequisites, boots the guest with a Java main of this
+ * module's test class path and hands back what it printed. The guest tests share one boot ({@link #shared()}):
+ * under TCG the boot and the guest JVM's start cost more than the checks.
  */
 final class VfioVm {
 
     /** Off switch for the guest tests: {@code -Djhca.vfio.vm=false}. */
     static final String SWITCH = "jhca.vfio.vm";
+    static final String EDU = "1234:11e8";
+    static final String NVME = "1b36:0010";
+    static final String IVSHMEM = "1af4:1110";
 
     /** The script bounds boot (300 s) and the job (VFIO_VM_TIMEOUT); this is the outer limit of one run. */
     private static final long RUN_LIMIT_SECONDS = 420;
     private static final int JOB_TIMEOUT_SECONDS = 240;
+
+    private static Shared shared;
 
     private VfioVm() {
     }
@@ -42,6 +51,46 @@ final class VfioVm {
         String tail() {
             return output.length() <= 8000 ? output : "..." + output.substring(output.length() - 8000);
         }
+    }
+
+    /**
+     * The shared run: why it was skipped (null if it ran), its output, and what the host side of the ivshmem checks
+     * saw (the word the host wrote, the guest's answer, requests served, an error of the host side).
+     */
+    record Shared(String skip, Run run, long seed, long hostWord, long guestWord, int served, String hostError) {
+    }
+
+    /**
+     * Boots the guest once for all guest tests: edu, nvme and ivshmem bound to vfio-pci, {@link VfioChecks} with the
+     * PCI listing and every check, ivshmem's BAR2 and the guest's RAM files served by a {@link HostBarServer}.
+     */
+    static synchronized Shared shared() throws IOException, InterruptedException {
+        if (shared != null) {
+            return shared;
+        }
+        Path out = Path.of("target", "vfio-vm-test").toAbsolutePath();
+        String skip = prepared(out);
+        if (skip != null) {
+            System.out.println("vfio guest tests skipped: " + skip);
+            shared = new Shared(skip, null, 0, 0, 0, 0, null);
+            return shared;
+        }
+        long seed = Long.getLong("jhca.vfio.seed", new Random().nextLong());
+        System.out.println("vfio guest tests: seed " + seed + " (replay with -Djhca.vfio.seed=" + seed + ")");
+        long hostWord = new Random(seed).nextLong();
+        // named like scripts/vfio-vm's own files (tag-PID-...), so that its clean removes them after a crash
+        String prefix = "/dev/shm/jhca-vfio-vm-" + ProcessHandle.current().pid() + "-test";
+        Path barFile = Path.of(prefix + "bar");
+        Path ramFile = Path.of(prefix + "ram");
+        Files.deleteIfExists(barFile);
+        Files.deleteIfExists(ramFile);
+        try (HostBarServer server = new HostBarServer(barFile, ramFile, hostWord)) {
+            Run run = runJava(out, Map.of("VFIO_VM_BAR_FILE", barFile.toString(), "VFIO_VM_RAM_FILE",
+                    ramFile.toString()), List.of(EDU, NVME, IVSHMEM), VfioChecks.class.getName(), "pci", "edu",
+                    "nvme", "ivshmem", "--seed=" + seed, "--host-word=" + Long.toHexString(hostWord));
+            shared = new Shared(null, run, seed, hostWord, server.guestWord(), server.served(), server.error());
+        }
+        return shared;
     }
 
     /**
@@ -67,20 +116,27 @@ final class VfioVm {
     }
 
     /**
-     * Boots the guest, binds {@code binds} to vfio-pci and runs {@code mainClass} with this JVM's test class path;
-     * the run's files go to {@code out}.
+     * Why the guest cannot run here ({@link #skipReason()}, or a failed {@code scripts/vfio-vm prepare}, which needs
+     * the Debian archive once), or null once the guest kernel and initramfs are ready.
      */
-    static Run runJava(final Path out, final List<String> binds, final String mainClass, final String... args)
-            throws IOException, InterruptedException {
-        return runJava(out, binds, Map.of(), mainClass, args);
+    static String prepared(final Path out) throws IOException, InterruptedException {
+        String skip = skipReason();
+        if (skip == null) {
+            Run prepare = run(out.resolve("prepare"), Map.of(), List.of("bash", script().toString(), "prepare"));
+            if (prepare.exitStatus() != 0) {
+                skip = "vfio guest tests: scripts/vfio-vm prepare failed (exit " + prepare.exitStatus() + "):\n"
+                        + prepare.tail();
+            }
+        }
+        return skip;
     }
 
     /**
-     * As {@link #runJava(Path, List, String, String...)}, with more of the script's environment options
-     * ({@code VFIO_VM_RAM_FILE}, {@code VFIO_VM_BAR_FILE}, {@code VFIO_VM_MEM}, {@code VFIO_VM_TIMEOUT}, ...).
+     * Boots the guest, binds {@code binds} to vfio-pci and runs {@code mainClass} with this JVM's test class path;
+     * the run's files go to {@code out}; {@code env} adds scripts/vfio-vm options (VFIO_VM_BAR_FILE, ...).
      */
-    static Run runJava(final Path out, final List<String> binds, final Map<String, String> env, final String mainClass,
-            final String... args) throws IOException, InterruptedException {
+    static Run runJava(final Path out, final Map<String, String> env, final List<String> binds,
+                       final String mainClass, final String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of("bash", script().toString(), "run-java"));
         for (String b : binds) {
             cmd.add("--bind");
@@ -90,15 +146,10 @@ final class VfioVm {
         cmd.add(System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")));
         cmd.add(mainClass);
         cmd.addAll(List.of(args));
-        return run(out, cmd, env);
+        return run(out, env, cmd);
     }
 
-    /** Builds the guest kernel and initramfs if needed (cached under target/vfio-vm). */
-    static Run prepare(final Path out) throws IOException, InterruptedException {
-        return run(out, List.of("bash", script().toString(), "prepare"), Map.of());
-    }
-
-    private static Run run(final Path out, final List<String> cmd, final Map<String, String> env)
+    private static Run run(final Path out, final Map<String, String> env, final List<String> cmd)
             throws IOException, InterruptedException {
         Files.createDirectories(out);
         Path log = out.resolve("vfio-vm.log");

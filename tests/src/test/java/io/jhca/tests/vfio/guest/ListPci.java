@@ -42,6 +42,11 @@ public final class ListPci {
     }
 
     public static void main(final String[] args) throws IOException {
+        System.exit(print() ? 0 : 1);
+    }
+
+    /** Prints the listing; false when /dev/vfio/vfio did not open. */
+    static boolean print() throws IOException {
         Path devices = Path.of("/sys/bus/pci/devices");
         List<Path> functions = new ArrayList<>();
         try (Stream<Path> s = Files.list(devices)) {
@@ -65,7 +70,7 @@ public final class ListPci {
         int fd = libc.open("/dev/vfio/vfio", O_RDWR);
         if (fd < 0) {
             System.out.println("vfio cannot open /dev/vfio/vfio");
-            System.exit(1);
+            return false;
         }
         try {
             System.out.printf("vfio api=%d type1v2=%d%n", libc.ioctl(fd, VFIO_GET_API_VERSION, 0),
@@ -73,6 +78,7 @@ public final class ListPci {
         } finally {
             libc.close(fd);
         }
+        return true;
     }
 
     private static String hex(final Path file) throws IOException {
