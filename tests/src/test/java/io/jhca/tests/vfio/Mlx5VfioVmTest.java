@@ -53,7 +53,6 @@ import io.jhca.tests.vfio.guest.TrafficPlan;
  */
 class Mlx5VfioVmTest {
 
-    private static final String IVSHMEM = "1af4:1110";
     private static final String MODEL_IP = "127.0.0.71";
     private static final String PEER_IP = "127.0.0.72";
     private static final int GUEST_MIB = 1024;
@@ -79,14 +78,7 @@ class Mlx5VfioVmTest {
     @BeforeAll
     @Timeout(value = 900, unit = TimeUnit.SECONDS)
     static void runBothSides() throws Exception {
-        skip = VfioVm.skipReason();
-        if (skip == null) {
-            VfioVm.Run prepared = VfioVm.prepare(out.resolve("prepare"));
-            if (prepared.exitStatus() != 0) {
-                skip = "vfio guest tests: scripts/vfio-vm prepare failed (exit " + prepared.exitStatus() + "):\n"
-                        + prepared.tail();
-            }
-        }
+        skip = VfioVm.prepared(out);
         if (skip != null) {
             System.out.println("Mlx5VfioVmTest skipped: " + skip);
             return;
@@ -106,7 +98,7 @@ class Mlx5VfioVmTest {
                 "VFIO_VM_MEM", Integer.toString(GUEST_MIB), "VFIO_VM_TIMEOUT", "400");
         CompletableFuture<VfioVm.Run> vm = CompletableFuture.supplyAsync(() -> {
             try {
-                return VfioVm.runJava(out, List.of(IVSHMEM), env, Mlx5VfioGuestCheck.class.getName(), "/tmp/job",
+                return VfioVm.runJava(out, env, List.of(VfioVm.IVSHMEM), Mlx5VfioGuestCheck.class.getName(), "/tmp/job",
                         MODEL_IP);
             } catch (IOException | InterruptedException e) {
                 return new VfioVm.Run(-2, "run failed: " + e);
