@@ -112,7 +112,7 @@ final class ObjectCommands {
         if (eqn < 0) {
             throw new CmdError(CmdStatus.NO_RES_ERR, CmdSyndromes.TABLE_FULL, "no free EQ number");
         }
-        st.eqs.put(eqn, new DeviceEq(eqn, logSize, uar, ring, mask, st.counters));
+        st.eqs.put(eqn, new DeviceEq(eqn, logSize, uar, ring, mask, (int) in.get(i, 0, c + "intr"), st));
         st.uarUsers[uar]++;
         out.set(o, 0, "eq_number", eqn);
     }

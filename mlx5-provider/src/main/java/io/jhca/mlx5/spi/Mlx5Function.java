@@ -58,6 +58,14 @@ public interface Mlx5Function extends AutoCloseable {
      */
     List<InetAddress> portAddresses();
 
+    /**
+     * The async EQ's interrupt, or null when the function has none (then the driver polls the EQ): the vfio backend's
+     * MSI-X vector 0 on an eventfd when VFIO offers it.
+     */
+    default InterruptLine eqInterrupt() {
+        return null;
+    }
+
     /** Releases BAR0 and the function (stops a model's firmware). */
     @Override
     void close();

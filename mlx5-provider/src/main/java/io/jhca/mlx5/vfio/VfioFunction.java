@@ -7,6 +7,7 @@ import io.jhca.doorbell.MmioWindow;
 import io.jhca.memory.DmaMemory;
 import io.jhca.memory.DmaOptions;
 import io.jhca.memory.DmaRegion;
+import io.jhca.mlx5.spi.InterruptLine;
 import io.jhca.mlx5.spi.Mlx5Function;
 import io.jhca.pci.PciFunction;
 import io.jhca.pci.PciSysfs;
@@ -27,9 +28,8 @@ import io.jhca.vfio.VfioIova;
  * {@link #mapForDevice} at IOVAs of the container's choosing, whatever its own translation says.
  *
  * <p>Interrupts: when VFIO reports MSI-X with eventfd signalling, vector 0 (the async EQ's, as in mlx5_vfio) is
- * wired to an eventfd; otherwise the function runs in polling mode. {@link #eventMode()} says which; the driver's
- * async EQ is polled by its event thread in both (the EQ is never armed), so the wired vector only shows that
- * interrupt delivery is available.
+ * wired to an eventfd, which is the EQ's {@link #eqInterrupt()}: the driver's event thread arms the EQ and sleeps on
+ * it. Otherwise the function runs in polling mode and the event thread polls the EQ. {@link #eventMode()} says which.
  *
  * <p>{@link #close} gives everything back: the interrupt, BAR0, every DMA mapping (the container unmaps what is
  * left), the device, group and container fds. The driver tears the HCA down (TEARDOWN_HCA, pages reclaimed) before.
@@ -141,6 +141,25 @@ public final class VfioFunction implements Mlx5Function {
     /** How the async EQ's events reach the driver: an MSI-X vector on an eventfd, or polling only. */
     public EventMode eventMode() {
         return eventMode;
+    }
+
+    /** MSI-X vector 0's eventfd as the async EQ's interrupt line, or null in polling mode. */
+    @Override
+    public InterruptLine eqInterrupt() {
+        if (interrupt == null) {
+            return null;
+        }
+        return new InterruptLine() {
+            @Override
+            public boolean await(long timeoutMillis) {
+                return interrupt.await(Math.max(1, timeoutMillis)) > 0;
+            }
+
+            @Override
+            public String describe() {
+                return "MSI-X vector 0 (eventfd " + interrupt.fd() + ")";
+            }
+        };
     }
 
     /** The IOVA policy of the function's DMA: allocated, or physical (test mode). */
