@@ -45,7 +45,6 @@ public final class VfioFunction implements Mlx5Function {
     private final String name;
     private final PciFunction pci;
     private final VfioContainer container;
-    private final VfioDevice device;
     private final BarMapping bar;
     private final VfioIova dma;
     private final VfioInterrupt interrupt;
@@ -55,12 +54,11 @@ public final class VfioFunction implements Mlx5Function {
     private boolean closed;
     private int mappingsAtClose = -1;
 
-    private VfioFunction(String name, PciFunction pci, VfioContainer container, VfioDevice device, BarMapping bar,
+    private VfioFunction(String name, PciFunction pci, VfioContainer container, BarMapping bar,
                          VfioIova dma, VfioInterrupt interrupt, List<InetAddress> ports) {
         this.name = name;
         this.pci = pci;
         this.container = container;
-        this.device = device;
         this.bar = bar;
         this.dma = dma;
         this.interrupt = interrupt;
@@ -102,7 +100,7 @@ public final class VfioFunction implements Mlx5Function {
             device.enableBusMaster();
             VfioIova dma = physicalIova ? container.physicalDma() : container.dma();
             VfioInterrupt irq = wireVector0(device);
-            VfioFunction f = new VfioFunction(name, pci, container, device, bar, dma, irq, ports);
+            VfioFunction f = new VfioFunction(name, pci, container, bar, dma, irq, ports);
             System.err.println("jhca mlx5 " + f + ": events by " + (irq != null ? "MSI-X vector 0 (eventfd "
                     + irq.fd() + ")" : "polling (no MSI-X with eventfd reported by VFIO)"));
             return f;
