@@ -12,10 +12,12 @@ import io.jhca.mlx5.eq.Eqe;
 import io.jhca.mlx5.eq.EventType;
 import io.jhca.mlx5.init.AsyncEq;
 import io.jhca.mlx5.init.Hca;
+import io.jhca.mlx5.spi.InterruptLine;
 import io.jhca.verbs.AsyncEvent;
 
 /**
- * What the async EQ reports, and a daemon thread that polls it (there are no interrupts): CQ errors mark the CQ
+ * What the async EQ reports, and a daemon thread that polls it, or, when the function has an interrupt line
+ * ({@code Mlx5Function.eqInterrupt}), arms it and sleeps until the interrupt: CQ errors mark the CQ
  * (its next poll throws), QP errors move the QP to ERR and post the verbs event, port changes and internal errors
  * become verbs events, page requests are served with MANAGE_PAGES, command completions wake the command's waiter. An empty CQ also polls the EQ (one byte load), so
  * an overrun is seen at once; a page request met there is only noted and served by the thread, since it takes
@@ -37,6 +39,7 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
     private final Hca hca;
     /** Pending page request: function id in bits 63:32, pages in 31:0 (summed). */
     private final AtomicLong pendingPages = new AtomicLong();
+    private final AtomicLong interrupts = new AtomicLong();
     private final Thread thread;
     private volatile boolean running = true;
     private DeviceHealth health;
@@ -73,6 +76,7 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
 
     @Override
     public void run() {
+        InterruptLine line = ctx.function().eqInterrupt();
         while (running) {
             try {
                 hca.eq().poll(this);
@@ -81,8 +85,31 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
             } catch (RuntimeException e) {
                 ctx.event(new AsyncEvent(AsyncEvent.Type.DEVICE_FATAL, ctx.describe(), "event handling failed: " + e));
             }
-            LockSupport.parkNanos(IDLE_NANOS);
+            if (line == null) {
+                LockSupport.parkNanos(IDLE_NANOS);
+            } else {
+                awaitInterrupt(line);
+            }
         }
+    }
+
+    /**
+     * Arms the EQ and sleeps until its interrupt or the next health check, unless an entry or a page request is
+     * already waiting (one that arrived before the arm raises no interrupt). A page request met by another thread
+     * and this thread's stop are seen at the next wake, at most {@value #HEALTH_POLL_MILLIS} ms later.
+     */
+    private void awaitInterrupt(InterruptLine line) {
+        if (!hca.eq().arm() || hca.eq().pending() || pendingPages.get() != 0) {
+            return;
+        }
+        if (line.await(HEALTH_POLL_MILLIS)) {
+            interrupts.incrementAndGet();
+        }
+    }
+
+    /** Interrupts that woke the thread (0 when the function has no interrupt line). */
+    long interrupts() {
+        return interrupts.get();
     }
 
     private void checkHealth(long now) {

@@ -4,6 +4,7 @@ import io.jhca.memory.DmaRegion;
 import io.jhca.mlx5.cmd.MkeyLayouts;
 import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.init.PrmCommand;
+import io.jhca.mlx5.spi.Mlx5Function;
 import io.jhca.verbs.Access;
 import io.jhca.verbs.MemoryRegion;
 
@@ -90,9 +91,11 @@ final class Mlx5Mr extends MemoryRegion {
                 .set(m + "log_page_size", PAGE_SHIFT)
                 .set("translations_octword_actual_size", octwords);
         long firstPageVa = va & -PAGE;
+        Mlx5Function fn = ctx.function();
         for (int i = 0; i < n; i++) {
             // entry 0: the page holding the first byte (a region or slice may start inside a page)
-            long iova = i == 0 ? region.iova(offset) & -PAGE : region.iova(firstPageVa + i * PAGE - region.address());
+            long iova = i == 0 ? fn.deviceAddress(region, offset) & -PAGE
+                    : fn.deviceAddress(region, firstPageVa + i * PAGE - region.address());
             c.setElement("klm_pas_mtt", i, MkeyLayouts.mttEntry(iova, MkeyLayouts.MTT_PERM_RW));
         }
         int index = (int) c.execute(ctx.hca().cmdq()).get("mkey_index");

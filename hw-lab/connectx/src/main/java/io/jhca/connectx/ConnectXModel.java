@@ -51,6 +51,11 @@ public final class ConnectXModel implements Agent {
     private boolean removalShown;
     private volatile Throwable lastError;
 
+    /** Sends the function's MSI-X interrupts (the vector number) to {@code sink}; null stops them. */
+    public void interrupts(java.util.function.IntConsumer sink) {
+        st.interrupts = sink;
+    }
+
     private static final class Request {
         final Runnable action;
         final CountDownLatch done = new CountDownLatch(1);

@@ -120,7 +120,7 @@ final class DataPath {
             long addr = DataSeg.addr(view, 0);
             DeviceMkey k = st.mkeys.get(lkey >>> 8);
             if (k != null && k.key == lkey && k.valid && k.pd == qp.pd && k.contains(addr, len & 0xffffffffL)) {
-                recv.sge(n).set(k.hostOf(addr), len, lkey);
+                recv.sge(n).set(addr, len, lkey);
             } else {
                 // key 0 is never registered: the transport refuses the scatter with LOC_PROT_ERR when a message
                 // arrives, as the HCA reports a bad receive entry only then
@@ -221,7 +221,7 @@ final class DataPath {
                 }
             } else {
                 for (int i = 0; i < p.numSge; i++) {
-                    sq.sge(p.sgeKey[i], p.sgeHost[i], p.sgeLength[i]);
+                    sq.sge(p.sgeKey[i], p.sgeAddr[i], p.sgeLength[i]);
                 }
             }
             return sq.complete() == 0;

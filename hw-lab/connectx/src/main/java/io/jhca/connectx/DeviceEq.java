@@ -36,14 +36,43 @@ final class DeviceEq {
     int users;
     /** Its memory was unmapped: never written again. */
     boolean faulted;
+    /** The MSI-X vector it interrupts (eqc.intr). */
+    final int intr;
+    /** Armed by the doorbell at UAR + 0x40: the next entry raises the vector, once. */
+    boolean armed;
+    private final DeviceState st;
 
-    DeviceEq(int eqn, int logSize, int uar, PagedBuffer ring, long[] eventMask, ModelCounters counters) {
+    DeviceEq(int eqn, int logSize, int uar, PagedBuffer ring, long[] eventMask, int intr, DeviceState st) {
         this.eqn = eqn;
+        this.intr = intr;
+        this.st = st;
         this.logSize = logSize;
         this.uar = uar;
         this.ring = ring;
         this.eventMask = eventMask.clone();
-        this.counters = counters;
+        this.counters = st.counters;
+    }
+
+    /**
+     * The doorbell: the driver's consumer index, and with {@code arm} (UAR + 0x40) a request for one interrupt at the
+     * next entry; entries it has not consumed yet raise it at once.
+     */
+    void doorbell(int consumer, boolean arm) {
+        ci = consumer;
+        if (arm) {
+            armed = true;
+            if (((pi - ci) & 0xffffff) != 0) {
+                raise();
+            }
+        }
+    }
+
+    private void raise() {
+        armed = false;
+        java.util.function.IntConsumer sink = st.interrupts;
+        if (sink != null) {
+            sink.accept(intr);
+        }
     }
 
     /** Whether CREATE_EQ's event_bitmask selected {@code type} (bit type % 64 of word type / 64). */
@@ -101,5 +130,8 @@ final class DeviceEq {
         Eqe.setOwner(view, 0, (pi >>> logSize) & 1); // release fence, then the owner byte
         pi++;
         counters.increment(ModelCounters.Counter.EQES);
+        if (armed) {
+            raise();
+        }
     }
 }

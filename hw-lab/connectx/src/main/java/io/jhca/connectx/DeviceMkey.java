@@ -4,9 +4,10 @@ import io.jhca.verbs.MemoryRegion;
 
 /**
  * A memory key in MTT mode: {@code [start, start + length)} of the key's address space mapped, page by page, to the
- * DMA pages its translation table names. The model requires those pages to be contiguous in host memory (true of
- * any region the driver allocates or maps whole), so the key is one host range, registered on the rxe side under the
- * same key value. key = mkey_index &lt;&lt; 8 | mkey_7_0 (mlx5_ifc mkc).
+ * DMA pages its translation table names, wherever each lies in host memory (a guest's pages are scattered over its
+ * RAM). It is registered on the rxe side under the same key value as a page list ({@code io.jhca.rxe.PageListRegion}),
+ * so peers and the driver's SGEs name the key's addresses and the transport resolves them page by page, as hardware
+ * resolves them through the MTT. key = mkey_index &lt;&lt; 8 | mkey_7_0 (mlx5_ifc mkc).
  */
 final class DeviceMkey {
 
@@ -15,8 +16,10 @@ final class DeviceMkey {
     final DevicePd pd;
     final long start;
     final long length;
-    /** Host address of byte {@code start}. */
-    final long host;
+    /** log2 of the key's page size (mkc.log_page_size). */
+    final int pageShift;
+    /** Host address of each page the key touches, from the page holding {@code start}. */
+    final long[] hostPages;
     final boolean localWrite;
     final boolean remoteRead;
     final boolean remoteWrite;
@@ -25,14 +28,15 @@ final class DeviceMkey {
     /** False once its memory was unmapped under it: every later use is a protection error. */
     boolean valid = true;
 
-    DeviceMkey(int index, int key, DevicePd pd, long start, long length, long host, boolean localWrite, boolean remoteRead,
-            boolean remoteWrite, boolean atomic) {
+    DeviceMkey(int index, int key, DevicePd pd, long start, long length, int pageShift, long[] hostPages,
+            boolean localWrite, boolean remoteRead, boolean remoteWrite, boolean atomic) {
         this.index = index;
         this.key = key;
         this.pd = pd;
         this.start = start;
         this.length = length;
-        this.host = host;
+        this.pageShift = pageShift;
+        this.hostPages = hostPages;
         this.localWrite = localWrite;
         this.remoteRead = remoteRead;
         this.remoteWrite = remoteWrite;
@@ -48,12 +52,14 @@ final class DeviceMkey {
         return Long.compareUnsigned(off, length) <= 0 && len <= length - off;
     }
 
-    /** The host address of key address {@code va} (checked with {@link #contains} first). */
-    long hostOf(long va) {
-        return host + (va - start);
-    }
-
+    /** Whether any of the key's pages overlaps host memory {@code [from, from + len)}. */
     boolean overlapsHost(long from, long len) {
-        return host < from + len && from < host + length;
+        long page = 1L << pageShift;
+        for (long h : hostPages) {
+            if (h < from + len && from < h + page) {
+                return true;
+            }
+        }
+        return false;
     }
 }

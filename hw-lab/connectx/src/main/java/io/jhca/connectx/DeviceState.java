@@ -57,6 +57,12 @@ final class DeviceState {
     final int[] gidL3Type = new int[ModelCaps.GID_TABLE_ENTRIES];
     final long[] gidMac = new long[ModelCaps.GID_TABLE_ENTRIES];
 
+    /**
+     * Where the function's MSI-X interrupts go: called with the vector (eqc.intr) when an armed EQ gets an entry; null
+     * when nobody listens (a polling driver never arms, so nothing is lost).
+     */
+    volatile java.util.function.IntConsumer interrupts;
+
     DeviceState(String name, Iommu iommu, ModelCounters counters, RxeMirror rxe, InetAddress portAddress) {
         this.name = name;
         this.iommu = iommu;

@@ -6,6 +6,9 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 
 import org.agrona.concurrent.AgentRunner;
@@ -14,6 +17,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 import io.jhca.doorbell.MmioWindow;
 import io.jhca.memory.DmaMemory;
 import io.jhca.memory.DmaRegion;
+import io.jhca.mlx5.spi.InterruptLine;
 import io.jhca.mlx5.spi.Mlx5Function;
 import io.jhca.rxe.RxeDeviceConfig;
 
@@ -29,6 +33,8 @@ import io.jhca.rxe.RxeDeviceConfig;
 public final class ModelFunction implements Mlx5Function {
 
     private static final int BAR0_BYTES = ModelCaps.BAR0_PAGES * 4096;
+    /** System property that gives every simulated function its interrupt ({@link #withInterrupts}). */
+    public static final String INTERRUPTS_PROPERTY = "jhca.mlx5.sim.interrupts";
 
     private final String name;
     private final InetAddress address;
@@ -40,6 +46,10 @@ public final class ModelFunction implements Mlx5Function {
     private final Map<ModelDmaRegion, Boolean> allocated = new IdentityHashMap<>();
     private final Map<DmaRegion, Boolean> mapped = new IdentityHashMap<>();
     private boolean closed;
+    /** MSI-X vector 0 as the driver sees it, once {@link #withInterrupts} switched interrupts on. */
+    private final Semaphore vector0 = new Semaphore(0);
+    private final AtomicLong interruptsRaised = new AtomicLong();
+    private volatile boolean interruptsOn;
 
     private ModelFunction(String name, InetAddress address, long preInitNanos, UnaryOperator<RxeDeviceConfig.Builder> wire) {
         this.name = name;
@@ -76,6 +86,54 @@ public final class ModelFunction implements Mlx5Function {
      */
     public static ModelFunction open(String name, InetAddress address, long preInitMillis) {
         return new ModelFunction(name, address, preInitMillis * 1_000_000L, UnaryOperator.identity());
+    }
+
+    /**
+     * Gives the function an MSI-X vector 0 for its async EQ ({@link #eqInterrupt}), as a ConnectX behind vfio has:
+     * the model raises it when an armed EQ gets an entry. Call before the driver opens the function; without it the
+     * driver polls the EQ. Also switched on for every function by {@value #INTERRUPTS_PROPERTY}=true.
+     */
+    public ModelFunction withInterrupts() {
+        model.interrupts(vector -> {
+            if (vector == 0) {
+                interruptsRaised.incrementAndGet();
+                vector0.release();
+            }
+        });
+        interruptsOn = true;
+        return this;
+    }
+
+    /** Interrupts the model raised on vector 0 so far. */
+    public long interruptsRaised() {
+        return interruptsRaised.get();
+    }
+
+    @Override
+    public InterruptLine eqInterrupt() {
+        if (!interruptsOn) {
+            return null;
+        }
+        return new InterruptLine() {
+            @Override
+            public boolean await(long timeoutMillis) {
+                try {
+                    if (!vector0.tryAcquire(timeoutMillis, TimeUnit.MILLISECONDS)) {
+                        return false;
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+                vector0.drainPermits(); // several raises before the wait are one wake-up, as with an eventfd
+                return true;
+            }
+
+            @Override
+            public String describe() {
+                return "model vector 0";
+            }
+        };
     }
 
     private void failed(Throwable t) {

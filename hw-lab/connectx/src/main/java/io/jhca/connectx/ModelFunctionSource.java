@@ -37,6 +37,7 @@ public final class ModelFunctionSource implements Mlx5FunctionSource {
             throw new IllegalArgumentException("no simulated mlx5 function named '" + name + "' (configured: "
                     + devices.keySet() + ")");
         }
-        return ModelFunction.open(name, address);
+        ModelFunction f = ModelFunction.open(name, address);
+        return Boolean.getBoolean(ModelFunction.INTERRUPTS_PROPERTY) ? f.withInterrupts() : f;
     }
 }

@@ -25,11 +25,10 @@ import org.agrona.concurrent.UnsafeBuffer;
  *       Every DMA is checked against the file: a range outside it is a DMA fault (a command error or an error
  *       CQE), never an access outside the mapping.</li>
  *   <li>The RoCE port is {@code --address IP}: the model's rxe transport sends and receives RoCEv2 there.</li>
- *   <li>{@code --ram-address ADDR} maps the RAM file at that virtual address. Peers name this function's memory by
- *       the driver's virtual addresses (RETH.VA) and the rxe transport copies at wire addresses, as in process where
- *       driver and model share one address space; so a driver that maps RAM at the same address (as
- *       {@link ShmFunction}'s tests do) is reachable by RDMA from peers. A guest's virtual addresses are not this
- *       process's: that needs the transport to translate VA through the memory region first (not done yet).</li>
+ *   <li>{@code --ram-address ADDR} maps the RAM file at that virtual address (optional). Peers name this function's
+ *       memory by the driver's virtual addresses (RETH.VA); the model resolves them through the memory key's own
+ *       translation (start address and MTT pages, IOVA, RAM-file offset) as hardware does, so a guest's virtual
+ *       addresses work wherever RAM is mapped here.</li>
  * </ul>
  * When it serves, it prints one line {@code ready NAME ...} on standard output. It runs until standard input
  * closes (the parent went away) or it is terminated; either stops the firmware thread and unmaps both files.

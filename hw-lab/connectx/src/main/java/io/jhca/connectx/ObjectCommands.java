@@ -112,7 +112,7 @@ final class ObjectCommands {
         if (eqn < 0) {
             throw new CmdError(CmdStatus.NO_RES_ERR, CmdSyndromes.TABLE_FULL, "no free EQ number");
         }
-        st.eqs.put(eqn, new DeviceEq(eqn, logSize, uar, ring, mask, st.counters));
+        st.eqs.put(eqn, new DeviceEq(eqn, logSize, uar, ring, mask, (int) in.get(i, 0, c + "intr"), st));
         st.uarUsers[uar]++;
         out.set(o, 0, "eq_number", eqn);
     }
@@ -172,7 +172,7 @@ final class ObjectCommands {
                     + in.get(i, 0, m + "translations_octword_size"));
         }
         Field mtt = in.flexibleArray();
-        long host0 = 0;
+        long[] hostPages = new long[(int) npages];
         for (int k = 0; k < npages; k++) {
             long e = mtt.getElement(i, 0, k); // be64: page address | MLX5_MTT_PERM_* in the low bits
             if ((e & (pg - 1) & ~MkeyLayouts.MTT_PERM_RW) != 0) {
@@ -187,13 +187,7 @@ final class ObjectCommands {
                 throw CmdError.badParam(CmdSyndromes.MKEY_MTT_NOT_MAPPED, String.format(
                         "MTT[%d] page 0x%x [+%d, +%d) is not DMA-mapped", k, page, from, to));
             }
-            long hp = h - from;
-            if (k == 0) {
-                host0 = hp;
-            } else if (hp != host0 + ((long) k << shift)) {
-                throw CmdError.badParam(CmdSyndromes.MKEY_NOT_CONTIGUOUS, String.format(
-                        "MTT[%d] is not contiguous in host memory with MTT[0] (a model limitation)", k));
-            }
+            hostPages[k] = h - from;
         }
         int index = st.mkeys.nextFree();
         if (index < 0) {
@@ -204,11 +198,11 @@ final class ObjectCommands {
         boolean rw = in.get(i, 0, m + "rw") != 0;
         boolean a = in.get(i, 0, m + "a") != 0;
         int key = index << 8 | (int) in.get(i, 0, m + "mkey_7_0");
-        DeviceMkey k = new DeviceMkey(index, key, pd, start, len, host0 + first, lw, rr, rw, a);
+        DeviceMkey k = new DeviceMkey(index, key, pd, start, len, shift, hostPages, lw, rr, rw, a);
         // verbs wants LOCAL_WRITE with remote write/atomic; the model checks lw itself on the send side
         int access = (lw || rw || a ? Access.LOCAL_WRITE.bit() : 0) | (rr ? Access.REMOTE_READ.bit() : 0)
                 | (rw ? Access.REMOTE_WRITE.bit() : 0) | (a ? Access.REMOTE_ATOMIC.bit() : 0);
-        k.rxeMr = st.rxe.register(pd.rxePd, k.host, len, access, key);
+        k.rxeMr = st.rxe.register(pd.rxePd, start, len, shift, hostPages, access, key);
         st.mkeys.put(index, k);
         pd.users++;
         out.set(o, 0, "mkey_index", index);

@@ -104,7 +104,7 @@ final class QpCommands {
         if (sqCount > 0) {
             qp.bounceKey = bounceIndex << 8;
             try {
-                qp.bounceMr = st.rxe.register(pd.rxePd, qp.bounceHost, qp.bounceMemory.capacity(), 0, qp.bounceKey);
+                qp.bounceMr = st.rxe.registerHost(pd.rxePd, qp.bounceHost, qp.bounceMemory.capacity(), 0, qp.bounceKey);
             } catch (RuntimeException e) {
                 rxeQp.close();
                 throw e;

@@ -7,6 +7,7 @@ import io.jhca.memory.DmaRegion;
 import io.jhca.rxe.ProgressMode;
 import io.jhca.rxe.RxeContext;
 import io.jhca.rxe.RxeDeviceConfig;
+import io.jhca.rxe.PageListRegion;
 import io.jhca.rxe.RxeKeys;
 import io.jhca.rxe.RxeProvider;
 import io.jhca.verbs.MemoryRegion;
@@ -38,12 +39,19 @@ final class RxeMirror implements AutoCloseable {
     }
 
     /**
-     * Registers a host range the model resolved (never touching anything the IOMMU did not map) under {@code key}, so
-     * the rxe engine accepts exactly the keys the driver's WQEs and its peers name.
+     * Registers a memory key under {@code key}: its addresses {@code [start, start + length)} over the host pages the
+     * model resolved through its IOMMU (never anything the IOMMU did not map), so the rxe engine accepts exactly the
+     * keys and addresses the driver's WQEs and its peers name, and copies page by page.
      */
-    MemoryRegion register(ProtectionDomain pd, long host, long length, int access, int key) {
-        HostRangeRegion region = new HostRangeRegion(host, length);
+    MemoryRegion register(ProtectionDomain pd, long start, long length, int pageShift, long[] hostPages, int access,
+            int key) {
+        PageListRegion region = new PageListRegion(start, length, pageShift, hostPages);
         return RxeKeys.register(pd, region, 0, length, access, key);
+    }
+
+    /** Registers model-private host memory (a QP's bounce buffer) under {@code key}: its addresses are host addresses. */
+    MemoryRegion registerHost(ProtectionDomain pd, long host, long length, int access, int key) {
+        return RxeKeys.register(pd, new HostRangeRegion(host, length), 0, length, access, key);
     }
 
     /** Deregisters and drops the host-range view. */
@@ -53,7 +61,7 @@ final class RxeMirror implements AutoCloseable {
         }
         DmaRegion region = mr.region();
         mr.close();
-        if (region instanceof HostRangeRegion) {
+        if (region instanceof PageListRegion || region instanceof HostRangeRegion) {
             region.close();
         }
     }

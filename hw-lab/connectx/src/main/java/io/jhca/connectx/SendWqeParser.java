@@ -59,7 +59,7 @@ final class SendWqeParser {
     int hopLimit;
     int flowLabel;
     int numSge;
-    final long[] sgeHost = new long[ModelCaps.MAX_SGE];
+    final long[] sgeAddr = new long[ModelCaps.MAX_SGE];
     final int[] sgeLength = new int[ModelCaps.MAX_SGE];
     final int[] sgeKey = new int[ModelCaps.MAX_SGE];
     boolean inline;
@@ -237,7 +237,7 @@ final class SendWqeParser {
                 fail(CqeSyndrome.LOCAL_PROT_ERR, CqeErrors.VENDOR_BAD_ADDRESS);
                 return false;
             }
-            sgeHost[numSge] = k.hostOf(addr);
+            sgeAddr[numSge] = addr; // the key's address: the rxe MR resolves it through the key's pages
             sgeLength[numSge] = len;
             sgeKey[numSge] = lkey;
             numSge++;

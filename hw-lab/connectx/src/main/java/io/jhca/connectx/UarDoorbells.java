@@ -54,8 +54,8 @@ final class UarDoorbells {
                 work++;
                 cqArm(arm);
             }
-            work += eq(page + EQ_ARM);
-            work += eq(page + EQ_UPDATE);
+            work += eq(page + EQ_ARM, true);
+            work += eq(page + EQ_UPDATE, false);
             for (int k = 0; k < SQ_DOORBELL_SLOTS; k++) {
                 long db = take64(page + UarDoorbell.BF_OFFSET + k * SQ_DOORBELL_STRIDE);
                 if (db != 0) {
@@ -85,7 +85,7 @@ final class UarDoorbells {
         }
     }
 
-    private int eq(int offset) {
+    private int eq(int offset, boolean arm) {
         if (bar.getIntVolatile(offset) == 0) {
             return 0;
         }
@@ -97,7 +97,7 @@ final class UarDoorbells {
         st.counters.increment(ModelCounters.Counter.EQ_DOORBELLS);
         DeviceEq eq = st.eqs.get(v >>> 24);
         if (eq != null) {
-            eq.ci = v & 0xffffff;
+            eq.doorbell(v & 0xffffff, arm);
         }
         return 1;
     }

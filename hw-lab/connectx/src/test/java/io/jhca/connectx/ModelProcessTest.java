@@ -76,8 +76,9 @@ class ModelProcessTest {
     private static final long LOW_BYTES = 48L << 20;
     private static final int BUF = 1 << 16;
     /**
-     * Both processes map RAM here, so that the driver's virtual addresses (what the rxe peer names in RETH.VA) are
-     * where the model's transport finds the memory; far from where JVMs map anything.
+     * The driver maps RAM here; the model maps it wherever its kernel puts it, so the driver's virtual addresses
+     * (what the rxe peer names in RETH.VA) mean nothing there and the model must resolve them through its memory
+     * keys, as it must for a guest.
      */
     private static final long RAM_ADDRESS = 0x3f00_0000_0000L;
     private static final int ALL = Access.mask(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ,
@@ -111,7 +112,7 @@ class ModelProcessTest {
         }
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ModelProcess.class.getName(),
                 "--name", "mlx5_shm0", "--bar", bar.toString(), "--ram", ramFile.toString(),
-                "--address", MODEL_IP, "--low-ram", Long.toString(LOW_BYTES), "--ram-address", Long.toString(RAM_ADDRESS)));
+                "--address", MODEL_IP, "--low-ram", Long.toString(LOW_BYTES)));
         process = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         String ready = CompletableFuture.supplyAsync(() -> {

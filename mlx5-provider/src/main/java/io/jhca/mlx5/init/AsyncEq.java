@@ -19,10 +19,11 @@ import io.jhca.mlx5.spi.Mlx5Function;
  * The function's one asynchronous event queue: CQ errors (a CQ overrun is reported here), QP errors, port changes,
  * firmware page requests and command completions (CMD events name the slots completed; they wake the thread waiting
  * for the command, which also polls the entry itself), the event types rdma-core's mlx5_vfio.c asks for on its
- * async EQ (vector 0; there are no interrupts here, so no vector is armed).
- * It is polled, never armed: software consumes entries by the ownership rule and publishes its consumer index with a
- * 32-bit doorbell {@code be32(eqn << 24 | ci)} at UAR + 0x48 (update without arming; + 0x40 would also arm; kernel
- * lib/eq.h {@code eq_update_ci}, MLX5_EQ_DOORBEL_OFFSET).
+ * async EQ (vector 0).
+ * Software consumes entries by the ownership rule and publishes its consumer index with a 32-bit doorbell
+ * {@code be32(eqn << 24 | ci)} at UAR + 0x48 (update without arming; kernel lib/eq.h {@code eq_update_ci},
+ * MLX5_EQ_DOORBEL_OFFSET); when the function has an interrupt line the event thread re-arms it with the same word at
+ * UAR + 0x40 ({@link #arm}) before it waits, otherwise the EQ is polled and never armed.
  *
  * <p>The buffer is {@link #ENTRIES} entries of 64 bytes in 4 KiB pages (eqc.log_page_size 0); every owner byte starts
  * at 1 (rdma-core MLX5_EQE_OWNER_INIT_VAL), so nothing is software-owned until the device writes it. Any thread may
@@ -141,6 +142,23 @@ public final class AsyncEq implements AutoCloseable {
                 publishCi();
             }
             return n;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Publishes the consumer index and re-arms the EQ (doorbell at UAR + 0x40, kernel eq_update_ci with arm), so the
+     * device raises the EQ's interrupt for the next entry it writes. Returns false, arming nothing, when another
+     * thread is consuming (it will find what arrives).
+     */
+    public boolean arm() {
+        if (!lock.tryLock()) {
+            return false;
+        }
+        try {
+            bar.putIntBe(doorbell - DOORBELL_UPDATE + DOORBELL_ARM, eqn << 24 | (ci & 0xffffff));
+            return true;
         } finally {
             lock.unlock();
         }

@@ -8,8 +8,8 @@ import java.util.List;
 
 /**
  * A ConnectX PCI function as the driver sees it: BAR0 (initialization segment, command doorbell, UAR pages)
- * and a way to give the device DMA access to host memory. Backends: vfio (a real device bound to vfio-pci, not
- * written yet) and the ConnectX model (module jhca-connectx, package {@code io.jhca.connectx}), found through
+ * and a way to give the device DMA access to host memory. Backends: vfio (a real device bound to vfio-pci,
+ * package {@code io.jhca.mlx5.vfio}) and the ConnectX model (module jhca-connectx, package {@code io.jhca.connectx}), found through
  * {@link Mlx5FunctionSource}: in process, BAR0 is off-heap memory its firmware thread watches; out of process
  * ({@code io.jhca.connectx.ModelProcess}), BAR0 is a shared-memory file both processes map and DMA goes through a
  * file standing for the machine's RAM, IOVA = offset in it. The driver never depends on a backend.
@@ -36,9 +36,18 @@ public interface Mlx5Function extends AutoCloseable {
 
     /**
      * Makes a user region reachable by the device before it is registered as an MR (vfio: VFIO_IOMMU_MAP_DMA;
-     * the model: nothing). The IOVA of each byte is then {@code region.iova(offset)}.
+     * the model: nothing). The IOVA of each byte is then {@link #deviceAddress}.
      */
     void mapForDevice(DmaRegion region);
+
+    /**
+     * The IOVA of the byte at {@code offset} of a region this function allocated or mapped with {@link #mapForDevice}.
+     * A region's own translation ({@code region.iova}) is the answer unless the function mapped the region at IOVAs
+     * of its own choosing (vfio: user memory allocated with identity IOVAs gets a block of the container's IOVA space).
+     */
+    default long deviceAddress(DmaRegion region, long offset) {
+        return region.iova(offset);
+    }
 
     /** Undoes {@link #mapForDevice} after the MR is gone. */
     void unmapForDevice(DmaRegion region);
@@ -48,6 +57,14 @@ public interface Mlx5Function extends AutoCloseable {
      * (SET_ROCE_ADDRESS), as the kernel's mlx5_ib does from the netdev's addresses.
      */
     List<InetAddress> portAddresses();
+
+    /**
+     * The async EQ's interrupt, or null when the function has none (then the driver polls the EQ): the vfio backend's
+     * MSI-X vector 0 on an eventfd when VFIO offers it.
+     */
+    default InterruptLine eqInterrupt() {
+        return null;
+    }
 
     /** Releases BAR0 and the function (stops a model's firmware). */
     @Override

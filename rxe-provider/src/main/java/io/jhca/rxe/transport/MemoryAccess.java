@@ -3,6 +3,7 @@ package io.jhca.rxe.transport;
 import org.agrona.DirectBuffer;
 import org.agrona.UnsafeApi;
 
+import io.jhca.rxe.PageListRegion;
 import io.jhca.verbs.Access;
 import io.jhca.verbs.MemoryRegion;
 import io.jhca.verbs.ProtectionDomain;
@@ -11,6 +12,9 @@ import io.jhca.verbs.ProtectionDomain;
  * Every access of the engine to registered memory goes through here: the key is looked up, the MR must belong
  * to the QP's PD, grant the access and contain the whole span ({@link MemoryRegion#contains}) before a single
  * byte is copied. A span that fails any check is refused with a status, never touched.
+ *
+ * <p>An MR's addresses are host addresses, except for an MR over a {@link PageListRegion} (a device model's memory
+ * key): there every copy goes through the page list, one page at a time.
  */
 final class MemoryAccess {
 
@@ -75,7 +79,7 @@ final class MemoryAccess {
             if (status != OK) {
                 return status;
             }
-            UnsafeApi.copyMemory(null, from, dst.byteArray(), dst.addressOffset() + dstIndex + done, n);
+            read(mrs.byLkey(lkey[i]), from, dst, dstIndex + done, n);
             done += n;
             skip = 0;
         }
@@ -100,22 +104,54 @@ final class MemoryAccess {
             if (status != OK) {
                 return status;
             }
-            UnsafeApi.copyMemory(src.byteArray(), src.addressOffset() + srcIndex + done, null, to, n);
+            write(src, srcIndex + done, mrs.byLkey(lkey[i]), to, n);
             done += n;
             skip = 0;
         }
         return done == length ? OK : OUT_OF_BOUNDS;
     }
 
-    /** Copies from a checked remote span (see {@link #checkRemote}) into {@code dst}. */
-    static void readRemote(final long va, final DirectBuffer dst, final int dstIndex, final int length) {
+    /** Copies from a checked remote span of {@code mr} (see {@link #checkRemote}) into {@code dst}. */
+    static void readRemote(final MemoryRegion mr, final long va, final DirectBuffer dst, final int dstIndex,
+            final int length) {
         dst.boundsCheck(dstIndex, length);
-        UnsafeApi.copyMemory(null, va, dst.byteArray(), dst.addressOffset() + dstIndex, length);
+        read(mr, va, dst, dstIndex, length);
     }
 
-    /** Copies into a checked remote span. */
-    static void writeRemote(final DirectBuffer src, final int srcIndex, final long va, final int length) {
+    /** Copies into a checked remote span of {@code mr}. */
+    static void writeRemote(final DirectBuffer src, final int srcIndex, final MemoryRegion mr, final long va,
+            final int length) {
         src.boundsCheck(srcIndex, length);
-        UnsafeApi.copyMemory(src.byteArray(), src.addressOffset() + srcIndex, null, va, length);
+        write(src, srcIndex, mr, va, length);
+    }
+
+    /** The host address of a checked, 8-byte aligned atomic target (never across a page: pages are 4 KiB or more). */
+    static long atomicTarget(final MemoryRegion mr, final long va) {
+        return mr.region() instanceof PageListRegion pages ? pages.hostAddress(va) : va;
+    }
+
+    /** Bounds already checked: {@code [va, va + n)} inside {@code mr}, {@code [index, index + n)} inside the buffer. */
+    private static void read(final MemoryRegion mr, final long va, final DirectBuffer dst, final int index, final int n) {
+        if (!(mr != null && mr.region() instanceof PageListRegion pages)) {
+            UnsafeApi.copyMemory(null, va, dst.byteArray(), dst.addressOffset() + index, n);
+            return;
+        }
+        for (int done = 0; done < n; ) {
+            final int c = pages.contiguousBytes(va + done, n - done);
+            UnsafeApi.copyMemory(null, pages.hostAddress(va + done), dst.byteArray(), dst.addressOffset() + index + done, c);
+            done += c;
+        }
+    }
+
+    private static void write(final DirectBuffer src, final int index, final MemoryRegion mr, final long va, final int n) {
+        if (!(mr != null && mr.region() instanceof PageListRegion pages)) {
+            UnsafeApi.copyMemory(src.byteArray(), src.addressOffset() + index, null, va, n);
+            return;
+        }
+        for (int done = 0; done < n; ) {
+            final int c = pages.contiguousBytes(va + done, n - done);
+            UnsafeApi.copyMemory(src.byteArray(), src.addressOffset() + index + done, null, pages.hostAddress(va + done), c);
+            done += c;
+        }
     }
 }

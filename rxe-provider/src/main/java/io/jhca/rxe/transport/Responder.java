@@ -269,11 +269,12 @@ final class Responder {
         }
         if (n > 0) {
             // looked up again per packet: the MR may have been deregistered since FIRST
-            if (qp.engine.memory.checkRemote(qp.pd, writeRkey, writeVa, n, Access.REMOTE_WRITE.bit()) == null) {
+            final MemoryRegion mr = qp.engine.memory.checkRemote(qp.pd, writeRkey, writeVa, n, Access.REMOTE_WRITE.bit());
+            if (mr == null) {
                 accessError(p, rc);
                 return;
             }
-            MemoryAccess.writeRemote(p.buffer, p.payloadIndex, writeVa, n);
+            MemoryAccess.writeRemote(p.buffer, p.payloadIndex, mr, writeVa, n);
             writeVa += n;
             writeResid -= n;
         }
@@ -334,9 +335,9 @@ final class Responder {
         final long original;
         if (p.opcode == Opcode.RC_COMPARE_SWAP) {
             // host-order 64-bit value, as rxe's atomic_reply operates on it; atomic w.r.t. this host's CPUs
-            original = UnsafeApi.compareAndExchangeLong(null, va, a.compare(), a.swapAdd());
+            original = UnsafeApi.compareAndExchangeLong(null, MemoryAccess.atomicTarget(mr, va), a.compare(), a.swapAdd());
         } else {
-            original = UnsafeApi.getAndAddLong(null, va, a.swapAdd());
+            original = UnsafeApi.getAndAddLong(null, MemoryAccess.atomicTarget(mr, va), a.swapAdd());
         }
         final ResponderResources.Entry e = resources.allocate();
         e.atomic = true;
@@ -488,7 +489,9 @@ final class Responder {
         final boolean last = readResid <= mtu;
         final int opcode = readFirst ? (last ? Opcode.RC_RDMA_READ_RESPONSE_ONLY : Opcode.RC_RDMA_READ_RESPONSE_FIRST)
                 : (last ? Opcode.RC_RDMA_READ_RESPONSE_LAST : Opcode.RC_RDMA_READ_RESPONSE_MIDDLE);
-        if (n > 0 && qp.engine.memory.checkRemote(qp.pd, readRkey, readVa, n, Access.REMOTE_READ.bit()) == null) {
+        final MemoryRegion mr = n > 0 ? qp.engine.memory.checkRemote(qp.pd, readRkey, readVa, n, Access.REMOTE_READ.bit())
+                : null;
+        if (n > 0 && mr == null) {
             // the MR went away under a READ in progress
             readActive = false;
             // in ERR before the NAK leaves: the peer's error completion must not overtake this QP's state
@@ -503,7 +506,7 @@ final class Responder {
             out.aeth().set(Aeth.SYNDROME_ACK, msn);
         }
         if (n > 0) {
-            MemoryAccess.readRemote(readVa, out.buffer, at, n);
+            MemoryAccess.readRemote(mr, readVa, out.buffer, at, n);
         }
         out.send(qp.peer);
         readVa += n;

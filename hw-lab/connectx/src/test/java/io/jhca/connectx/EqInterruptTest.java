@@ -1,0 +1,144 @@
+package io.jhca.connectx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetAddress;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.Test;
+
+import io.jhca.doorbell.MmioWindow;
+import io.jhca.memory.DmaRegion;
+import io.jhca.mlx5.Mlx5Context;
+import io.jhca.mlx5.Mlx5Provider;
+import io.jhca.mlx5.init.Mlx5Options;
+import io.jhca.mlx5.spi.InterruptLine;
+import io.jhca.mlx5.spi.Mlx5Function;
+import io.jhca.verbs.CompletionQueue;
+import io.jhca.verbs.DeviceInfo;
+import io.jhca.verbs.ProtectionDomain;
+
+/**
+ * The async EQ driven by its interrupt, as over vfio with MSI-X: the driver's event thread arms the EQ and sleeps on
+ * the function's interrupt line, the model raises vector 0 when an armed EQ gets an entry (command completions, page
+ * requests), and every command still completes. Without a line the EQ is polled and never raises anything.
+ */
+class EqInterruptTest {
+
+    /** The function as the driver sees it, counting the wake-ups its interrupt line gives the event thread. */
+    private static final class CountingFunction implements Mlx5Function {
+        final ModelFunction f;
+        final AtomicLong wakeUps = new AtomicLong();
+
+        CountingFunction(ModelFunction f) {
+            this.f = f;
+        }
+
+        @Override
+        public String name() {
+            return f.name();
+        }
+
+        @Override
+        public String location() {
+            return f.location();
+        }
+
+        @Override
+        public MmioWindow bar0() {
+            return f.bar0();
+        }
+
+        @Override
+        public DmaRegion allocateDma(long bytes) {
+            return f.allocateDma(bytes);
+        }
+
+        @Override
+        public void mapForDevice(DmaRegion region) {
+            f.mapForDevice(region);
+        }
+
+        @Override
+        public void unmapForDevice(DmaRegion region) {
+            f.unmapForDevice(region);
+        }
+
+        @Override
+        public List<InetAddress> portAddresses() {
+            return f.portAddresses();
+        }
+
+        @Override
+        public InterruptLine eqInterrupt() {
+            InterruptLine line = f.eqInterrupt();
+            if (line == null) {
+                return null;
+            }
+            return new InterruptLine() {
+                @Override
+                public boolean await(long timeoutMillis) {
+                    boolean fired = line.await(timeoutMillis);
+                    if (fired) {
+                        wakeUps.incrementAndGet();
+                    }
+                    return fired;
+                }
+
+                @Override
+                public String describe() {
+                    return line.describe();
+                }
+            };
+        }
+
+        @Override
+        public void close() {
+            f.close();
+        }
+    }
+
+    /** Commands after bring-up: each completion is a CMD entry on the async EQ. */
+    private static void commands(Mlx5Context ctx) {
+        for (int i = 0; i < 20; i++) {
+            ProtectionDomain pd = ctx.allocatePd();
+            CompletionQueue cq = ctx.createCq(16);
+            cq.close();
+            pd.close();
+        }
+    }
+
+    @Test
+    void theEventThreadSleepsOnTheInterruptAndCommandsComplete() throws Exception {
+        ModelFunction model = ModelFunction.open("irq0", InetAddress.getByName("127.0.0.42")).withInterrupts();
+        CountingFunction fn = new CountingFunction(model);
+        try (Mlx5Context ctx = Mlx5Provider.open(new DeviceInfo("irq0", "mlx5", 0, "InfiniBand"), fn,
+                Mlx5Options.defaults())) {
+            long raised = model.interruptsRaised();
+            commands(ctx);
+            long deadline = System.nanoTime() + 20_000_000_000L;
+            while (fn.wakeUps.get() == 0 && System.nanoTime() < deadline) {
+                commands(ctx);
+            }
+            assertTrue(model.interruptsRaised() > raised, "the model raised vector 0 for the armed EQ");
+            assertTrue(fn.wakeUps.get() > 0, "the event thread was woken by the interrupt");
+            assertTrue(fn.wakeUps.get() <= model.interruptsRaised(), "no wake-up without an interrupt");
+        }
+    }
+
+    @Test
+    void withoutALineTheEqIsPolledAndNeverArmed() throws Exception {
+        ModelFunction model = ModelFunction.open("irq1", InetAddress.getByName("127.0.0.43"));
+        AtomicLong raised = new AtomicLong();
+        model.model().interrupts(v -> raised.incrementAndGet()); // listen although the driver has no line
+        assertNull(model.eqInterrupt());
+        try (Mlx5Context ctx = Mlx5Provider.open(new DeviceInfo("irq1", "mlx5", 0, "InfiniBand"), model,
+                Mlx5Options.defaults())) {
+            commands(ctx);
+        }
+        assertEquals(0, raised.get(), "a polling driver never arms the EQ, so nothing is raised");
+    }
+}

@@ -1,0 +1,18 @@
+package io.jhca.mlx5.spi;
+
+/**
+ * The interrupt of the async EQ's vector (MSI-X vector 0, as rdma-core's mlx5_vfio wires it): the driver arms the EQ
+ * and waits here instead of polling it on a timer. Only the driver's event thread waits.
+ */
+public interface InterruptLine {
+
+    /**
+     * Waits up to {@code timeoutMillis} for the interrupt.
+     *
+     * @return true when it fired (any number of times since the last call), false on timeout
+     */
+    boolean await(long timeoutMillis);
+
+    /** For logs: what the line is, e.g. "MSI-X vector 0 (eventfd 12)". */
+    String describe();
+}
