@@ -32,6 +32,15 @@ final class FixedAddressMemory implements DmaRegion {
     private static final int EEXIST = 17;
     private static final Mman LIBC = LibraryLoader.create(Mman.class).load("c");
 
+    /** The address is mapped already in this process (address space layout is random: rare, not a failure). */
+    static final class AddressTaken extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        AddressTaken(final String message) {
+            super(message);
+        }
+    }
+
     private final long address;
     private final long length;
     private int references;
@@ -48,8 +57,11 @@ final class FixedAddressMemory implements DmaRegion {
         final long got = p == null ? 0 : p.address();
         if (got == -1 || got == 0) {
             final int errno = rt.getLastError();
-            throw new IllegalStateException("cannot map 0x" + Long.toHexString(address) + " + " + length + ": errno "
-                    + errno + (errno == EEXIST ? " (the captured VA overlaps a mapping of this JVM)" : ""));
+            final String what = "cannot map 0x" + Long.toHexString(address) + " + " + length + ": errno " + errno;
+            if (errno == EEXIST) {
+                throw new AddressTaken(what + " (the address is in use in this JVM)");
+            }
+            throw new IllegalStateException(what);
         }
         if (got != address) {
             LIBC.munmap(p, length);

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -12,6 +11,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+
+import org.junit.jupiter.api.Assumptions;
 
 import io.jhca.memory.DmaMemory;
 import io.jhca.memory.DmaOptions;
@@ -92,7 +93,16 @@ final class Replay implements AutoCloseable {
         ctx = RxeProvider.open(config);
         pd = ctx.allocatePd();
         cq = ctx.createCq(256);
-        prepareTarget();
+        try {
+            prepareTarget();
+        } catch (final FixedAddressMemory.AddressTaken e) {
+            cq.close();
+            pd.close();
+            ctx.close();
+            // ASLR put something of this JVM where the captured process had its buffer: nothing to replay into
+            System.out.println(cap.name + ": skipped, " + e.getMessage());
+            Assumptions.assumeTrue(false, e.getMessage());
+        }
         local = DmaMemory.allocate(DmaOptions.of((long) SLOT * SLOTS).lock(false));
         localMr = pd.register(local, 0, local.length(), Access.mask(Access.LOCAL_WRITE));
         qp = pd.createQp(QpInitAttributes.of(QpType.RC, cq, cq).maxSendWr(SLOTS).maxRecvWr(SLOTS).maxSendSge(1)
@@ -150,6 +160,12 @@ final class Replay implements AutoCloseable {
                 final byte[] orig = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder())
                         .putLong(Roce.originalValue(ack)).array();
                 fill(known, (int) (Roce.va(req) - me.va), orig);
+            }
+        }
+        // bytes no response reveals get a pattern, so that a READ from the wrong place cannot pass for zeros
+        for (int k = 0; k < model.length; k++) {
+            if (!known[k]) {
+                model[k] = (byte) (0x5A + 7 * k);
             }
         }
         target.buffer().putBytes(0, model);
@@ -326,6 +342,18 @@ final class Replay implements AutoCloseable {
             assertEquals(new InetSocketAddress(f.dst, f.dstPort), link.sent(i).peer, "destination of packet " + i);
         }
         assertEquals(expected.size(), link.sentCount(), () -> cap.name + ": packets sent by the responder");
+        // the requester's ACKs completed every request the responder posted, in order
+        final List<Long> done = new ArrayList<>();
+        for (final WorkCompletion wc : completions) {
+            if (wc.wrId() < 1000) {
+                done.add(wc.wrId());
+            }
+        }
+        final List<Long> posted = new ArrayList<>();
+        for (long k = 0; k < sentMessages.size(); k++) {
+            posted.add(k);
+        }
+        assertEquals(posted, done, () -> cap.name + ": send completions");
     }
 
     /** Every packet of the requester passed the ICRC check, with the IPv4 ID recovered where it was not 0. */
@@ -335,7 +363,10 @@ final class Replay implements AutoCloseable {
         assertEquals(requesterPackets - requesterPacketsWithId, ctx.counters().get(Counter.ICRC_CHECKED_FULL),
                 () -> "counters " + c);
         for (final Map.Entry<String, Long> e : c.entrySet()) {
-            if (e.getKey().startsWith("drop_") || e.getKey().startsWith("sent_nak") || e.getKey().equals("duplicate_request")) {
+            final String k = e.getKey();
+            if (k.startsWith("drop_") || k.startsWith("sent_nak") || k.startsWith("rcvd_nak") || k.endsWith("_err")
+                    || k.equals("duplicate_request") || k.equals("out_of_sequence") || k.equals("retransmitted_pkts") || k.equals("tx_refused")
+                    || k.equals("engine_errors")) {
                 assertEquals(0L, e.getValue(), () -> cap.name + ": " + e.getKey() + " in " + c);
             }
         }
@@ -373,13 +404,5 @@ final class Replay implements AutoCloseable {
         pd.close();
         ctx.close();
         assertEquals(null, ctx.engine().lastError(), "the engine caught an exception");
-    }
-
-    static InetAddress address(final String literal) {
-        try {
-            return InetAddress.getByName(literal);
-        } catch (final java.net.UnknownHostException e) {
-            throw new IllegalArgumentException(e);
-        }
     }
 }
