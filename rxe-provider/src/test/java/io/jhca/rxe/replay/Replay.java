@@ -68,11 +68,14 @@ final class Replay implements AutoCloseable {
     private final ProtectionDomain pd;
     private final CompletionQueue cq;
     final QueuePair qp;
-    /** The responder's buffer: at the announced VA for perftest, anywhere for rc_pingpong (SENDs only). */
+    /** The responder's buffer: at the announced VA for perftest, anywhere for rc_pingpong. */
     private DmaRegion target;
     private MemoryRegion targetMr;
     private final DmaRegion local;
     private final MemoryRegion localMr;
+    /** Receive buffers, one slot per posted receive WQE. */
+    private final DmaRegion recvMem;
+    private final MemoryRegion recvMr;
     /** What the responder's buffer must hold: the captured reads and atomics' original values, then every write. */
     private byte[] model;
     private final List<byte[]> expected = new ArrayList<>();
@@ -105,6 +108,8 @@ final class Replay implements AutoCloseable {
         }
         local = DmaMemory.allocate(DmaOptions.of((long) SLOT * SLOTS).lock(false));
         localMr = pd.register(local, 0, local.length(), Access.mask(Access.LOCAL_WRITE));
+        recvMem = DmaMemory.allocate(DmaOptions.of((long) SLOT * SLOTS).lock(false));
+        recvMr = pd.register(recvMem, 0, recvMem.length(), Access.mask(Access.LOCAL_WRITE));
         qp = pd.createQp(QpInitAttributes.of(QpType.RC, cq, cq).maxSendWr(SLOTS).maxRecvWr(SLOTS).maxSendSge(1)
                 .maxRecvSge(1));
         // the QPN is in every BTH the requester sent and under their ICRC: it cannot be rewritten
@@ -114,7 +119,7 @@ final class Replay implements AutoCloseable {
                 AhAttributes.to(Gid.of(cap.requesterDest.gid)).sgidIndex(1), MTU).maxDestRdAtomic(16).minRnrTimer(12));
         qp.modify(QpAttributes.toRts(cap.responderDest.psn).maxRdAtomic(16).timeout(14).retryCnt(7).rnrRetry(7));
         for (int i = 0; i < SLOTS; i++) {
-            qp.postRecv(new RecvWr().wrId(1000 + i).sge(targetMr, (long) i * SLOT, SLOT));
+            qp.postRecv(new RecvWr().wrId(1000 + i).sge(recvMr, (long) i * SLOT, SLOT));
         }
     }
 
@@ -125,20 +130,22 @@ final class Replay implements AutoCloseable {
     /** Maps and registers the responder's buffer and fills it (and the model) with what the capture shows it held. */
     private void prepareTarget() {
         final Capture.Dest me = cap.responderDest;
-        if (me.va == 0) {
-            target = DmaMemory.allocate(DmaOptions.of((long) SLOT * SLOTS).lock(false));
-            targetMr = pd.register(target, 0, target.length(), ALL_ACCESS);
-            model = new byte[(int) target.length()];
-            return;
-        }
         long end = me.va + PAGE;
+        boolean remote = false;
         for (final ClassicPcap.IpPacket p : cap.roce) {
             final int op = Roce.opcode(p.payload);
             if (cap.fromRequester(p) && (op == Roce.WRITE_FIRST || op == Roce.WRITE_ONLY || op == Roce.READ_REQUEST
                     || op == Roce.FETCH_ADD || op == Roce.COMPARE_SWAP)) {
                 final long len = op == Roce.FETCH_ADD || op == Roce.COMPARE_SWAP ? 8 : Roce.dmaLength(p.payload);
                 end = Math.max(end, Roce.va(p.payload) + len);
+                remote = true;
             }
+        }
+        if (!remote) { // SENDs only (rc_pingpong announces no buffer at all): the VA does not matter
+            target = DmaMemory.allocate(DmaOptions.of(PAGE).lock(false));
+            targetMr = pd.register(target, 0, target.length(), ALL_ACCESS);
+            model = new byte[(int) target.length()];
+            return;
         }
         final long length = (end - me.va + PAGE - 1) / PAGE * PAGE;
         target = new FixedAddressMemory(me.va, length);
@@ -275,9 +282,6 @@ final class Replay implements AutoCloseable {
     private void applyToModel(final byte[] p) {
         final int op = Roce.opcode(p);
         final long base = cap.responderDest.va;
-        if (base == 0) {
-            return; // rc_pingpong: SENDs land in receive buffers, checked by the test
-        }
         if (op == Roce.WRITE_FIRST || op == Roce.WRITE_ONLY) {
             writeCursor = Roce.va(p) - base;
         }
@@ -320,9 +324,9 @@ final class Replay implements AutoCloseable {
             if (wc.wrId() >= 1000) {
                 final int slot = (int) (wc.wrId() - 1000);
                 final byte[] b = new byte[wc.byteLen()];
-                target.buffer().getBytes(slot * SLOT, b);
+                recvMem.buffer().getBytes(slot * SLOT, b);
                 receivedMessages.add(b);
-                qp.postRecv(new RecvWr().wrId(wc.wrId()).sge(targetMr, (long) slot * SLOT, SLOT));
+                qp.postRecv(new RecvWr().wrId(wc.wrId()).sge(recvMr, (long) slot * SLOT, SLOT));
             }
             completions.add(wc);
         }
@@ -376,9 +380,7 @@ final class Replay implements AutoCloseable {
     void checkMemory() {
         final byte[] now = new byte[model.length];
         target.buffer().getBytes(0, now);
-        if (cap.responderDest.va != 0) {
-            assertArrayEquals(model, now, cap.name + ": the responder's buffer");
-        }
+        assertArrayEquals(model, now, cap.name + ": the responder's buffer");
     }
 
     List<byte[]> sentMessages() {
@@ -398,8 +400,10 @@ final class Replay implements AutoCloseable {
         qp.close();
         targetMr.close();
         localMr.close();
+        recvMr.close();
         target.close();
         local.close();
+        recvMem.close();
         cq.close();
         pd.close();
         ctx.close();

@@ -80,6 +80,20 @@ class ReplayTest {
     }
 
     @Test
+    void sendsOfIbSendLatAreAckedAndReceived() throws Exception {
+        try (Replay r = replay("send-lat.pcap")) {
+            final List<byte[]> sent = requesterMessages(r.cap, Roce.SEND_FIRST, Roce.SEND_ONLY, Roce.SEND_LAST);
+            assertEquals(5, sent.size());
+            assertEquals(sent.size(), r.receivedMessages.size(), "receive completions");
+            for (int i = 0; i < sent.size(); i++) {
+                assertArrayEquals(sent.get(i), r.receivedMessages.get(i), "received message " + i);
+            }
+            assertEquals(5, count(r.cap, false, Roce.ACKNOWLEDGE));
+            assertEquals(5, count(r.cap, false, Roce.SEND_ONLY), "jhca's own SENDs, posted like in the capture");
+        }
+    }
+
+    @Test
     void rdmaWritesOfIbWriteLatLandAtTheAnnouncedVa() throws Exception {
         try (Replay r = replay("write-lat.pcap")) {
             assertEquals(5, count(r.cap, true, Roce.WRITE_ONLY));
