@@ -248,6 +248,34 @@ final class Replay implements AutoCloseable {
         }
     }
 
+    /** Only the requester's packets, without waiting for answers; returns how many went in. */
+    int deliverRequesterPackets() {
+        int n = 0;
+        for (final ClassicPcap.IpPacket p : cap.roce) {
+            if (cap.fromRequester(p)) {
+                link().offer(p.payload, new InetSocketAddress(p.src, p.srcPort));
+                n++;
+            }
+        }
+        for (int k = 0; k < 1000; k++) {
+            ctx.progress();
+            drainCq();
+        }
+        return n;
+    }
+
+    /** One datagram from anywhere, then a few engine cycles. */
+    void offer(final byte[] datagram, final InetSocketAddress from) {
+        link().offer(datagram, from);
+        for (int k = 0; k < 100; k++) {
+            ctx.progress();
+        }
+    }
+
+    int sentCount() {
+        return link().sentCount();
+    }
+
     /** The responder's own request starting at capture index {@code i}: its bytes into a slot, posted. */
     private void postLikeTheCapture(final int i, final int msg) {
         final byte[] first = cap.roce.get(i).payload;

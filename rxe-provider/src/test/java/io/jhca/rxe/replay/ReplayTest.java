@@ -11,6 +11,7 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
+import io.jhca.rxe.transport.RxeCounters.Counter;
 import io.jhca.rxe.wire.Ipv4IdMode;
 
 /**
@@ -134,6 +135,31 @@ class ReplayTest {
             final long now = ByteBuffer.wrap(r.model()).order(ByteOrder.nativeOrder()).getLong(0);
             assertEquals(first + sum, now, "the buffer after the fetch-and-adds");
             assertTrue(sum != 0, "the adds change the value");
+        }
+    }
+
+    @Test
+    void strictIcrcModeDropsEveryLinuxPacket() throws Exception {
+        // Linux rxe sends IPv4 IDs other than 0 and its ICRC covers them: strict mode (ID 0 only) must drop all
+        try (Replay r = new Replay(Capture.load("read-lat.pcap"), Ipv4IdMode.STRICT_ID_ZERO)) {
+            final int n = r.deliverRequesterPackets();
+            assertEquals(5, n);
+            assertEquals(n, r.ctx.counters().get(Counter.DROP_BAD_ICRC));
+            assertEquals(0, r.ctx.counters().get(Counter.ICRC_RECOVERED_ID));
+            assertEquals(0, r.sentCount(), "nothing answered");
+        }
+    }
+
+    @Test
+    void aPacketFromAnotherAddressIsNotTakenForThePeers() throws Exception {
+        // the ICRC covers the source address: the same bytes from elsewhere fail it (and never reach the QP)
+        final Capture cap = Capture.load("read-lat.pcap");
+        try (Replay r = new Replay(cap, Ipv4IdMode.AUTO)) {
+            final ClassicPcap.IpPacket first = cap.roce.get(0);
+            r.offer(first.payload, new java.net.InetSocketAddress(java.net.InetAddress.getByName("10.88.0.3"),
+                    first.srcPort));
+            assertEquals(1, r.ctx.counters().get(Counter.DROP_BAD_ICRC));
+            assertEquals(0, r.sentCount());
         }
     }
 }
