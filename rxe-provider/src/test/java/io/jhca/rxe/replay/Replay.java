@@ -112,6 +112,15 @@ final class Replay implements AutoCloseable {
         recvMr = pd.register(recvMem, 0, recvMem.length(), Access.mask(Access.LOCAL_WRITE));
         qp = pd.createQp(QpInitAttributes.of(QpType.RC, cq, cq).maxSendWr(SLOTS).maxRecvWr(SLOTS).maxSendSge(1)
                 .maxRecvSge(1));
+        try {
+            connect();
+        } catch (final RuntimeException | Error e) {
+            closeResources(); // the fixed VA above all: the next replay of this fixture maps it again
+            throw e;
+        }
+    }
+
+    private void connect() {
         // the QPN is in every BTH the requester sent and under their ICRC: it cannot be rewritten
         assertEquals(cap.responderDest.qpn, qp.qpn(), "the replay QP must get the captured responder's QPN");
         qp.modify(QpAttributes.toInit(1, Access.REMOTE_WRITE, Access.REMOTE_READ, Access.REMOTE_ATOMIC));
@@ -425,6 +434,11 @@ final class Replay implements AutoCloseable {
 
     @Override
     public void close() {
+        closeResources();
+        assertEquals(null, ctx.engine().lastError(), "the engine caught an exception");
+    }
+
+    private void closeResources() {
         qp.close();
         targetMr.close();
         localMr.close();
@@ -435,6 +449,5 @@ final class Replay implements AutoCloseable {
         cq.close();
         pd.close();
         ctx.close();
-        assertEquals(null, ctx.engine().lastError(), "the engine caught an exception");
     }
 }

@@ -24,11 +24,21 @@ class ReplayTest {
 
     private static Replay replay(final String fixture) throws Exception {
         final Replay r = new Replay(Capture.load(fixture), Ipv4IdMode.AUTO);
-        r.run();
-        r.checkResponses();
-        r.checkCounters();
-        r.checkMemory();
-        return r;
+        try {
+            r.run();
+            r.checkResponses();
+            r.checkCounters();
+            r.checkMemory();
+            return r;
+        } catch (final Throwable t) {
+            // unmap the fixed VA even so: the next test of the same fixture needs it
+            try {
+                r.close();
+            } catch (final Throwable c) {
+                t.addSuppressed(c);
+            }
+            throw t;
+        }
     }
 
     /** The requester's messages of {@code opcode family} reassembled from the capture, in order. */
