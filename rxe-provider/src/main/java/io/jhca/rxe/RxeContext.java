@@ -44,15 +44,16 @@ public final class RxeContext extends Context {
         super(RxeProvider.info(config));
         this.config = config;
         this.attributes = new RxeDeviceAttributes(config.address(), config.netdevMtu());
-        final UdpLink udp;
+        final Link opened;
+        final java.net.InetSocketAddress bind = new java.net.InetSocketAddress(config.address(), UdpLink.ROCE_V2_PORT);
         try {
-            udp = UdpLink.open(new java.net.InetSocketAddress(config.address(), UdpLink.ROCE_V2_PORT),
-                    config.socketBuffer());
+            opened = config.linkOpener() != null ? config.linkOpener().open(bind)
+                    : UdpLink.open(bind, config.socketBuffer());
         } catch (final IllegalStateException e) {
             throw new VerbsException(VerbsException.EIO, "open " + config.name() + ": " + e.getMessage(), e);
         }
         this.link = config.hasFaults()
-                ? new FaultyLink(udp, config.txFaults(), config.rxFaults(), config.faultSeed()) : udp;
+                ? new FaultyLink(opened, config.txFaults(), config.rxFaults(), config.faultSeed()) : opened;
         final boolean threaded = config.progressMode() == ProgressMode.THREAD;
         this.engine = new Engine(config.name(), link, config.icrcMode(), attributes.port().activeMtu().bytes(),
                 threaded, mrs, counters);

@@ -51,6 +51,7 @@ public final class RxeDeviceConfig {
     private final ProgressMode progressMode;
     private final String idleStrategy;
     private final Ipv4IdMode icrcMode;
+    private final io.jhca.rxe.link.LinkOpener linkOpener;
     private final int socketBuffer;
     private final Path pcap;
 
@@ -64,6 +65,7 @@ public final class RxeDeviceConfig {
         this.progressMode = b.progressMode;
         this.idleStrategy = b.idleStrategy;
         this.icrcMode = b.icrcMode;
+        this.linkOpener = b.linkOpener;
         this.socketBuffer = b.socketBuffer;
         this.pcap = b.pcap;
     }
@@ -139,6 +141,11 @@ public final class RxeDeviceConfig {
 
     public Ipv4IdMode icrcMode() {
         return icrcMode;
+    }
+
+    /** How the device's link is opened: null for a UDP socket on {@code <address>:4791}. */
+    public io.jhca.rxe.link.LinkOpener linkOpener() {
+        return linkOpener;
     }
 
     public int socketBuffer() {
@@ -245,6 +252,7 @@ public final class RxeDeviceConfig {
         private Ipv4IdMode icrcMode = Ipv4IdMode.AUTO;
         private int socketBuffer = io.jhca.rxe.link.UdpLink.DEFAULT_SOCKET_BUFFER;
         private Path pcap;
+        private io.jhca.rxe.link.LinkOpener linkOpener;
 
         private Builder(final String name) {
             if (name == null || name.isBlank()) {
@@ -346,6 +354,12 @@ public final class RxeDeviceConfig {
         /** Trace every packet sent and received to this pcap file. */
         public Builder pcap(final Path file) {
             this.pcap = file;
+            return this;
+        }
+
+        /** Opens the device's link with this instead of a UDP socket (the socket buffer size is then unused). */
+        public Builder link(final io.jhca.rxe.link.LinkOpener opener) {
+            this.linkOpener = Objects.requireNonNull(opener);
             return this;
         }
 

@@ -21,7 +21,9 @@
  * addresses, else 1500), {@code txFaults}/{@code rxFaults} ({@link io.jhca.rxe.link.LinkFaults}: drop, duplicate,
  * reorder, delay, corrupt probabilities per direction) with {@code faultSeed}, {@code socketBuffer} (SO_RCVBUF and
  * SO_SNDBUF asked for, default 4 MiB, capped by net.core.rmem_max/wmem_max) and {@code pcap} (trace every packet sent
- * and received to a pcap file tshark decodes as "RRoCE"); {@link io.jhca.rxe.RxeProvider#open(RxeDeviceConfig)}
+ * and received to a pcap file tshark decodes as "RRoCE") and {@code link} (a {@link io.jhca.rxe.link.LinkOpener} that
+ * gives the device another {@link io.jhca.rxe.link.Link} than a UDP socket, e.g. one replaying captured packets);
+ * {@link io.jhca.rxe.RxeProvider#open(RxeDeviceConfig)}
  * opens such a device whatever the environment says.
  *
  * <h2>Progress</h2>
