@@ -188,6 +188,10 @@ public final class CmdQueue implements AutoCloseable {
         int opcode = CmdHeader.opcode(in, inOffset);
         int opMod = CmdHeader.opMod(in, inOffset);
         boolean pages = opcode == CmdOpcode.MANAGE_PAGES && pageSlot != null;
+        Runnable pump = afterCommand;
+        if (pump != null) {
+            pump.run(); // the previous command's CMD EQE: the device may write it after the entry's ownership
+        }
         Slot slot = acquire(pages, opcode, opMod);
         boolean release = true;
         try {
@@ -288,10 +292,11 @@ public final class CmdQueue implements AutoCloseable {
     }
 
     /**
-     * Has {@code pump} run after every command completes, from the thread that ran it. With CMD events enabled every
-     * command also adds an EQE; a burst of commands must not outrun the EQ's consumer (an EQ overrun is fatal on a
-     * real device), so each command consumes what is pending instead of relying on the event thread being
-     * scheduled in time. Null stops it.
+     * Has {@code pump} run before every command is posted and after it completes, from the thread that runs it. With
+     * CMD events enabled every command also adds an EQE, which the device may write just after it hands the entry
+     * back; a burst of commands must not outrun the EQ's consumer (an EQ overrun is fatal on a real device), so each
+     * command consumes what is pending (the previous command's event at the latest) instead of relying on the event
+     * thread being scheduled in time. Null stops it.
      */
     public void afterEachCommand(Runnable pump) {
         this.afterCommand = pump;
