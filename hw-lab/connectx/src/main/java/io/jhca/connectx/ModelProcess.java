@@ -35,8 +35,10 @@ import org.agrona.concurrent.UnsafeBuffer;
  *       raises vector eqc.intr of an armed EQ through that eventfd, so the guest's driver gets its EQ interrupts.
  *       Without it the function has no interrupts (ivshmem-plain: the driver polls).</li>
  * </ul>
- * When it serves, it prints one line {@code ready NAME ...} on standard output. It runs until standard input
- * closes (the parent went away) or it is terminated; either stops the firmware thread and unmaps both files.
+ * When it serves, it prints one line {@code ready NAME ...} on standard output (and, as the ivshmem server, at the
+ * end {@code ivshmem clients=N raised=R0,R1,...}: clients served and interrupts raised per vector). It runs until
+ * standard input closes (the parent went away) or it is terminated; either stops the firmware thread and unmaps both
+ * files.
  *
  * <pre>
  * java -cp ... io.jhca.connectx.ModelProcess --name mlx5_0 --bar /dev/shm/cx-bar --ram /dev/shm/cx-ram \
@@ -168,6 +170,16 @@ public final class ModelProcess implements AutoCloseable {
         byte[] sink = new byte[256];
         while (in.read(sink) >= 0) {
             // nothing is said on stdin: its end means the parent is gone
+        }
+        IvshmemServer s = p.ivshmem;
+        if (s != null) {
+            StringBuilder raised = new StringBuilder();
+            for (int v = 0; v < s.vectors(); v++) {
+                raised.append(v == 0 ? "" : ",").append(s.raised(v));
+            }
+            out.printf("ivshmem clients=%d raised=%s%s%n", s.clients(), raised, s.error() == null ? "" : " error="
+                    + s.error());
+            out.flush();
         }
         p.close();
         System.exit(0);
