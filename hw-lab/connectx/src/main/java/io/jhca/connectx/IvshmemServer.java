@@ -19,13 +19,16 @@ import jnr.ffi.Pointer;
  *
  * <p>Clients are not told of each other: the model is the only one that interrupts them, and a guest's doorbell
  * register has no peer to ring. The server listens from construction on (QEMU connects while it creates the
- * device, so it must be listening before QEMU starts) and answers each client on an accept thread; {@link #close}
- * stops it, closes every fd it made and removes the socket.
+ * device, so it must be listening before QEMU starts) and answers each client on an accept thread, which also drops
+ * a client whose connection ended (QEMU exited); {@link #close} stops it, closes every fd it made and removes the
+ * socket.
  */
 public final class IvshmemServer implements AutoCloseable {
 
     /** Vectors per client at most: a bound on the eventfds one client costs, far above the EQs the model has. */
     public static final int MAX_VECTORS = 64;
+    /** Clients connected at once at most (one QEMU is the usual; a rebooted one replaces the first). */
+    public static final int MAX_CLIENTS = 16;
     private static final long PROTOCOL_VERSION = 0;
 
     private static final SocketLibC C = SocketLibC.INSTANCE;
@@ -41,7 +44,10 @@ public final class IvshmemServer implements AutoCloseable {
     private final Thread acceptor;
     private volatile boolean running = true;
     private volatile String error;
-    private int nextId;
+    /** Clients served so far; the next one's ID (IDs are 16 bits in the doorbell register: they wrap there). */
+    private volatile int served;
+    /** Held while a client's eventfds are written or closed: a closed fd number can be reused at once. */
+    private final Object fdLock = new Object();
 
     private record Client(int id, int socketFd, int[] eventfds) {
     }
@@ -95,24 +101,49 @@ public final class IvshmemServer implements AutoCloseable {
         return a;
     }
 
+    /**
+     * Accepts clients and watches the connected ones: a client whose socket reaches end of file or fails (QEMU
+     * exited) is dropped and its eventfds closed. QEMU never sends anything to the server.
+     */
     private void acceptLoop() {
-        Pointer pfd = Memory.allocateDirect(RT, 8, true); // struct pollfd {int fd; short events; short revents}
-        pfd.putInt(0, listenFd);
-        pfd.putShort(4, SocketLibC.POLLIN);
+        Pointer pfds = Memory.allocateDirect(RT, 8L * (1 + MAX_CLIENTS), true); // struct pollfd {int; short; short}
+        Pointer sink = Memory.allocateDirect(RT, 64, true);
         while (running) {
+            List<Client> watched = List.copyOf(clients);
+            pfds.putInt(0, listenFd);
+            pfds.putShort(4, SocketLibC.POLLIN);
+            pfds.putShort(6, (short) 0);
+            for (int i = 0; i < watched.size(); i++) {
+                pfds.putInt(8L * (i + 1), watched.get(i).socketFd());
+                pfds.putShort(8L * (i + 1) + 4, SocketLibC.POLLIN);
+                pfds.putShort(8L * (i + 1) + 6, (short) 0);
+            }
             // poll with a timeout: close() cannot wake a thread blocked in accept on every kernel
-            int n = C.poll(pfd, 1, 100);
+            int n = C.poll(pfds, 1 + watched.size(), 100);
             if (n <= 0 || !running) {
+                continue;
+            }
+            for (int i = 0; i < watched.size(); i++) {
+                if (pfds.getShort(8L * (i + 1) + 6) != 0 && C.read(watched.get(i).socketFd(), sink, 64) <= 0) {
+                    drop(watched.get(i));
+                }
+            }
+            if (pfds.getShort(6) == 0) {
                 continue;
             }
             int fd = C.accept4(listenFd, null, null, SocketLibC.SOCK_CLOEXEC);
             if (fd < 0) {
                 continue;
             }
+            if (clients.size() >= MAX_CLIENTS) {
+                error = "more than " + MAX_CLIENTS + " clients at once: refused one";
+                C.close(fd);
+                continue;
+            }
             try {
                 serve(fd);
             } catch (RuntimeException e) {
-                error = "client " + nextId + ": " + e.getMessage();
+                error = "client " + (served - 1) + ": " + e.getMessage();
                 System.err.println("jhca ivshmem server " + socket + ": " + error);
             }
         }
@@ -120,7 +151,7 @@ public final class IvshmemServer implements AutoCloseable {
 
     /** The setup messages for a new client; its eventfds are kept (and written to) until {@link #close}. */
     private void serve(int fd) {
-        int id = nextId++;
+        int id = served++ & 0xffff;
         int[] eventfds = new int[vectors];
         java.util.Arrays.fill(eventfds, -1);
         try {
@@ -196,8 +227,10 @@ public final class IvshmemServer implements AutoCloseable {
             return;
         }
         raised.incrementAndGet(vector);
-        for (Client c : clients) {
-            C.write(c.eventfds[vector], one, 8); // a full counter (EAGAIN) still has a raise pending: nothing lost
+        synchronized (fdLock) {
+            for (Client c : clients) {
+                C.write(c.eventfds[vector], one, 8); // a full counter (EAGAIN) still has a raise pending
+            }
         }
     }
 
@@ -206,9 +239,14 @@ public final class IvshmemServer implements AutoCloseable {
         return vector >= 0 && vector < vectors ? raised.get(vector) : 0;
     }
 
-    /** Clients served so far (QEMU instances that connected). */
+    /** Clients connected now (QEMU instances that have not gone away). */
     public int clients() {
         return clients.size();
+    }
+
+    /** Clients served since the start, gone or not. */
+    public int served() {
+        return served;
     }
 
     /** The last client setup that failed, or null. */
@@ -224,14 +262,20 @@ public final class IvshmemServer implements AutoCloseable {
         return vectors;
     }
 
-    private void closeClients() {
-        for (Client c : clients) {
+    private void drop(Client c) {
+        synchronized (fdLock) {
             if (clients.remove(c)) {
                 C.close(c.socketFd);
                 for (int e : c.eventfds) {
                     C.close(e);
                 }
             }
+        }
+    }
+
+    private void closeClients() {
+        for (Client c : clients) {
+            drop(c);
         }
     }
 

@@ -36,7 +36,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  *       Without it the function has no interrupts (ivshmem-plain: the driver polls).</li>
  * </ul>
  * When it serves, it prints one line {@code ready NAME ...} on standard output (and, as the ivshmem server, at the
- * end {@code ivshmem clients=N raised=R0,R1,...}: clients served and interrupts raised per vector). It runs until
+ * end {@code ivshmem served=N connected=M raised=R0,R1,...}: clients served, still connected, interrupts raised
+ * per vector). It runs until
  * standard input closes (the parent went away) or it is terminated; either stops the firmware thread and unmaps both
  * files.
  *
@@ -177,8 +178,8 @@ public final class ModelProcess implements AutoCloseable {
             for (int v = 0; v < s.vectors(); v++) {
                 raised.append(v == 0 ? "" : ",").append(s.raised(v));
             }
-            out.printf("ivshmem clients=%d raised=%s%s%n", s.clients(), raised, s.error() == null ? "" : " error="
-                    + s.error());
+            out.printf("ivshmem served=%d connected=%d raised=%s%s%n", s.served(), s.clients(), raised,
+                    s.error() == null ? "" : " error=" + s.error());
             out.flush();
         }
         p.close();

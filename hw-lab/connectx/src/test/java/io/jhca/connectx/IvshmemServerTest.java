@@ -86,6 +86,27 @@ class IvshmemServerTest {
     }
 
     @Test
+    void aClientThatHangsUpIsDroppedAndANewOneGetsTheNextId() throws Exception {
+        try (IvshmemServer server = new IvshmemServer(dir.resolve("cx.sock"), sharedFile(1), 2)) {
+            int first = connect(server.socket());
+            List<Msg> setup = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                setup.add(receive(first));
+            }
+            waitForClients(server, 1);
+            C.close(first); // QEMU exits
+            fds.remove(Integer.valueOf(first));
+            waitForClients(server, 0);
+            server.raise(0); // nobody to signal, and no write to a closed fd
+            int second = connect(server.socket());
+            assertEquals(new Msg(0, -1), receive(second));
+            assertEquals(setup.get(1).value() + 1, receive(second).value(), "IDs are not reused");
+            waitForClients(server, 1);
+            assertEquals(2, server.served());
+        }
+    }
+
+    @Test
     void badArgumentsAreRefusedByName() throws Exception {
         Path shm = sharedFile(0);
         assertThrows(IllegalArgumentException.class, () -> new IvshmemServer(dir.resolve("s"), shm, 0));
@@ -109,8 +130,8 @@ class IvshmemServerTest {
     }
 
     private static void waitForClients(IvshmemServer server, int n) throws InterruptedException {
-        // the server registers the client right after its last message: a few ms at most
-        for (int i = 0; i < 500 && server.clients() < n; i++) {
+        // the server registers a client right after its last message and drops one at its next poll: ms at most
+        for (int i = 0; i < 500 && server.clients() != n; i++) {
             Thread.sleep(10);
         }
         assertEquals(n, server.clients());

@@ -3,7 +3,9 @@ package io.jhca.tests.vfio;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -35,13 +37,18 @@ class Mlx5VfioDoorbellVmTest extends Mlx5VfioVmRun {
     }
 
     @Test
-    void theModelServedOneQemuAndRaisedVector0AtLeastAsOftenAsTheGuestWoke() {
+    void theModelServedQemuAndRaisedVector0AtLeastAsOftenAsTheGuestWoke() {
         List<String> tail = modelTail();
         String line = tail.stream().filter(l -> l.startsWith("ivshmem ")).findFirst().orElse(null);
         assertTrue(line != null && !line.contains("error="), "model process said: " + tail);
-        String[] f = line.split(" ");
-        assertEquals("clients=1", f[1], line);
-        String[] raised = f[2].substring("raised=".length()).split(",");
+        Map<String, String> f = new HashMap<>();
+        for (String kv : line.substring("ivshmem ".length()).split(" ")) {
+            f.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+        }
+        // one QEMU; two when scripts/vfio-vm booted once more after a guest that died before its job
+        assertTrue(f.get("served").equals("1") || f.get("served").equals("2"), line);
+        assertEquals("0", f.get("connected"), "QEMU exited and the server dropped it: " + line);
+        String[] raised = f.get("raised").split(",");
         assertEquals(VECTORS, raised.length, line);
         long vector0 = Long.parseLong(raised[0]);
         // several raises before the guest's read are one wake-up (an eventfd counts; MSI-X may coalesce too)
