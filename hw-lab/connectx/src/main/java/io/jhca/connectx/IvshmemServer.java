@@ -1,5 +1,6 @@
 package io.jhca.connectx;
 
+import java.lang.ref.Reference;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -212,9 +213,10 @@ public final class IvshmemServer implements AutoCloseable {
             throw new IllegalStateException("sendmsg of " + value + (passFd >= 0 ? " with fd " + passFd : "")
                     + (n < 0 ? " failed: " + SocketLibC.describe(SocketLibC.errno()) : " sent " + n + " bytes"));
         }
-        if (control != null) {
-            control.putInt(16, -1); // keeps the buffer reachable until sendmsg returned
-        }
+        // msg names the others by address only: keep them from being freed before sendmsg returned
+        Reference.reachabilityFence(data);
+        Reference.reachabilityFence(iov);
+        Reference.reachabilityFence(control);
     }
 
     /**

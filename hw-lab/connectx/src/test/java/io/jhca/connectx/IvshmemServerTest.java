@@ -160,6 +160,7 @@ class IvshmemServerTest {
         msg.putAddress(32, control.address());
         msg.putLong(40, 24);
         long n = C.recvmsg(sock, msg, 0);
+        java.lang.ref.Reference.reachabilityFence(iov); // named by address only
         assertEquals(8, n, () -> "recvmsg: " + SocketLibC.describe(SocketLibC.errno()));
         int fd = -1;
         if (msg.getLong(40) >= 20) {
