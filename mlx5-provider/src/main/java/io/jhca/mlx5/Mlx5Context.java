@@ -87,6 +87,19 @@ public final class Mlx5Context extends Context {
         return hca;
     }
 
+    /** Interrupts that woke the event thread so far: 0 when the function has no interrupt line (polling mode). */
+    public long eqInterrupts() {
+        return events.interrupts();
+    }
+
+    /**
+     * Of {@link #eqInterrupts()}, the wake-ups whose EQ poll found command completion entries: proof that command
+     * completions arrive as interrupts.
+     */
+    public long commandInterrupts() {
+        return events.commandInterrupts();
+    }
+
     /** Turns the command trace on (a sink, e.g. {@code CmdTrace.to(System.err)}) or off (null), at once. */
     public void traceCommands(CmdTrace sink) {
         hca.trace(sink);

@@ -40,6 +40,10 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
     /** Pending page request: function id in bits 63:32, pages in 31:0 (summed). */
     private final AtomicLong pendingPages = new AtomicLong();
     private final AtomicLong interrupts = new AtomicLong();
+    private final AtomicLong commandInterrupts = new AtomicLong();
+    /** Set by the event thread when an interrupt woke it, until the next poll; read in onEvent. */
+    private boolean woken;
+    private boolean wokenCmd;
     private final Thread thread;
     private volatile boolean running = true;
     private DeviceHealth health;
@@ -80,6 +84,11 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
         while (running) {
             try {
                 hca.eq().poll(this);
+                if (woken && wokenCmd) {
+                    commandInterrupts.incrementAndGet();
+                }
+                woken = false;
+                wokenCmd = false;
                 servePages();
                 checkHealth(System.nanoTime());
             } catch (RuntimeException e) {
@@ -104,12 +113,18 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
         }
         if (line.await(HEALTH_POLL_MILLIS)) {
             interrupts.incrementAndGet();
+            woken = true;
         }
     }
 
     /** Interrupts that woke the thread (0 when the function has no interrupt line). */
     long interrupts() {
         return interrupts.get();
+    }
+
+    /** Interrupt wake-ups whose EQ poll found command completion entries. */
+    long commandInterrupts() {
+        return commandInterrupts.get();
     }
 
     private void checkHealth(long now) {
@@ -168,6 +183,9 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
                 ctx.event(new AsyncEvent(AsyncEvent.Type.DEVICE_FATAL, ctx.describe(), "device internal error"));
                 break;
             case EventType.CMD:
+                if (Thread.currentThread() == thread) {
+                    wokenCmd = true; // counted after the poll if an interrupt woke this thread
+                }
                 hca.commands().queue().completionEvent(Eqe.cmdVector(eqes, e));
                 break;
             case EventType.PAGE_REQUEST: {

@@ -29,25 +29,37 @@ import org.agrona.concurrent.UnsafeBuffer;
  *       memory by the driver's virtual addresses (RETH.VA); the model resolves them through the memory key's own
  *       translation (start address and MTT pages, IOVA, RAM-file offset) as hardware does, so a guest's virtual
  *       addresses work wherever RAM is mapped here.</li>
+ *   <li>{@code --ivshmem-socket SOCK} (optional, with {@code --vectors N}, default {@value #DEFAULT_VECTORS}) makes
+ *       the process the server of QEMU's ivshmem-doorbell ({@link IvshmemServer}): it listens on SOCK before it says
+ *       ready, hands each connecting QEMU the BAR0 file as the guest's BAR2 and one eventfd per MSI-X vector, and
+ *       raises vector eqc.intr of an armed EQ through that eventfd, so the guest's driver gets its EQ interrupts.
+ *       Without it the function has no interrupts (ivshmem-plain: the driver polls).</li>
  * </ul>
- * When it serves, it prints one line {@code ready NAME ...} on standard output. It runs until standard input
- * closes (the parent went away) or it is terminated; either stops the firmware thread and unmaps both files.
+ * When it serves, it prints one line {@code ready NAME ...} on standard output (and, as the ivshmem server, at the
+ * end {@code ivshmem served=N connected=M raised=R0,R1,...}: clients served, still connected, interrupts raised
+ * per vector). It runs until
+ * standard input closes (the parent went away) or it is terminated; either stops the firmware thread and unmaps both
+ * files.
  *
  * <pre>
  * java -cp ... io.jhca.connectx.ModelProcess --name mlx5_0 --bar /dev/shm/cx-bar --ram /dev/shm/cx-ram \
- *     --address 10.88.0.2 [--low-ram 0x80000000] [--ram-address 0x3f0000000000]
+ *     --address 10.88.0.2 [--low-ram 0x80000000] [--ram-address 0x3f0000000000] \
+ *     [--ivshmem-socket /run/cx.sock --vectors 8]
  * </pre>
  */
 public final class ModelProcess implements AutoCloseable {
 
     /** Bytes of BAR0 the model serves (initialization segment and UAR pages). */
     public static final int BAR0_BYTES = ModelCaps.BAR0_PAGES * 4096;
+    /** MSI-X vectors per ivshmem-doorbell client unless {@code --vectors} says otherwise. */
+    public static final int DEFAULT_VECTORS = 8;
 
     private final String name;
     private final SharedMapping bar;
     private final GuestRam ram;
     private final ConnectXModel model;
     private final AgentRunner runner;
+    private IvshmemServer ivshmem;
     private boolean closed;
 
     /** Maps both files and powers the function on (its firmware thread starts). */
@@ -99,6 +111,19 @@ public final class ModelProcess implements AutoCloseable {
         return ram;
     }
 
+    /**
+     * Serves BAR0's file to QEMU's ivshmem-doorbell on {@code socket} with {@code vectors} MSI-X vectors and sends
+     * the model's interrupts there from now on. Call once, before QEMU starts.
+     */
+    public synchronized IvshmemServer serveIvshmem(Path socket, int vectors) {
+        if (closed || ivshmem != null) {
+            throw new IllegalStateException(closed ? "model process closed" : "already serving " + ivshmem.socket());
+        }
+        ivshmem = new IvshmemServer(socket, bar.file(), vectors);
+        model.interrupts(ivshmem::raise);
+        return ivshmem;
+    }
+
     /** Stops the firmware thread (destroying every object and the wire), then unmaps BAR0 and RAM. */
     @Override
     public synchronized void close() {
@@ -107,6 +132,9 @@ public final class ModelProcess implements AutoCloseable {
         }
         closed = true;
         runner.close();
+        if (ivshmem != null) {
+            ivshmem.close(); // after the firmware thread: nothing raises an interrupt any more
+        }
         ram.close();
         bar.close();
     }
@@ -118,7 +146,7 @@ public final class ModelProcess implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             System.err.println("ModelProcess: " + e.getMessage());
             System.err.println("usage: ModelProcess --name NAME --bar FILE --ram FILE --address IP [--low-ram BYTES]"
-                    + " [--ram-address ADDR]");
+                    + " [--ram-address ADDR] [--ivshmem-socket SOCK [--vectors N]]");
             System.exit(2);
             return;
         }
@@ -129,14 +157,30 @@ public final class ModelProcess implements AutoCloseable {
         ModelProcess p = new ModelProcess(name, Path.of(opts.get("bar")), Path.of(opts.get("ram")), lowRam, ramAddress,
                 address);
         Runtime.getRuntime().addShutdownHook(new Thread(p::close, "jhca-connectx-shutdown"));
+        String irq = "";
+        if (opts.containsKey("ivshmem-socket")) {
+            int vectors = opts.containsKey("vectors") ? Integer.parseInt(opts.get("vectors")) : DEFAULT_VECTORS;
+            IvshmemServer s = p.serveIvshmem(Path.of(opts.get("ivshmem-socket")), vectors);
+            irq = " ivshmem-socket=" + s.socket() + " vectors=" + vectors;
+        }
         PrintStream out = System.out;
-        out.printf("ready %s bar=%s ram=%s (%d bytes, low part %d, mapped at 0x%x) port=%s%n", name, opts.get("bar"),
-                opts.get("ram"), p.ram.size(), p.ram.lowSize(), p.ram.address(), address.getHostAddress());
+        out.printf("ready %s bar=%s ram=%s (%d bytes, low part %d, mapped at 0x%x) port=%s%s%n", name, opts.get("bar"),
+                opts.get("ram"), p.ram.size(), p.ram.lowSize(), p.ram.address(), address.getHostAddress(), irq);
         out.flush();
         InputStream in = System.in;
         byte[] sink = new byte[256];
         while (in.read(sink) >= 0) {
             // nothing is said on stdin: its end means the parent is gone
+        }
+        IvshmemServer s = p.ivshmem;
+        if (s != null) {
+            StringBuilder raised = new StringBuilder();
+            for (int v = 0; v < s.vectors(); v++) {
+                raised.append(v == 0 ? "" : ",").append(s.raised(v));
+            }
+            out.printf("ivshmem served=%d connected=%d raised=%s%s%n", s.served(), s.clients(), raised,
+                    s.error() == null ? "" : " error=" + s.error());
+            out.flush();
         }
         p.close();
         System.exit(0);
@@ -149,7 +193,7 @@ public final class ModelProcess implements AutoCloseable {
                 throw new IllegalArgumentException("expected --option value, got '" + args[i] + "'");
             }
             String key = args[i].substring(2);
-            if (!key.matches("name|bar|ram|address|low-ram|ram-address")) {
+            if (!key.matches("name|bar|ram|address|low-ram|ram-address|ivshmem-socket|vectors")) {
                 throw new IllegalArgumentException("unknown option --" + key);
             }
             m.put(key, args[i + 1]);
@@ -158,6 +202,9 @@ public final class ModelProcess implements AutoCloseable {
             if (!m.containsKey(required)) {
                 throw new IllegalArgumentException("--" + required + " is required");
             }
+        }
+        if (m.containsKey("vectors") && !m.containsKey("ivshmem-socket")) {
+            throw new IllegalArgumentException("--vectors needs --ivshmem-socket");
         }
         return m;
     }

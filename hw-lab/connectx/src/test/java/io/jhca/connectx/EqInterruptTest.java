@@ -120,12 +120,15 @@ class EqInterruptTest {
             long raised = model.interruptsRaised();
             commands(ctx);
             long deadline = System.nanoTime() + 20_000_000_000L;
-            while (fn.wakeUps.get() == 0 && System.nanoTime() < deadline) {
+            while ((fn.wakeUps.get() == 0 || ctx.commandInterrupts() == 0) && System.nanoTime() < deadline) {
                 commands(ctx);
             }
             assertTrue(model.interruptsRaised() > raised, "the model raised vector 0 for the armed EQ");
             assertTrue(fn.wakeUps.get() > 0, "the event thread was woken by the interrupt");
             assertTrue(fn.wakeUps.get() <= model.interruptsRaised(), "no wake-up without an interrupt");
+            assertEquals(fn.wakeUps.get(), ctx.eqInterrupts(), "the context counts the wake-ups the line saw");
+            assertTrue(ctx.commandInterrupts() > 0 && ctx.commandInterrupts() <= ctx.eqInterrupts(),
+                    "wake-ups that found command completions: " + ctx.commandInterrupts());
         }
     }
 
@@ -138,6 +141,8 @@ class EqInterruptTest {
         try (Mlx5Context ctx = Mlx5Provider.open(new DeviceInfo("irq1", "mlx5", 0, "InfiniBand"), model,
                 Mlx5Options.defaults())) {
             commands(ctx);
+            assertEquals(0, ctx.eqInterrupts());
+            assertEquals(0, ctx.commandInterrupts());
         }
         assertEquals(0, raised.get(), "a polling driver never arms the EQ, so nothing is raised");
     }

@@ -32,6 +32,7 @@ import io.jhca.verbs.Verbs;
  * Then {@code hwlab devices} and {@code hwlab devinfo -d NAME} run against it (devinfo brings it up a second time).
  *
  * <p>Arguments: EXCHANGE_DIR MODEL_IP. Output, one fact a line: {@code device ...}, {@code mode ...},
+ * {@code irq eq=WAKEUPS cmd=WAKEUPS_WITH_COMMAND_COMPLETIONS} (both 0 when polling),
  * {@code check NAME ok|FAIL: why}, {@code hwlab-devices LINE}, {@code hwlab-devinfo LINE}; exit status 0 when every
  * check passed.
  */
@@ -109,6 +110,10 @@ public final class Mlx5VfioGuestCheck {
                 for (String r : guest.results()) {
                     System.out.println("check " + r);
                 }
+                // with MSI-X the event thread sleeps on vector 0: its wake-ups, and those that found command
+                // completions (every command since bring-up completes with a CMD entry on the async EQ)
+                Mlx5Context m = (Mlx5Context) ctx;
+                System.out.printf("irq eq=%d cmd=%d%n", m.eqInterrupts(), m.commandInterrupts());
                 ok = refused && listed && guest.allOk();
             }
         }
