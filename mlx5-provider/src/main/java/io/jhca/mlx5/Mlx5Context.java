@@ -1,11 +1,14 @@
 package io.jhca.mlx5;
 
+import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.jhca.memory.DmaRegion;
 import io.jhca.mlx5.cmd.CmdTrace;
+import io.jhca.mlx5.cmd.QCounterLayouts;
 import io.jhca.mlx5.init.Hca;
 import io.jhca.mlx5.init.Mlx5Options;
 import io.jhca.mlx5.ring.Bfreg;
@@ -90,6 +93,32 @@ public final class Mlx5Context extends Context {
     /** Turns the command trace on (a sink, e.g. {@code CmdTrace.to(System.err)}) or off (null), at once. */
     public void traceCommands(CmdTrace sink) {
         hca.trace(sink);
+    }
+
+    /**
+     * The port's Q counter set, read with QUERY_Q_COUNTER (without clearing it): every counter of
+     * {@link QCounterLayouts#COUNTERS} under its mlx5_ifc name, which is the name mlx5_ib gives it in
+     * {@code rdma statistic show} (out_of_sequence, duplicate_request, rnr_nak_retry_err, local_ack_timeout_err,
+     * req_remote_access_errors, ...). The device counts in 32 bits, and so do these values. Empty when the device
+     * offers no Q counters. Runs a command: not for the data path.
+     */
+    @Override
+    public Map<String, Long> statistics() {
+        int set = hca.qCounter();
+        if (set < 0) {
+            return Collections.emptyMap();
+        }
+        long[] values;
+        try {
+            values = hca.commands().queryQCounter(set, false);
+        } catch (RuntimeException e) {
+            throw Mlx5Errors.of("QUERY_Q_COUNTER " + set + " on " + name(), e);
+        }
+        Map<String, Long> m = new LinkedHashMap<>();
+        for (int n = 0; n < values.length; n++) {
+            m.put(QCounterLayouts.COUNTERS.get(n), values[n]);
+        }
+        return m;
     }
 
     @Override

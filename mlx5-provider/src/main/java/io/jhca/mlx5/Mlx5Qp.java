@@ -163,6 +163,11 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         return dbr.iova();
     }
 
+    /** The port's Q counter set this QP is counted in (qpc.counter_set_id at RST2INIT), -1 when there is none. */
+    int counterSetId() {
+        return ctx.hca().qCounter();
+    }
+
     // ---- verbs ----
 
     @Override

@@ -35,6 +35,7 @@ public final class Hca implements AutoCloseable {
     int uar = -1;
     AsyncEq eq;
     RoceGids gids;
+    int qCounter = -1;
     private boolean firmwareHung;
     private boolean closed;
 
@@ -74,6 +75,11 @@ public final class Hca implements AutoCloseable {
     /** The UAR index every doorbell of this function uses (page BAR0 + uar * 4096). */
     public int uar() {
         return uar;
+    }
+
+    /** The port's Q counter set (counter_set_id), or -1 when the device has none. */
+    public int qCounter() {
+        return qCounter;
     }
 
     public AsyncEq eq() {
