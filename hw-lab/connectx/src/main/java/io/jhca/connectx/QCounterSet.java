@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.jhca.mlx5.cmd.QCounterLayouts;
+import io.jhca.mlx5.cq.CqeSyndrome;
 import io.jhca.rxe.transport.RxeCounters.Counter;
 
 /**
@@ -19,8 +20,10 @@ import io.jhca.rxe.transport.RxeCounters.Counter;
  * (rcvd_seq_err), implied_nak_seq_err a response past the expected PSN (completer_retry_err); out_of_buffer a
  * request dropped or RNR-NAKed for want of a receive WQE; req_remote_access_errors / req_remote_invalid_request the
  * NAKs of that kind the requester received, resp_* the ones the responder sent; req_transport_retries_exceeded the
- * transport retry counter running out; rx_write/read/atomic_requests the requests the responder accepted. Counters
- * the wire cannot know (local errors, CQE errors, DCT, congestion control) stay 0.
+ * transport retry counter running out; rx_write/read/atomic_requests the requests the responder accepted. The
+ * device itself adds the error CQEs it writes for an attached QP ({@link #errorCqe}): req_/resp_cqe_error, or
+ * req_/resp_cqe_flush_error for a flush (counted apart, as their names say), and by syndrome the local length,
+ * protection and QP operation errors. Counters nothing here can know (MW binding, DCT, congestion control) stay 0.
  */
 final class QCounterSet {
 
@@ -48,15 +51,30 @@ final class QCounterSet {
     }
 
     private static void source(String name, Counter... from) {
+        SOURCES[index(name)] = from;
+    }
+
+    private static final int REQ_CQE_ERROR = index("req_cqe_error");
+    private static final int RESP_CQE_ERROR = index("resp_cqe_error");
+    private static final int REQ_CQE_FLUSH_ERROR = index("req_cqe_flush_error");
+    private static final int RESP_CQE_FLUSH_ERROR = index("resp_cqe_flush_error");
+    private static final int REQ_LOCAL_LENGTH_ERROR = index("req_local_length_error");
+    private static final int RESP_LOCAL_LENGTH_ERROR = index("resp_local_length_error");
+    private static final int REQ_LOCAL_PROTECTION = index("req_local_protection");
+    private static final int RESP_LOCAL_PROTECTION = index("resp_local_protection");
+    private static final int LOCAL_OPERATION_ERROR = index("local_operation_error");
+    private static final int RESP_LOCAL_QP_ERROR = index("resp_local_qp_error");
+
+    private static int index(String name) {
         int k = QCounterLayouts.COUNTERS.indexOf(name);
         if (k < 0) {
             throw new IllegalStateException("no Q counter " + name);
         }
-        SOURCES[k] = from;
+        return k;
     }
 
     final int id;
-    /** Counted by QPs no longer attached, less what clearing queries took. */
+    /** Counted by QPs no longer attached and by the device itself (error CQEs), less what clearing queries took. */
     private final long[] retired = new long[N];
     private final List<DeviceQp> members = new ArrayList<>();
     private final List<long[]> baselines = new ArrayList<>();
@@ -104,6 +122,25 @@ final class QCounterSet {
         members.remove(m);
         baselines.remove(m);
         qp.counterSet = null;
+    }
+
+    /** An error CQE written for a QP of this set, requester or responder side, with its syndrome. */
+    void errorCqe(boolean requester, int syndrome) {
+        if (syndrome == CqeSyndrome.WR_FLUSH_ERR) {
+            add(requester ? REQ_CQE_FLUSH_ERROR : RESP_CQE_FLUSH_ERROR);
+            return;
+        }
+        add(requester ? REQ_CQE_ERROR : RESP_CQE_ERROR);
+        switch (syndrome) {
+            case CqeSyndrome.LOCAL_LENGTH_ERR -> add(requester ? REQ_LOCAL_LENGTH_ERROR : RESP_LOCAL_LENGTH_ERROR);
+            case CqeSyndrome.LOCAL_PROT_ERR -> add(requester ? REQ_LOCAL_PROTECTION : RESP_LOCAL_PROTECTION);
+            case CqeSyndrome.LOCAL_QP_OP_ERR -> add(requester ? LOCAL_OPERATION_ERROR : RESP_LOCAL_QP_ERROR);
+            default -> { }
+        }
+    }
+
+    private void add(int counter) {
+        retired[counter]++;
     }
 
     int members() {

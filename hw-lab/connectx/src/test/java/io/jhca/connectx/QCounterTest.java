@@ -38,8 +38,8 @@ import io.jhca.verbs.WrOpcode;
 
 /**
  * The model's Q counters through hand-written commands: ALLOC / QUERY / DEALLOC_Q_COUNTER and their refusals, and
- * the counts of QPs attached at RST2INIT (qpc.counter_set_id) as an rxe peer provokes them, exactly, with the clear
- * bit honoured and a QP's counts kept after it is destroyed.
+ * the counts of QPs attached at RST2INIT (qpc.counter_set_id) as an rxe peer provokes them and the error CQEs the
+ * device writes for them, exactly, with the clear bit honoured and a QP's counts kept after it is destroyed.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class QCounterTest {
@@ -178,20 +178,24 @@ class QCounterTest {
         peerWrites(resp, n, skey, WcStatus.SUCCESS);
         assertCounts(query(set, false), "rx_write_requests", n);
         peerWrites(resp, 1, skey ^ 0x100, WcStatus.REM_ACCESS_ERR);
-        // requester: a WRITE to a bad rkey at the peer
+        // requester: a WRITE to a bad rkey at the peer; the receive posted before it and a SEND after it are flushed
         Rc req = connect(set);
+        req.sim.postRecv(skey, smem.address() + 50000, 64);
         req.sim.begin(Mlx5Opcode.RDMA_WRITE, FmCeSe.CQ_UPDATE, 0)
                 .raddr(peer.mr.address(), peer.mr.rkey() ^ 0x100).data(16, skey, smem.address()).post();
-        req.cq.await();
+        req.cq.await(); // the WRITE's error CQE
+        req.cq.await(); // the receive, flushed
+        req.sim.begin(Mlx5Opcode.SEND, 0, 0).data(8, skey, smem.address()).post();
+        req.cq.await(); // the SEND, flushed
         // a QP counted elsewhere, and one counted nowhere, change nothing here
         peerWrites(connect(other), 3, skey, WcStatus.SUCCESS);
         peerWrites(connect(0), 2, skey, WcStatus.SUCCESS);
-        assertCounts(query(set, false), "rx_write_requests", n + 1, "resp_remote_access_errors", 1,
-                "req_remote_access_errors", 1);
+        Object[] expected = {"rx_write_requests", n + 1, "resp_remote_access_errors", 1, "req_remote_access_errors", 1,
+            "req_cqe_error", 1, "resp_cqe_flush_error", 1, "req_cqe_flush_error", 1};
+        assertCounts(query(set, false), expected);
         assertCounts(query(other, false), "rx_write_requests", 3);
         // a clearing query answers the counts, then the set starts from zero
-        assertCounts(query(set, true), "rx_write_requests", n + 1, "resp_remote_access_errors", 1,
-                "req_remote_access_errors", 1);
+        assertCounts(query(set, true), expected);
         assertCounts(query(set, false));
         // a set QPs still name cannot go
         CommandException e = drv.refused(deallocCmd(set), QCounterLayouts.DEALLOC_Q_COUNTER_OUT);
