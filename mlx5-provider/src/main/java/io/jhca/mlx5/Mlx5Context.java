@@ -47,6 +47,10 @@ public final class Mlx5Context extends Context {
     private final Map<DmaRegion, int[]> mappings = new IdentityHashMap<>();
     private final AtomicInteger mkeyTag = new AtomicInteger();
     private final Mlx5Events events;
+    /** Q counter sets of QPs that have one of their own (Mlx5Options.perQpCounters). */
+    private final java.util.Set<Integer> qpCounterSets = new java.util.LinkedHashSet<>();
+    /** What the sets of destroyed QPs had counted when they were freed (the kernel keeps a bound counter's history). */
+    private final long[] qpCounterHistory = new long[QCounterLayouts.COUNTERS.size()];
 
     /**
      * A device over a function already brought up ({@link io.jhca.mlx5.init.HcaBringUp#bringUp}); {@code info}
@@ -108,17 +112,61 @@ public final class Mlx5Context extends Context {
         if (set < 0) {
             return Collections.emptyMap();
         }
-        long[] values;
-        try {
-            values = hca.commands().queryQCounter(set, false);
-        } catch (RuntimeException e) {
-            throw Mlx5Errors.of("QUERY_Q_COUNTER " + set + " on " + name(), e);
+        long[] values = queryQCounter(set);
+        synchronized (qpCounterSets) {
+            // QPs with sets of their own count there, not in the port's set: the device reports them all (as the
+            // kernel's rdma_counter_get_hwstat_value adds bound counters and their history to the port's)
+            for (int own : qpCounterSets) {
+                long[] v = queryQCounter(own);
+                for (int n = 0; n < values.length; n++) {
+                    values[n] += v[n];
+                }
+            }
+            for (int n = 0; n < values.length; n++) {
+                values[n] += qpCounterHistory[n];
+            }
         }
+        return byName(values);
+    }
+
+    static Map<String, Long> byName(long[] values) {
         Map<String, Long> m = new LinkedHashMap<>();
         for (int n = 0; n < values.length; n++) {
             m.put(QCounterLayouts.COUNTERS.get(n), values[n]);
         }
         return m;
+    }
+
+    long[] queryQCounter(int set) {
+        try {
+            return hca.commands().queryQCounter(set, false);
+        } catch (RuntimeException e) {
+            throw Mlx5Errors.of("QUERY_Q_COUNTER " + set + " on " + name(), e);
+        }
+    }
+
+    /** A Q counter set for one QP (Mlx5Options.perQpCounters), or -1 when the device has none. */
+    int allocQpCounter() {
+        if (hca.qCounter() < 0) {
+            return -1;
+        }
+        int set = hca.commands().allocQCounter();
+        synchronized (qpCounterSets) {
+            qpCounterSets.add(set);
+        }
+        return set;
+    }
+
+    /** Frees a destroyed QP's set, keeping what it counted in the device's statistics. */
+    void freeQpCounter(int set) {
+        synchronized (qpCounterSets) {
+            long[] last = queryQCounter(set);
+            for (int n = 0; n < last.length; n++) {
+                qpCounterHistory[n] += last[n];
+            }
+            qpCounterSets.remove(set);
+            hca.commands().deallocQCounter(set);
+        }
     }
 
     @Override
