@@ -1,11 +1,14 @@
 package io.jhca.mlx5;
 
+import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.jhca.memory.DmaRegion;
 import io.jhca.mlx5.cmd.CmdTrace;
+import io.jhca.mlx5.cmd.QCounterLayouts;
 import io.jhca.mlx5.init.Hca;
 import io.jhca.mlx5.init.Mlx5Options;
 import io.jhca.mlx5.ring.Bfreg;
@@ -44,6 +47,10 @@ public final class Mlx5Context extends Context {
     private final Map<DmaRegion, int[]> mappings = new IdentityHashMap<>();
     private final AtomicInteger mkeyTag = new AtomicInteger();
     private final Mlx5Events events;
+    /** Q counter sets of QPs that have one of their own (Mlx5Options.perQpCounters). */
+    private final java.util.Set<Integer> qpCounterSets = new java.util.LinkedHashSet<>();
+    /** What the sets of destroyed QPs had counted when they were freed (the kernel keeps a bound counter's history). */
+    private final long[] qpCounterHistory = new long[QCounterLayouts.COUNTERS.size()];
 
     /**
      * A device over a function already brought up ({@link io.jhca.mlx5.init.HcaBringUp#bringUp}); {@code info}
@@ -103,6 +110,76 @@ public final class Mlx5Context extends Context {
     /** Turns the command trace on (a sink, e.g. {@code CmdTrace.to(System.err)}) or off (null), at once. */
     public void traceCommands(CmdTrace sink) {
         hca.trace(sink);
+    }
+
+    /**
+     * The port's Q counter set, read with QUERY_Q_COUNTER (without clearing it): every counter of
+     * {@link QCounterLayouts#COUNTERS} under its mlx5_ifc name, which is the name mlx5_ib gives it in
+     * {@code rdma statistic show} (out_of_sequence, duplicate_request, rnr_nak_retry_err, local_ack_timeout_err,
+     * req_remote_access_errors, ...). The device counts in 32 bits, and so do these values. Empty when the device
+     * offers no Q counters. Runs a command: not for the data path.
+     */
+    @Override
+    public Map<String, Long> statistics() {
+        int set = hca.qCounter();
+        if (set < 0) {
+            return Collections.emptyMap();
+        }
+        long[] values = queryQCounter(set);
+        synchronized (qpCounterSets) {
+            // QPs with sets of their own count there, not in the port's set: the device reports them all (as the
+            // kernel's rdma_counter_get_hwstat_value adds bound counters and their history to the port's)
+            for (int own : qpCounterSets) {
+                long[] v = queryQCounter(own);
+                for (int n = 0; n < values.length; n++) {
+                    values[n] += v[n];
+                }
+            }
+            for (int n = 0; n < values.length; n++) {
+                values[n] += qpCounterHistory[n];
+            }
+        }
+        return byName(values);
+    }
+
+    static Map<String, Long> byName(long[] values) {
+        Map<String, Long> m = new LinkedHashMap<>();
+        for (int n = 0; n < values.length; n++) {
+            m.put(QCounterLayouts.COUNTERS.get(n), values[n]);
+        }
+        return m;
+    }
+
+    long[] queryQCounter(int set) {
+        try {
+            return hca.commands().queryQCounter(set, false);
+        } catch (RuntimeException e) {
+            throw Mlx5Errors.of("QUERY_Q_COUNTER " + set + " on " + name(), e);
+        }
+    }
+
+    /** A Q counter set for one QP (Mlx5Options.perQpCounters), or -1 when the device has none. */
+    int allocQpCounter() {
+        if (hca.qCounter() < 0) {
+            return -1;
+        }
+        int set = hca.commands().allocQCounter();
+        synchronized (qpCounterSets) {
+            qpCounterSets.add(set);
+        }
+        return set;
+    }
+
+    /** Frees a destroyed QP's set, keeping what it counted in the device's statistics. */
+    void freeQpCounter(int set) {
+        synchronized (qpCounterSets) {
+            long[] last = queryQCounter(set);
+            for (int n = 0; n < last.length; n++) {
+                qpCounterHistory[n] += last[n];
+            }
+            qpCounterSets.remove(set);
+            hca.commands().deallocQCounter(set);
+        }
     }
 
     @Override

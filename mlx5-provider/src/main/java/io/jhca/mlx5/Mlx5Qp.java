@@ -47,6 +47,8 @@ import io.jhca.verbs.WrOpcode;
 final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
 
     private final Mlx5Context ctx;
+    /** A Q counter set of its own, allocated at the first RST2INIT when the options ask for one; -1: none. */
+    private volatile int ownCounterSet = -1;
     private final Mlx5Pd pd;
     private final Mlx5Cq sendCq;
     private final Mlx5Cq recvCq;
@@ -163,6 +165,18 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         return dbr.iova();
     }
 
+    /** The Q counter set this QP is counted in (qpc.counter_set_id at RST2INIT): its own or the port's; -1: none. */
+    int counterSetId() {
+        return ownCounterSet >= 0 ? ownCounterSet : ctx.hca().qCounter();
+    }
+
+    /** Its own Q counter set's values by name (Mlx5Options.perQpCounters), else nothing. Runs a command. */
+    @Override
+    public java.util.Map<String, Long> statistics() {
+        int set = ownCounterSet;
+        return set < 0 ? java.util.Collections.emptyMap() : Mlx5Context.byName(ctx.queryQCounter(set));
+    }
+
     // ---- verbs ----
 
     @Override
@@ -188,6 +202,10 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         }
         QpState device = current == QpState.SQD ? QpState.RTS : current;   // the device never left RTS
         try {
+            if (current == QpState.RESET && next == QpState.INIT && ownCounterSet < 0
+                    && ctx.hca().options().perQpCounters()) {
+                ownCounterSet = ctx.allocQpCounter(); // mlx5_ib binds a pending counter at RST2INIT
+            }
             if (!(current == QpState.SQD && next == QpState.RTS && extra == 0)) {
                 QpModify.build(this, attr, device, next).execute(ctx.hca().cmdq());
             }
@@ -306,6 +324,10 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
                 QpModify.build(this, new QpAttributes(), state(), QpState.RESET).execute(ctx.hca().cmdq());
             }
             destroyQp(ctx, qpn());
+            if (ownCounterSet >= 0) {
+                ctx.freeQpCounter(ownCounterSet);
+                ownCounterSet = -1;
+            }
         } catch (RuntimeException e) {
             throw Mlx5Errors.of("destroy " + describe() + " on " + ctx.name(), e);
         }

@@ -283,6 +283,10 @@ final class QpModify {
         if (opcode == CmdOpcode.RST2INIT_QP && qp.recvRing() != null) {
             c.set("qpc.dbr_addr", qp.dbrIova());
         }
+        if (opcode == CmdOpcode.RST2INIT_QP && qp.counterSetId() >= 0) {
+            // mlx5_ib __mlx5_ib_modify_qp: the QP joins its port's Q counter set on RESET->INIT only
+            c.set("qpc.counter_set_id", qp.counterSetId());
+        }
         if (opcode != CmdOpcode.RST2INIT_QP) {
             c.set("opt_param_mask", optparOf(mask) & optMask(cur, next, type));
         }

@@ -64,6 +64,29 @@ class CountersTest {
     }
 
     @Test
+    void requestsReceivedByKind() {
+        try (Rig r = Rig.rc(ProgressMode.CALLER, 1 << 16, Mtu.MTU_1024)) {
+            // a multi-packet WRITE is one request; a READ and an atomic one each
+            r.qpA.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                    .sge(r.mrA, 0, 4096).rdma(r.mrB.address(), r.mrB.rkey()));
+            r.qpA.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                    .sge(r.mrA, 0, 8).rdma(r.mrB.address(), r.mrB.rkey()));
+            r.qpA.postSend(new SendWr().wrId(3).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+                    .sge(r.mrA, 0, 64).rdma(r.mrB.address(), r.mrB.rkey()));
+            r.qpA.postSend(new SendWr().wrId(4).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).sendFlags(SendFlags.SIGNALED)
+                    .sge(r.mrA, 0, 8).atomic(r.mrB.address(), r.mrB.rkey(), 1, 0));
+            for (int id = 1; id <= 4; id++) {
+                r.expect(r.cqA, id, WcStatus.SUCCESS);
+            }
+            assertEquals(2, of(r.qpB).get(Counter.RX_WRITE_REQUESTS));
+            assertEquals(1, of(r.qpB).get(Counter.RX_READ_REQUESTS));
+            assertEquals(1, of(r.qpB).get(Counter.RX_ATOMIC_REQUESTS));
+            assertEquals(0, of(r.qpA).get(Counter.RX_WRITE_REQUESTS), "the requester received none");
+            assertEquals(2L, r.qpB.statistics().get("rx_write_requests"));
+        }
+    }
+
+    @Test
     void timeoutsAndRetransmissions() {
         try (Rig r = Rig.rc(ProgressMode.CALLER, 1 << 16, Mtu.MTU_1024);
              QueuePair a = r.pdA.createQp(QpInitAttributes.rc(r.cqA, r.cqA))) {
@@ -102,6 +125,7 @@ class CountersTest {
             assertEquals(1, of(r.qpA).get(Counter.RCVD_NAK_REM_ACCESS));
             assertEquals(0, of(r.qpA).get(Counter.RCVD_NAK_INV_REQ) + of(r.qpB).get(Counter.SENT_NAK_INV_REQ));
             assertEquals(1, r.b.counters().get(Counter.SENT_NAK_REM_ACCESS));
+            assertEquals(1, of(r.qpB).get(Counter.RX_WRITE_REQUESTS), "a request that reached B, though refused");
         }
         try (Rig r = Rig.rc(ProgressMode.CALLER, 1 << 16, Mtu.MTU_1024);
              QueuePair a = r.pdA.createQp(QpInitAttributes.rc(r.cqA, r.cqA));

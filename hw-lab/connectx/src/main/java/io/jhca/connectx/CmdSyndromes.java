@@ -56,6 +56,7 @@ public final class CmdSyndromes {
     public static final int CQ_SIZE = 0x5d00030b;
     public static final int CQE_SIZE = 0x5d00030c;
     public static final int CQ_FEATURE_UNSUPPORTED = 0x5d00030d;
+    public static final int BAD_Q_COUNTER = 0x5d00030e;
 
     // ---- memory keys
     public static final int MKEY_ACCESS_MODE = 0x5d000401;

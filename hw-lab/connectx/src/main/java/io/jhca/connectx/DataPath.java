@@ -325,6 +325,9 @@ final class DataPath {
     private void error(DeviceQp qp, boolean requester, int opcode, int index, int syndrome, int vendor) {
         if (CqeWriter.error(requester ? qp.sendCq : qp.recvCq, qp, requester, opcode, index, syndrome, vendor)) {
             counters.increment(ModelCounters.Counter.ERROR_CQES);
+            if (qp.counterSet != null) {
+                qp.counterSet.errorCqe(requester, syndrome);
+            }
         }
     }
 

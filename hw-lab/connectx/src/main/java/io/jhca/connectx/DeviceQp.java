@@ -81,6 +81,9 @@ final class DeviceQp {
     final int[] ahKeyGrh = new int[8];
     int ahCount;
 
+    /** The Q counter set it is counted in (qpc.counter_set_id at RST2INIT), or null. */
+    QCounterSet counterSet;
+
     /** Stopped because its memory was unmapped under it. */
     boolean faulted;
 

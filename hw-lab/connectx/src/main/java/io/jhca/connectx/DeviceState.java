@@ -50,6 +50,8 @@ final class DeviceState {
     final List<DeviceQp> qpList = new ArrayList<>();
     /** The same CQs, for draining rxe completions. */
     final List<DeviceCq> cqList = new ArrayList<>();
+    /** Q counter sets by counter_set_id (ALLOC_Q_COUNTER). */
+    final ObjectTable<QCounterSet> qCounters = new ObjectTable<>(1, ModelCaps.MAX_Q_COUNTERS);
 
     // ---- RoCE address table (SET_ROCE_ADDRESS)
     final byte[][] gids = new byte[ModelCaps.GID_TABLE_ENTRIES][];

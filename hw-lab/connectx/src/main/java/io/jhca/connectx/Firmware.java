@@ -36,12 +36,14 @@ final class Firmware implements CmdQueueDevice.Handler {
     private final DeviceState st;
     private final ObjectCommands objects;
     private final QpCommands qps;
+    private final QCounterCommands qCounters;
     private volatile String lastError;
 
     Firmware(DeviceState st, DataPath dataPath) {
         this.st = st;
         this.objects = new ObjectCommands(st, dataPath);
-        this.qps = new QpCommands(st, dataPath, objects);
+        this.qCounters = new QCounterCommands(st);
+        this.qps = new QpCommands(st, dataPath, objects, qCounters);
     }
 
     /** The last refusal, for diagnostics ("CREATE_CQ: log_cq_size 30 > 22"). */
@@ -153,6 +155,9 @@ final class Firmware implements CmdQueueDevice.Handler {
             case CmdOpcode.QUERY_QP: qps.queryQp(i, o, in, out); return;
             case CmdOpcode.SET_ROCE_ADDRESS: qps.setRoceAddress(i, in); return;
             case CmdOpcode.QUERY_ROCE_ADDRESS: qps.queryRoceAddress(i, o, in, out); return;
+            case CmdOpcode.ALLOC_Q_COUNTER: qCounters.alloc(o, out); return;
+            case CmdOpcode.DEALLOC_Q_COUNTER: qCounters.dealloc(i, in); return;
+            case CmdOpcode.QUERY_Q_COUNTER: qCounters.query(i, o, in, out); return;
             default:
                 throw new CmdError(CmdStatus.BAD_OP_ERR, CmdSyndromes.UNSUPPORTED_OPCODE,
                         String.format("opcode 0x%x (%s) is not implemented by the model", op, CmdOpcode.name(op)));

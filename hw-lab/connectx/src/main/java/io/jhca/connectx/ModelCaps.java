@@ -39,6 +39,8 @@ public final class ModelCaps {
     public static final int MAX_SGE = 32;
     /** UAR pages in BAR0; page 0 holds the initialization segment. */
     public static final int BAR0_PAGES = 64;
+    /** Q counter sets (cmd_hca_cap.max_qp_cnt, a 10-bit field; counter_set_id is 8 bits, 0 meaning none here). */
+    public static final int MAX_Q_COUNTERS = 32;
 
     /**
      * {@code atomic_caps} (QUERY_HCA_CAP type 3), the fields mlx5_core / mlx5_ib read, positions from mlx5_ifc.h
@@ -123,6 +125,12 @@ public final class ModelCaps {
         set(b, base, "bf", 1);
         set(b, base, "log_bf_reg_size", LOG_BF_REG_SIZE);
         set(b, base, "log_max_pd", LOG_MAX_PD);
+        // Q counters, and which groups of them count (mlx5_ib exports out_of_sequence, the retransmission group and
+        // the enhanced error group only under these bits); roce_accl stays 0: no congestion control counters
+        set(b, base, "max_qp_cnt", MAX_Q_COUNTERS);
+        set(b, base, "out_of_seq_cnt", 1);
+        set(b, base, "retransmission_q_counters", 1);
+        set(b, base, "enhanced_error_q_counters", 1);
         set(b, base, "log_uar_page_sz", 0);
         set(b, base, "num_of_uars_per_page", 1);
     }

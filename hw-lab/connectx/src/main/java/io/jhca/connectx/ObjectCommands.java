@@ -333,6 +333,9 @@ final class ObjectCommands {
             st.pds.remove(pd.pdn);
             pd.rxePd.close();
         }
+        for (QCounterSet set : st.qCounters.values()) {
+            st.qCounters.remove(set.id);
+        }
         java.util.Arrays.fill(st.uarAllocated, false);
         java.util.Arrays.fill(st.uarUsers, 0);
         for (int g = 0; g < st.gids.length; g++) {

@@ -36,11 +36,13 @@ final class QpCommands {
     private final DeviceState st;
     private final DataPath dataPath;
     private final ObjectCommands objects;
+    private final QCounterCommands qCounters;
 
-    QpCommands(DeviceState st, DataPath dataPath, ObjectCommands objects) {
+    QpCommands(DeviceState st, DataPath dataPath, ObjectCommands objects, QCounterCommands qCounters) {
         this.st = st;
         this.dataPath = dataPath;
         this.objects = objects;
+        this.qCounters = qCounters;
     }
 
     void createQp(DeviceCommand cmd, DirectBuffer i, MutableDirectBuffer o, Layout in, Layout out) throws CmdError {
@@ -130,6 +132,9 @@ final class QpCommands {
     }
 
     private void release(DeviceQp qp) {
+        if (qp.counterSet != null) {
+            qp.counterSet.detach(qp); // its counts stay in the set, as a destroyed QP's do on the device
+        }
         st.qps.remove(qp.qpn);
         st.qpList.remove(qp);
         qp.pd.users--;
@@ -199,10 +204,21 @@ final class QpCommands {
                     + " on QP 0x" + Integer.toHexString(qp.qpn) + " in state " + qp.state + ", needs " + need);
         }
         QpAttributes a = QpcAttributes.of(opcode, qp, i, in, st);
+        // RST2INIT names the Q counter set the QP is counted in (0: none); later transitions leave it
+        long setId = opcode == CmdOpcode.RST2INIT_QP ? in.get(i, 0, "qpc.counter_set_id") : 0;
+        QCounterSet set = setId != 0 ? qCounters.set(setId) : null;
         try {
             qp.rxeQp.modify(a);
         } catch (VerbsException e) {
             throw CmdError.badParam(CmdSyndromes.QP_ATTRIBUTES, e.getMessage());
+        }
+        if (opcode == CmdOpcode.RST2INIT_QP) {
+            if (qp.counterSet != null) {
+                qp.counterSet.detach(qp); // reset and initialized again: counted where it now says
+            }
+            if (set != null) {
+                set.attach(qp);
+            }
         }
         remember(opcode, qp, i, in);
         qp.state = next;
@@ -213,7 +229,7 @@ final class QpCommands {
         switch (opcode) {
             case CmdOpcode.RST2INIT_QP:
                 copy(i, in, qp, "rre", "rwe", "rae", "q_key", "primary_address_path.pkey_index",
-                        "primary_address_path.vhca_port_num");
+                        "primary_address_path.vhca_port_num", "counter_set_id");
                 qp.qkey = (int) in.get(i, 0, "qpc.q_key");
                 break;
             case CmdOpcode.INIT2RTR_QP:

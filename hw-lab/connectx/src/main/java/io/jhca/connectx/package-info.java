@@ -42,6 +42,9 @@
  *       doorbell record); the CQ goes to error and a CQ_ERROR event goes to the EQ that asked for them.</li>
  *   <li>{@link io.jhca.connectx.ModelCounters} counts what the device saw, including driver bugs it caught (doorbells
  *       not matching their WQE, memory unmapped under live objects).</li>
+ *   <li>Q counters ({@code QCounterCommands}, {@code QCounterSet}): a set counts the QPs attached to it at RST2INIT
+ *       by mapping their rxe per-QP counters onto the query_q_counter_out fields that mean the same event; local and
+ *       CQE error counters, DCT and congestion control counters stay 0.</li>
  * </ul>
  *
  * <h2>Limits</h2>

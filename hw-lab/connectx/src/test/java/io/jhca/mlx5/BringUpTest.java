@@ -20,11 +20,18 @@ import io.jhca.mlx5.cmd.HcaCap;
 import io.jhca.mlx5.cmd.HcaLayouts;
 import io.jhca.mlx5.cmd.InitSegment;
 import io.jhca.mlx5.cmd.CmdOpcode;
+import io.jhca.mlx5.cmd.QCounterLayouts;
+import io.jhca.mlx5.cmd.QpLayouts;
 import io.jhca.mlx5.cmd.RoceAddressLayouts;
 import io.jhca.mlx5.eq.Eqe;
 import io.jhca.mlx5.init.AsyncEq;
 import io.jhca.mlx5.testdev.ScriptedFirmware;
+import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.DeviceAttributes;
+import io.jhca.verbs.ProtectionDomain;
+import io.jhca.verbs.QpAttributes;
+import io.jhca.verbs.QpInitAttributes;
+import io.jhca.verbs.QueuePair;
 import io.jhca.verbs.Gid;
 import io.jhca.verbs.Verbs;
 import io.jhca.verbs.VerbsException;
@@ -105,6 +112,53 @@ class BringUpTest {
         assertEquals(HcaLayouts.PAGES_TAKE, fw.commands(CmdOpcode.MANAGE_PAGES).get(2).opMod());
         assertEquals(0, fw.pagesHeld(), "every page reclaimed");
         assertTrue(fw.closed, "the function is closed with the context");
+    }
+
+    @Test
+    void qCounterAllocatedJoinedAtRst2initQueriedAndFreed() {
+        ScriptedFirmware fw = Fixtures.firmware();
+        fw.capEditor = o -> HcaCap.CMD_HCA_CAP.set(o, 0x10, "max_qp_cnt", 4);
+        fw.start();
+        Mlx5Context ctx = Fixtures.open(fw);
+        List<String> up = new ArrayList<>(BRING_UP);
+        up.add("ALLOC_Q_COUNTER"); // mlx5_ib allocates its counters once the core is up
+        assertEquals(up, fw.commandNames());
+        assertEquals(ScriptedFirmware.Q_COUNTER_SET, ctx.hca().qCounter());
+
+        java.util.Map<String, Long> stats = ctx.statistics();
+        assertEquals(QCounterLayouts.COUNTERS, new ArrayList<>(stats.keySet()), "every counter, in header order");
+        assertEquals(3L, stats.get("rx_write_requests"));
+        assertEquals(0xfffffffeL, stats.get("out_of_sequence"), "32 bits, unsigned");
+        assertEquals(0L, stats.get("local_ack_timeout_err"));
+        ScriptedFirmware.Seen q = fw.commands(CmdOpcode.QUERY_Q_COUNTER).get(0);
+        assertEquals(ScriptedFirmware.Q_COUNTER_SET, q.get(QCounterLayouts.QUERY_Q_COUNTER_IN, "counter_set_id"));
+        assertEquals(0, q.get(QCounterLayouts.QUERY_Q_COUNTER_IN, "clear"), "reading does not clear");
+
+        try (ProtectionDomain pd = ctx.allocatePd(); CompletionQueue cq = ctx.createCq(16);
+             QueuePair qp = pd.createQp(QpInitAttributes.rc(cq, cq))) {
+            qp.modify(QpAttributes.toInit(1));
+            ScriptedFirmware.Seen init = fw.commands(CmdOpcode.RST2INIT_QP).get(0);
+            assertEquals(ScriptedFirmware.Q_COUNTER_SET, init.get(QpLayouts.RST2INIT_QP_IN, "qpc.counter_set_id"));
+        }
+
+        int before = fw.seen.size();
+        ctx.close();
+        List<String> down = new ArrayList<>();
+        down.add("DEALLOC_Q_COUNTER");
+        down.addAll(TEARDOWN);
+        assertEquals(down, fw.commandNames().subList(before, fw.seen.size()));
+        assertEquals(ScriptedFirmware.Q_COUNTER_SET, fw.commands(CmdOpcode.DEALLOC_Q_COUNTER).get(0)
+                .get(QCounterLayouts.DEALLOC_Q_COUNTER_IN, "counter_set_id"));
+    }
+
+    @Test
+    void noQCounterWithoutMaxQpCnt() {
+        ScriptedFirmware fw = Fixtures.firmware().start();
+        try (Mlx5Context ctx = Fixtures.open(fw)) {
+            assertEquals(-1, ctx.hca().qCounter());
+            assertTrue(ctx.statistics().isEmpty(), "no counters to report");
+            assertTrue(fw.commands(CmdOpcode.ALLOC_Q_COUNTER).isEmpty());
+        }
     }
 
     private static void checkRoce(ScriptedFirmware.Seen s, int index, String gid, int l3) {

@@ -15,14 +15,23 @@ public final class DriverCmdLayouts {
             RoceAddressLayouts.SET_ROCE_ADDRESS_IN, RoceAddressLayouts.SET_ROCE_ADDRESS_OUT,
             QpModifyLayouts.INIT2INIT_QP_IN, QpModifyLayouts.INIT2INIT_QP_OUT,
             QpModifyLayouts.RTS2RTS_QP_IN, QpModifyLayouts.RTS2RTS_QP_OUT,
-            QpModifyLayouts.SQERR2RTS_QP_IN, QpModifyLayouts.SQERR2RTS_QP_OUT);
+            QpModifyLayouts.SQERR2RTS_QP_IN, QpModifyLayouts.SQERR2RTS_QP_OUT,
+            QCounterLayouts.ALLOC_Q_COUNTER_IN, QCounterLayouts.ALLOC_Q_COUNTER_OUT,
+            QCounterLayouts.DEALLOC_Q_COUNTER_IN, QCounterLayouts.DEALLOC_Q_COUNTER_OUT,
+            QCounterLayouts.QUERY_Q_COUNTER_IN, QCounterLayouts.QUERY_Q_COUNTER_OUT);
 
     private static final Map<Integer, Layout[]> BY_OPCODE = Map.of(
             CmdOpcode.SET_ROCE_ADDRESS,
             new Layout[] {RoceAddressLayouts.SET_ROCE_ADDRESS_IN, RoceAddressLayouts.SET_ROCE_ADDRESS_OUT},
             CmdOpcode.INIT2INIT_QP, new Layout[] {QpModifyLayouts.INIT2INIT_QP_IN, QpModifyLayouts.INIT2INIT_QP_OUT},
             CmdOpcode.RTS2RTS_QP, new Layout[] {QpModifyLayouts.RTS2RTS_QP_IN, QpModifyLayouts.RTS2RTS_QP_OUT},
-            CmdOpcode.SQERR2RTS_QP, new Layout[] {QpModifyLayouts.SQERR2RTS_QP_IN, QpModifyLayouts.SQERR2RTS_QP_OUT});
+            CmdOpcode.SQERR2RTS_QP, new Layout[] {QpModifyLayouts.SQERR2RTS_QP_IN, QpModifyLayouts.SQERR2RTS_QP_OUT},
+            CmdOpcode.ALLOC_Q_COUNTER,
+            new Layout[] {QCounterLayouts.ALLOC_Q_COUNTER_IN, QCounterLayouts.ALLOC_Q_COUNTER_OUT},
+            CmdOpcode.DEALLOC_Q_COUNTER,
+            new Layout[] {QCounterLayouts.DEALLOC_Q_COUNTER_IN, QCounterLayouts.DEALLOC_Q_COUNTER_OUT},
+            CmdOpcode.QUERY_Q_COUNTER,
+            new Layout[] {QCounterLayouts.QUERY_Q_COUNTER_IN, QCounterLayouts.QUERY_Q_COUNTER_OUT});
 
     private DriverCmdLayouts() {
     }

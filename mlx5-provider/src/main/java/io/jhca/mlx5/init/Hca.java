@@ -12,9 +12,9 @@ import io.jhca.mlx5.spi.Mlx5Function;
 
 /**
  * A function brought up by {@link HcaBringUp}: its command queue, the capabilities it reported, the pages it holds,
- * its UAR, its async EQ and its GID table. Closing it undoes the bring-up in reverse, step by step as each step was
- * recorded: DESTROY_EQ, DEALLOC_UAR, TEARDOWN_HCA, MANAGE_PAGES (take), DISABLE_HCA, then the memory. A failed
- * bring-up undoes the steps done so far the same way. After a command timeout no further command is sent (the
+ * its UAR, its async EQ, its GID table and its port's Q counter set. Closing it undoes the bring-up in reverse, step
+ * by step as each step was recorded: DEALLOC_Q_COUNTER, DESTROY_EQ, DEALLOC_UAR, TEARDOWN_HCA, MANAGE_PAGES (take),
+ * DISABLE_HCA, then the memory. A failed bring-up undoes the steps done so far the same way. After a command timeout no further command is sent (the
  * firmware is not answering) and the command memory is kept, since the device may still write to it.
  */
 public final class Hca implements AutoCloseable {
@@ -35,6 +35,7 @@ public final class Hca implements AutoCloseable {
     int uar = -1;
     AsyncEq eq;
     RoceGids gids;
+    int qCounter = -1;
     private boolean firmwareHung;
     private boolean closed;
 
@@ -74,6 +75,11 @@ public final class Hca implements AutoCloseable {
     /** The UAR index every doorbell of this function uses (page BAR0 + uar * 4096). */
     public int uar() {
         return uar;
+    }
+
+    /** The port's Q counter set (counter_set_id), or -1 when the device has none. */
+    public int qCounter() {
+        return qCounter;
     }
 
     public AsyncEq eq() {

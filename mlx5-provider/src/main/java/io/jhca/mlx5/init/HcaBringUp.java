@@ -26,7 +26,10 @@ import io.jhca.mlx5.spi.Mlx5Function;
  * <li>INIT_HCA;</li>
  * <li>ALLOC_UAR: the UAR page all doorbells of this function use;</li>
  * <li>CREATE_EQ: the async EQ, whose number every CQ names as its c_eqn;</li>
- * <li>SET_ROCE_ADDRESS for each GID of the port (mlx5_ib programs its RoCE GID table this way).</li>
+ * <li>SET_ROCE_ADDRESS for each GID of the port (mlx5_ib programs its RoCE GID table this way);</li>
+ * <li>ALLOC_Q_COUNTER when the caps offer Q counters (max_qp_cnt): the port's counter set, which every QP names in
+ *     qpc.counter_set_id at RST2INIT (mlx5_ib counters.c {@code mlx5_ib_alloc_counters}, qp.c
+ *     {@code __mlx5_ib_modify_qp}).</li>
  * </ol>
  * Teardown is the reverse ({@link Hca#close()}). Not done here, as in rdma-core's minimal path: SET_HCA_CAP (the
  * defaults are used), ACCESS_REG HOST_ENDIANNESS, MODIFY_NIC_VPORT_CONTEXT roce_en, health polling.
@@ -59,6 +62,7 @@ public final class HcaBringUp {
             allocUar(h);
             createEq(h);
             programGids(h);
+            allocQCounter(h);
             return h;
         } catch (RuntimeException e) {
             h.abort(e);
@@ -168,5 +172,14 @@ public final class HcaBringUp {
         if (h.caps.isEthernet()) {
             h.gids.program(h.commands);
         }
+    }
+
+    static void allocQCounter(Hca h) {
+        if (!h.caps.hasQCounters()) {
+            return;
+        }
+        int id = h.commands.allocQCounter();
+        h.qCounter = id;
+        h.onClose("DEALLOC_Q_COUNTER", true, () -> h.commands.deallocQCounter(id));
     }
 }

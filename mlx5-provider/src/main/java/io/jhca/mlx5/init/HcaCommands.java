@@ -5,6 +5,7 @@ import io.jhca.mlx5.cmd.EqLayouts;
 import io.jhca.mlx5.cmd.HcaCap;
 import io.jhca.mlx5.cmd.HcaLayouts;
 import io.jhca.mlx5.cmd.CmdOpcode;
+import io.jhca.mlx5.cmd.QCounterLayouts;
 import io.jhca.mlx5.cmd.RoceAddressLayouts;
 import io.jhca.mlx5.cmd.Struct;
 import io.jhca.mlx5.cmd.UarPdLayouts;
@@ -123,6 +124,32 @@ public final class HcaCommands {
 
     public void deallocPd(int pd) {
         PrmCommand.of(CmdOpcode.DEALLOC_PD, UarPdLayouts.DEALLOC_PD_IN, UarPdLayouts.DEALLOC_PD_OUT).set("pd", pd).execute(cmdq);
+    }
+
+    /** ALLOC_Q_COUNTER: a counter set QPs can name in qpc.counter_set_id. */
+    public int allocQCounter() {
+        return (int) PrmCommand.of(CmdOpcode.ALLOC_Q_COUNTER, QCounterLayouts.ALLOC_Q_COUNTER_IN,
+                QCounterLayouts.ALLOC_Q_COUNTER_OUT).execute(cmdq).get("counter_set_id");
+    }
+
+    public void deallocQCounter(int counterSetId) {
+        PrmCommand.of(CmdOpcode.DEALLOC_Q_COUNTER, QCounterLayouts.DEALLOC_Q_COUNTER_IN,
+                QCounterLayouts.DEALLOC_Q_COUNTER_OUT).set("counter_set_id", counterSetId).execute(cmdq);
+    }
+
+    /**
+     * QUERY_Q_COUNTER: every counter of {@link QCounterLayouts#COUNTERS}, in that order (unsigned 32-bit values);
+     * with {@code clear} the device zeroes the set after reading it.
+     */
+    public long[] queryQCounter(int counterSetId, boolean clear) {
+        Struct out = PrmCommand.of(CmdOpcode.QUERY_Q_COUNTER, QCounterLayouts.QUERY_Q_COUNTER_IN,
+                QCounterLayouts.QUERY_Q_COUNTER_OUT).set("counter_set_id", counterSetId).set("clear", clear)
+                .execute(cmdq);
+        long[] values = new long[QCounterLayouts.COUNTERS.size()];
+        for (int n = 0; n < values.length; n++) {
+            values[n] = out.get(QCounterLayouts.COUNTERS.get(n));
+        }
+        return values;
     }
 
     public void destroyEq(int eqn) {

@@ -15,16 +15,18 @@ import io.jhca.mlx5.cmd.CmdTrace;
  *     stuck; a device whose BAR0 reads all ones counts as gone at once).</li>
  * <li>{@code jhca.mlx5.blueflame}: {@code auto} (a single inline WQE goes by BlueFlame when the device has it, as
  *     rdma-core does), {@code prefer} (any single WQE, rdma-core's MLX5_POST_SEND_PREFER_BF), {@code off}.</li>
+ * <li>{@code jhca.mlx5.perQpCounters}: {@code true} gives every QP a Q counter set of its own
+ *     ({@link #withPerQpCounters}); off by default, as the kernel counts every QP in its port's set.</li>
  * </ul>
  */
 public record Mlx5Options(long preInitTimeoutMillis, long initTimeoutMillis, long commandTimeoutMillis, CmdTrace trace,
-                          BlueFlameMode blueFlame) {
+                          BlueFlameMode blueFlame, boolean perQpCounters) {
 
     /** When a doorbell carries the whole WQE. */
     public enum BlueFlameMode { OFF, AUTO, PREFER }
 
     public static Mlx5Options defaults() {
-        return new Mlx5Options(120_000, 10_000, 60_000, null, BlueFlameMode.AUTO);
+        return new Mlx5Options(120_000, 10_000, 60_000, null, BlueFlameMode.AUTO, false);
     }
 
     /** The defaults, overridden by the {@code jhca.mlx5.*} system properties. */
@@ -35,7 +37,8 @@ public record Mlx5Options(long preInitTimeoutMillis, long initTimeoutMillis, lon
                 Long.getLong("jhca.mlx5.initTimeoutMs", d.initTimeoutMillis),
                 Long.getLong("jhca.mlx5.cmdTimeoutMs", d.commandTimeoutMillis),
                 traceOf(System.getProperty("jhca.mlx5.trace", "false")),
-                BlueFlameMode.valueOf(System.getProperty("jhca.mlx5.blueflame", "auto").trim().toUpperCase(java.util.Locale.ROOT)));
+                BlueFlameMode.valueOf(System.getProperty("jhca.mlx5.blueflame", "auto").trim().toUpperCase(java.util.Locale.ROOT)),
+                Boolean.getBoolean("jhca.mlx5.perQpCounters"));
     }
 
     /** {@code true}/{@code full}: full dumps to stderr; {@code data}: data words only; anything else: off. */
@@ -52,18 +55,26 @@ public record Mlx5Options(long preInitTimeoutMillis, long initTimeoutMillis, lon
     }
 
     public Mlx5Options withTrace(CmdTrace t) {
-        return new Mlx5Options(preInitTimeoutMillis, initTimeoutMillis, commandTimeoutMillis, t, blueFlame);
+        return new Mlx5Options(preInitTimeoutMillis, initTimeoutMillis, commandTimeoutMillis, t, blueFlame, perQpCounters);
     }
 
     public Mlx5Options withCommandTimeout(long millis) {
-        return new Mlx5Options(preInitTimeoutMillis, initTimeoutMillis, millis, trace, blueFlame);
+        return new Mlx5Options(preInitTimeoutMillis, initTimeoutMillis, millis, trace, blueFlame, perQpCounters);
     }
 
     public Mlx5Options withInitTimeouts(long preInit, long init) {
-        return new Mlx5Options(preInit, init, commandTimeoutMillis, trace, blueFlame);
+        return new Mlx5Options(preInit, init, commandTimeoutMillis, trace, blueFlame, perQpCounters);
     }
 
     public Mlx5Options withBlueFlame(BlueFlameMode mode) {
-        return new Mlx5Options(preInitTimeoutMillis, initTimeoutMillis, commandTimeoutMillis, trace, mode);
+        return new Mlx5Options(preInitTimeoutMillis, initTimeoutMillis, commandTimeoutMillis, trace, mode, perQpCounters);
+    }
+
+    /**
+     * Each QP gets a Q counter set of its own at RST2INIT (as {@code rdma statistic qp set link DEV/1 auto type on}
+     * has mlx5_ib do), so {@code QueuePair.statistics()} reports it; the device's statistics still count every QP.
+     */
+    public Mlx5Options withPerQpCounters(boolean on) {
+        return new Mlx5Options(preInitTimeoutMillis, initTimeoutMillis, commandTimeoutMillis, trace, blueFlame, on);
     }
 }

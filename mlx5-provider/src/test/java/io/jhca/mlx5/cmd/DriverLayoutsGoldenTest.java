@@ -214,6 +214,20 @@ class DriverLayoutsGoldenTest {
         assertEquals(RoceAddressLayouts.SET_ROCE_ADDRESS_IN, DriverCmdLayouts.input(CmdOpcode.SET_ROCE_ADDRESS));
         assertEquals(QpModifyLayouts.RTS2RTS_QP_OUT, DriverCmdLayouts.output(CmdOpcode.RTS2RTS_QP));
         assertEquals(CmdLayouts.input(CmdOpcode.CREATE_QP), DriverCmdLayouts.input(CmdOpcode.CREATE_QP));
+        assertEquals(QCounterLayouts.ALLOC_Q_COUNTER_OUT, DriverCmdLayouts.output(CmdOpcode.ALLOC_Q_COUNTER));
+        assertEquals(QCounterLayouts.DEALLOC_Q_COUNTER_IN, DriverCmdLayouts.input(CmdOpcode.DEALLOC_Q_COUNTER));
+        assertEquals(QCounterLayouts.QUERY_Q_COUNTER_OUT, DriverCmdLayouts.output(CmdOpcode.QUERY_Q_COUNTER));
+    }
+
+    /** Every 32-bit counter of query_q_counter_out is reported, and nothing of the header. */
+    @Test
+    void qCounterNamesAreTheCounterFields() {
+        assertEquals(35, QCounterLayouts.COUNTERS.size(), QCounterLayouts.COUNTERS.toString());
+        assertEquals("rx_write_requests", QCounterLayouts.COUNTERS.get(0));
+        assertEquals("roce_slow_restart_trans", QCounterLayouts.COUNTERS.get(34));
+        for (String n : QCounterLayouts.COUNTERS) {
+            assertEquals(32, QCounterLayouts.QUERY_Q_COUNTER_OUT.field(n).bitWidth(), n);
+        }
     }
 
     @Test

@@ -185,12 +185,17 @@ final class Responder {
                 executeSend(p, start, end, rc);
                 return;
             case WRITE:
+                if (start) {
+                    qp.count(RxeCounters.Counter.RX_WRITE_REQUESTS);
+                }
                 executeWrite(p, start, end, rc);
                 return;
             default:
                 if ((flags & Opcode.READ) != 0) {
+                    qp.count(RxeCounters.Counter.RX_READ_REQUESTS);
                     executeRead(p);
                 } else {
+                    qp.count(RxeCounters.Counter.RX_ATOMIC_REQUESTS);
                     executeAtomic(p);
                 }
         }

@@ -33,6 +33,11 @@ public final class RxeCounters {
         LINK_DOWNED("link_downed", false),
         RDMA_SENDS("rdma_sends", true),
         RDMA_RECVS("rdma_recvs", true),
+        // the responder: new in-sequence requests it accepted, by kind (mlx5's Q counter names), counted at their
+        // first packet whether or not their key then checks out
+        RX_WRITE_REQUESTS("rx_write_requests", true),
+        RX_READ_REQUESTS("rx_read_requests", true),
+        RX_ATOMIC_REQUESTS("rx_atomic_requests", true),
         // the requester: packets sent again, retransmit timer expiries, NAKs received by kind
         RETRANSMITTED_PKTS("retransmitted_pkts", true),
         LOCAL_ACK_TIMEOUT_ERR("local_ack_timeout_err", true),

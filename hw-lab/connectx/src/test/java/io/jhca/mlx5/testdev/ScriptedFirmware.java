@@ -99,6 +99,9 @@ public final class ScriptedFirmware implements Mlx5Function {
     private final AtomicInteger nextCqn = new AtomicInteger(0x80);
     private final AtomicInteger nextQpn = new AtomicInteger(0x100);
     private final AtomicInteger nextUar = new AtomicInteger(1);
+    /** The counter_set_id ALLOC_Q_COUNTER answers (the driver asks only when max_qp_cnt is set: capEditor). */
+    public static final int Q_COUNTER_SET = 5;
+
     public volatile int bootPages = 3;
     public volatile int initPages = 2;
     public volatile long initializingMillis;
@@ -305,6 +308,14 @@ public final class ScriptedFirmware implements Mlx5Function {
                 break;
             case CmdOpcode.ALLOC_UAR:
                 out.set(o, 0, "uar", nextUar.getAndIncrement());
+                break;
+            case CmdOpcode.ALLOC_Q_COUNTER:
+                out.set(o, 0, "counter_set_id", Q_COUNTER_SET);
+                break;
+            case CmdOpcode.QUERY_Q_COUNTER:
+                // fixed values: a count with bit 31 set shows the driver reads the counters unsigned
+                out.set(o, 0, "rx_write_requests", 3);
+                out.set(o, 0, "out_of_sequence", 0xfffffffeL);
                 break;
             case CmdOpcode.CREATE_EQ:
                 createEq(in, i);
