@@ -41,11 +41,11 @@ final class Mlx5Attributes {
     private Mlx5Attributes() {
     }
 
-    static DeviceAttributes device(HcaCaps c, RoceGids gids, String fwVersion) {
+    static DeviceAttributes device(HcaCaps c, RoceGids gids, String fwVersion, int vendorPartId) {
         int maxQp = pow2(c.logMaxQp());
         int maxQpRdAtom = pow2(c.logMaxRaReqQp());
         return new DeviceAttributes(fwVersion, gids.nodeGuid(), gids.nodeGuid(), Long.MAX_VALUE,
-                -(1L << Math.max(12, c.logPgSz())), VENDOR_ID, 0, 0, "", maxQp, pow2(c.logMaxQpSz()), DEVICE_CAP_FLAGS,
+                -(1L << Math.max(12, c.logPgSz())), VENDOR_ID, vendorPartId, 0, "", maxQp, pow2(c.logMaxQpSz()), DEVICE_CAP_FLAGS,
                 MAX_SGE, MAX_SGE_RD, pow2(c.logMaxCq()), pow2(c.logMaxCqSz()) - 1, pow2(c.logMaxMkey()),
                 pow2(c.logMaxPd()), maxQpRdAtom, pow2(c.logMaxRaResQp()), (int) Math.min(Integer.MAX_VALUE,
                 (long) maxQpRdAtom * maxQp), c.atomic() ? DeviceAttributes.ATOMIC_HCA : 0, Integer.MAX_VALUE,

@@ -62,7 +62,7 @@ public final class Mlx5Context extends Context {
         this.hca = hca;
         Mlx5Options options = hca.options();
         try {
-            this.device = Mlx5Attributes.device(hca.caps(), hca.gids(), hca.fwVersion());
+            this.device = Mlx5Attributes.device(hca.caps(), hca.gids(), hca.fwVersion(), function.pciDeviceId());
             this.port = Mlx5Attributes.port(hca.caps(), hca.gids());
             int bfRegSize = hca.caps().logBfRegSize() > 0 ? 1 << hca.caps().logBfRegSize() : 0;
             this.bfreg = new Bfreg(function.bar0(), hca.uar(), bfRegSize, hca.caps().bf());

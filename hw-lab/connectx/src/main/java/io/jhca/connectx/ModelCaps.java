@@ -39,6 +39,8 @@ public final class ModelCaps {
     public static final int MAX_SGE = 32;
     /** UAR pages in BAR0; page 0 holds the initialization segment. */
     public static final int BAR0_PAGES = 64;
+    /** The PCI device ID the model presents: a ConnectX-5 PF (mlx5.md section 5, the kernel's mlx5_core_pci_table). */
+    public static final int PCI_DEVICE_ID = 0x1017;
     /** Q counter sets (cmd_hca_cap.max_qp_cnt, a 10-bit field; counter_set_id is 8 bits, 0 meaning none here). */
     public static final int MAX_Q_COUNTERS = 32;
 

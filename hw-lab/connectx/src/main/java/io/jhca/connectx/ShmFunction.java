@@ -51,6 +51,11 @@ public final class ShmFunction implements Mlx5Function {
     }
 
     @Override
+    public int pciDeviceId() {
+        return ModelCaps.PCI_DEVICE_ID;
+    }
+
+    @Override
     public MmioWindow bar0() {
         return bar0;
     }

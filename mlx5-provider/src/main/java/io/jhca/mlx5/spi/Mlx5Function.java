@@ -25,6 +25,14 @@ public interface Mlx5Function extends AutoCloseable {
     /** Where the function is: a PCI address ("0000:03:00.0") or a model's name ("sim:0"). */
     String location();
 
+    /**
+     * The function's PCI device ID (0x1017 for a ConnectX-5 PF, mlx5.md section 5), what ibv_devinfo shows as
+     * vendor_part_id (the kernel's mlx5_ib reports {@code pdev->device}); 0 if the function has none.
+     */
+    default int pciDeviceId() {
+        return 0;
+    }
+
     /** The whole of BAR0, mapped: init segment at offset 0, UAR page n at n * 4096. */
     MmioWindow bar0();
 

@@ -136,6 +136,11 @@ public final class VfioFunction implements Mlx5Function {
         return pci.address().toString();
     }
 
+    @Override
+    public int pciDeviceId() {
+        return pci.device();
+    }
+
     /** How the async EQ's events reach the driver: an MSI-X vector on an eventfd, or polling only. */
     public EventMode eventMode() {
         return eventMode;

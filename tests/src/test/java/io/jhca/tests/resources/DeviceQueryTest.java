@@ -43,6 +43,11 @@ class DeviceQueryTest {
                 assertTrue(d.maxSgeRd() >= 1 && d.maxSgeRd() <= d.maxSge(), w);
                 assertTrue(d.maxInlineData() >= 0, w);
                 assertEquals(c.device().nodeGuid(), d.nodeGuid(), "node GUID of " + c.name() + " as listed and as queried");
+                if (c instanceof io.jhca.mlx5.Mlx5Context) {
+                    // the kernel reports the PCI device ID; the model presents a ConnectX-5 PF (ibv_devinfo: 4119)
+                    assertEquals(0x1017, d.vendorPartId(), w);
+                    assertEquals(0x02c9, d.vendorId(), w);
+                }
             }
             assertNotEquals(h.a().queryDevice().nodeGuid(), h.b().queryDevice().nodeGuid(), "two devices, two node GUIDs");
         }
