@@ -100,22 +100,16 @@ public final class CqRing {
         this.overrunListener = listener;
     }
 
-    /** Producer: publish the slot filled after {@link #claim()}; not solicited (a send completion). */
-    public void commit() {
-        commit(false);
-    }
-
     /**
-     * Producer: publish the slot filled after {@link #claim()}. {@code solicited}: a receive of a message sent
-     * solicited. An armed ring disarms and notifies on the next completion, or, armed solicited-only, on the
-     * next solicited or unsuccessful one (ibv_req_notify_cq(3)).
+     * Producer: publish the slot filled after {@link #claim()}. An armed ring disarms and notifies on the next
+     * completion, or, armed solicited-only, on the next solicited or unsuccessful one (ibv_req_notify_cq(3)).
      */
-    public void commit(final boolean solicited) {
+    public void commit() {
         final WorkCompletion wc = slots[(int) producerIndex & mask];
         producerIndex++;
         PI.setRelease(this, producerIndex);
         final int a = armed;
-        if (a != DISARMED && (a == ARMED_NEXT || solicited || !wc.isSuccess())
+        if (a != DISARMED && (a == ARMED_NEXT || wc.solicited() || !wc.isSuccess())
                 && ARMED.compareAndSet(this, a, DISARMED)) {
             eventListener.run();
         }

@@ -303,7 +303,8 @@ public final class TransportQp {
         if (grh) {
             wc.wcFlags(WcFlags.GRH);
         }
-        recvCq.commit(solicited);
+        wc.solicited(solicited);
+        recvCq.commit();
     }
 
     boolean canRespond() {
