@@ -17,6 +17,10 @@ public abstract class CompletionQueue extends VerbsResource {
     private final int capacity;
     private final int cqn;
     private volatile boolean overrunReported;
+    private CompletionChannel channel;
+    /** Events taken from the channel, and how many of them were acknowledged ({@code comp_events_completed}). */
+    private int eventsTaken;
+    private int eventsAcked;
     /** Set by {@link Context#createCq(int, int)} before the CQ is handed out. */
     private ThreadGuard guard = ThreadGuard.of("poller", false);
 
@@ -52,6 +56,81 @@ public abstract class CompletionQueue extends VerbsResource {
     /** True if this CQ was created with {@link CqFlags#SINGLE_THREADED} (no lock). */
     public final boolean singleThreaded() {
         return guard.singleThreaded();
+    }
+
+    /** The completion channel this CQ reports events to; null if it was created without one. */
+    public final CompletionChannel channel() {
+        return channel;
+    }
+
+    final void attach(CompletionChannel ch) {
+        alsoUses(ch);
+        channel = ch;
+    }
+
+    /**
+     * Arms the CQ, once ({@code ibv_req_notify_cq}): the next completion added to it ({@code solicitedOnly}
+     * false), or the next solicited or error completion ({@code solicitedOnly} true), raises one event on the
+     * CQ's channel and disarms it. Completions already in the CQ when it is armed may or may not raise one, as
+     * verbs allows; poll the CQ empty after arming to miss nothing.
+     */
+    public final void requestNotify(boolean solicitedOnly) {
+        checkOpen();
+        if (channel == null) {
+            throw new VerbsException(VerbsException.EINVAL, describe() + " has no completion channel to notify");
+        }
+        driverRequestNotify(solicitedOnly);
+    }
+
+    /** Acknowledges {@code n} events taken from the channel for this CQ ({@code ibv_ack_cq_events}). */
+    public final void ackEvents(int n) {
+        synchronized (this) {
+            int open = eventsTaken - eventsAcked;
+            if (n < 0 || n > open) {
+                throw new VerbsException(VerbsException.EINVAL,
+                        describe() + ": cannot acknowledge " + n + " events, " + open + " taken and unacknowledged");
+            }
+            eventsAcked += n;
+        }
+    }
+
+    /** Events taken from the channel and not yet acknowledged. */
+    public final synchronized int unackedEvents() {
+        return eventsTaken - eventsAcked;
+    }
+
+    final synchronized void eventTaken() {
+        eventsTaken++;
+    }
+
+    @Override
+    final void beforeDestroy() {
+        int open = eventsTaken - eventsAcked;
+        if (open != 0) {
+            // ibv_destroy_cq waits for every event to be acknowledged; waiting here could hang, so refuse
+            throw new VerbsException(VerbsException.EBUSY,
+                    "cannot close " + describe() + ": " + open + " completion events not acknowledged (ackEvents)");
+        }
+    }
+
+    @Override
+    final void afterClose() {
+        if (channel != null) {
+            channel.forget(this);
+        }
+    }
+
+    /** Provider side: an armed notification fired; raises the event on the channel. */
+    protected final void raiseCompletionEvent() {
+        CompletionChannel ch = channel;
+        if (ch != null) {
+            ch.raise(this);
+        }
+    }
+
+    /** Provider side: arm as {@link #requestNotify(boolean)} says. */
+    protected void driverRequestNotify(boolean solicitedOnly) {
+        throw new VerbsException(VerbsException.EOPNOTSUPP, describe() + ": completion events not supported");
     }
 
     /** Polls one completion into {@code wc}: 1 if there was one, else 0. */

@@ -64,7 +64,26 @@ public abstract class Context extends VerbsResource {
      * ({@code ibv_create_cq_ex}); {@link CqFlags#SINGLE_THREADED} drops the poll lock.
      */
     public final CompletionQueue createCq(int cqe, int flags) {
+        return createCq(cqe, null, flags);
+    }
+
+    /** A completion queue that reports completion events to {@code channel} (null: none). */
+    public final CompletionQueue createCq(int cqe, CompletionChannel channel) {
+        return createCq(cqe, channel, 0);
+    }
+
+    /**
+     * A completion queue with {@link CqFlags} options that reports completion events to {@code channel}
+     * ({@code ibv_create_cq} with a {@code comp_channel}; null: none).
+     */
+    public final CompletionQueue createCq(int cqe, CompletionChannel channel, int flags) {
         checkOpen();
+        if (channel != null && channel.context() != this) {
+            throw new VerbsException(VerbsException.EINVAL, "create CQ: " + channel.describe() + " belongs to another device");
+        }
+        if (channel != null) {
+            channel.checkOpen();
+        }
         if ((flags & ~CqFlags.ALL) != 0) {
             throw new VerbsException(VerbsException.EINVAL, "create CQ: unknown flags 0x" + Integer.toHexString(flags & ~CqFlags.ALL));
         }
@@ -74,7 +93,16 @@ public abstract class Context extends VerbsResource {
         }
         CompletionQueue cq = driverCreateCq(cqe);
         cq.singleThreaded((flags & CqFlags.SINGLE_THREADED) != 0);
+        if (channel != null) {
+            cq.attach(channel);
+        }
         return cq;
+    }
+
+    /** A channel for CQ completion events ({@code ibv_create_comp_channel}). */
+    public final CompletionChannel createCompletionChannel() {
+        checkOpen();
+        return new CompletionChannel(this);
     }
 
     /**

@@ -13,7 +13,7 @@ import java.util.Set;
  */
 public abstract class VerbsResource implements AutoCloseable {
     private final String kind;
-    private final VerbsResource[] uses;
+    private VerbsResource[] uses;
     private final Set<VerbsResource> users = new LinkedHashSet<>();
     private volatile boolean closed;
 
@@ -85,12 +85,33 @@ public abstract class VerbsResource implements AutoCloseable {
                 throw new VerbsException(VerbsException.EBUSY,
                         "cannot close " + describe() + ": still in use by " + sb + "; close them first");
             }
+            beforeDestroy();
             destroy();
             closed = true;
         }
         for (VerbsResource r : uses) {
             r.removeUser(this);
         }
+        afterClose();
+    }
+
+    /**
+     * Records that this resource also uses {@code r}, decided after construction (a CQ and its completion
+     * channel): {@code r} refuses to close while this one is open.
+     */
+    final synchronized void alsoUses(VerbsResource r) {
+        r.addUser(this);
+        VerbsResource[] u = java.util.Arrays.copyOf(uses, uses.length + 1);
+        u[uses.length] = r;
+        uses = u;
+    }
+
+    /** Last check before {@link #destroy()}, under the resource's lock: throw to refuse the close. */
+    void beforeDestroy() {
+    }
+
+    /** Runs once after the resource closed and left its uses. */
+    void afterClose() {
     }
 
     /** Releases the provider's side of the resource; called once, with no users left. */

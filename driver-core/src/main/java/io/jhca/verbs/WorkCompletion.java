@@ -23,6 +23,7 @@ public final class WorkCompletion {
     private int slid;
     private int sl;
     private int dlidPathBits;
+    private boolean solicited;
 
     public long wrId() {
         return wrId;
@@ -98,6 +99,20 @@ public final class WorkCompletion {
         this.slid = 0;
         this.sl = 0;
         this.dlidPathBits = 0;
+        this.solicited = false;
+        return this;
+    }
+
+    /**
+     * A receive of a message sent with {@link SendFlags#SOLICITED} (the BTH SE bit, IBTA 9.2; what
+     * {@code mlx5dv_get_cqe_se} reads): what solicited-only arming waits for. Not part of {@code struct ibv_wc}.
+     */
+    public boolean solicited() {
+        return solicited;
+    }
+
+    public WorkCompletion solicited(boolean se) {
+        this.solicited = se;
         return this;
     }
 
@@ -152,6 +167,7 @@ public final class WorkCompletion {
         slid = o.slid;
         sl = o.sl;
         dlidPathBits = o.dlidPathBits;
+        solicited = o.solicited;
         return this;
     }
 

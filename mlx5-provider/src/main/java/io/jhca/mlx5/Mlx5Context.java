@@ -107,6 +107,14 @@ public final class Mlx5Context extends Context {
         return events.commandInterrupts();
     }
 
+    /**
+     * Of {@link #eqInterrupts()}, the wake-ups whose EQ poll found completion (COMP) entries: proof that CQ events
+     * arrive by interrupt.
+     */
+    public long completionInterrupts() {
+        return events.completionInterrupts();
+    }
+
     /** Turns the command trace on (a sink, e.g. {@code CmdTrace.to(System.err)}) or off (null), at once. */
     public void traceCommands(CmdTrace sink) {
         hca.trace(sink);

@@ -2,6 +2,8 @@ package io.jhca.mlx5;
 
 import org.agrona.concurrent.UnsafeBuffer;
 
+import io.jhca.doorbell.CqArm;
+import io.jhca.doorbell.UarDoorbell;
 import io.jhca.memory.DmaRegion;
 import io.jhca.mlx5.cmd.CqLayouts;
 import io.jhca.mlx5.cmd.CmdOpcode;
@@ -19,6 +21,7 @@ import io.jhca.verbs.WorkCompletion;
  * A completion queue: a ring of {@code ncqe = roundup_pow_of_two(cqe + 1)} 64-byte CQEs in DMA memory (rdma-core
  * {@code align_queue_size(cqe + 1)}; capacity {@code ncqe - 1}), its doorbell record, and CREATE_CQ with cqc
  * log_cq_size, uar_page, c_eqn (the async EQ), cqe_sz 64, log_page_size 0 (4 KiB pages), dbr_addr and the PAS list.
+ * Completion events come as COMP EQEs on that same EQ (vector 0), so the event thread hands them to the CQ's channel.
  *
  * <p>Polling follows {@link CqPoller}. A CQ error reported on the async EQ (CQ_ERROR, e.g. an overrun) puts the CQ in
  * error: every poll from then on throws ({@link CompletionQueue#overrun()}); an empty poll looks at the EQ first, so the
@@ -32,6 +35,9 @@ final class Mlx5Cq extends CompletionQueue {
     private final CqBuffer ring;
     private final CqPoller poller;
     private volatile int errorSyndrome;
+    private final CqArm arm;
+    /** Arm sequence number: counts the CQ's events (cq.c mlx5_cq_event); its low 2 bits go into each arm. */
+    private volatile int armSn;
 
     private Mlx5Cq(Mlx5Context ctx, int cqn, int capacity, DmaRegion memory, DbrPool.Slot dbr, CqBuffer ring) {
         super(ctx, cqn, capacity);
@@ -40,6 +46,7 @@ final class Mlx5Cq extends CompletionQueue {
         this.dbr = dbr;
         this.ring = ring;
         this.poller = new CqPoller(ring, qpn -> ctx.qps().get(qpn));
+        this.arm = new CqArm(ctx.function().bar0(), ctx.hca().uar() * UarDoorbell.UAR_PAGE_SIZE, dbr.record(), cqn);
     }
 
     static Mlx5Cq create(Mlx5Context ctx, int cqe) {
@@ -108,6 +115,24 @@ final class Mlx5Cq extends CompletionQueue {
             }
         }
         return n;
+    }
+
+    /**
+     * Arms through the doorbell record's arm word and the UAR CQ doorbell (cq.c mlx5_arm_cq) with the consumer
+     * index as polled so far; excluded from polls of a shared CQ, so the index is not mid-update.
+     */
+    @Override
+    protected void driverRequestNotify(boolean solicitedOnly) {
+        exclusive(() -> {
+            arm.arm(armSn, ring.consumerIndex(), solicitedOnly);
+            return null;
+        });
+    }
+
+    /** A COMP EQE named this CQ: the device disarmed it; count it for the next arm and tell the channel. */
+    void completionEvent() {
+        armSn++; // only the event thread (or a poller holding the EQ lock) writes it
+        raiseCompletionEvent();
     }
 
     private VerbsException error() {

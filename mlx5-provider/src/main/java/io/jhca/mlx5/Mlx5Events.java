@@ -41,9 +41,11 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
     private final AtomicLong pendingPages = new AtomicLong();
     private final AtomicLong interrupts = new AtomicLong();
     private final AtomicLong commandInterrupts = new AtomicLong();
+    private final AtomicLong completionInterrupts = new AtomicLong();
     /** Set by the event thread when an interrupt woke it, until the next poll; read in onEvent. */
     private boolean woken;
     private boolean wokenCmd;
+    private boolean wokenComp;
     private final Thread thread;
     private volatile boolean running = true;
     private DeviceHealth health;
@@ -87,8 +89,12 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
                 if (woken && wokenCmd) {
                     commandInterrupts.incrementAndGet();
                 }
+                if (woken && wokenComp) {
+                    completionInterrupts.incrementAndGet();
+                }
                 woken = false;
                 wokenCmd = false;
+                wokenComp = false;
                 servePages();
                 checkHealth(System.nanoTime());
             } catch (RuntimeException e) {
@@ -127,6 +133,11 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
         return commandInterrupts.get();
     }
 
+    /** Interrupt wake-ups whose EQ poll found completion (COMP) entries: CQ events that came by interrupt. */
+    long completionInterrupts() {
+        return completionInterrupts.get();
+    }
+
     private void checkHealth(long now) {
         if (fatalReported || now - nextHealth < 0) {
             return;
@@ -156,6 +167,16 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
     public void onEvent(DirectBuffer eqes, int e) {
         int type = Eqe.type(eqes, e);
         switch (type) {
+            case EventType.COMP: {
+                if (Thread.currentThread() == thread) {
+                    wokenComp = true; // counted after the poll if an interrupt woke this thread
+                }
+                Mlx5Cq cq = ctx.cqs().get(Eqe.compCqn(eqes, e));
+                if (cq != null) {
+                    cq.completionEvent();
+                }
+                break;
+            }
             case EventType.CQ_ERROR: {
                 Mlx5Cq cq = ctx.cqs().get(Eqe.cqErrorCqn(eqes, e));
                 if (cq != null) {

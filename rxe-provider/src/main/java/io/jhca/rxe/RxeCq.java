@@ -17,6 +17,7 @@ final class RxeCq extends CompletionQueue {
         super(context, cqn, ring.capacity());
         this.ring = ring;
         ring.onOverrun(this::overrun); // posts CQ_ERR at once; polls throw from then on
+        ring.onEvent(this::raiseCompletionEvent); // runs on the engine's thread only when the ring was armed
     }
 
     CqRing ring() {
@@ -30,6 +31,11 @@ final class RxeCq extends CompletionQueue {
             throw overrun();
         }
         return n;
+    }
+
+    @Override
+    protected void driverRequestNotify(final boolean solicitedOnly) {
+        ring.arm(solicitedOnly);
     }
 
     @Override

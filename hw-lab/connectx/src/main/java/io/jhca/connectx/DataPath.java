@@ -408,6 +408,6 @@ final class DataPath {
             flags = wc.srcQp() & 0xffffff | ((wc.wcFlags() & WcFlags.GRH) != 0 ? CqeWriter.FLAGS_GRH : 0);
             l3 = st.portAddress.getAddress().length == 4 ? 2 : 1; // mlx5dv.h MLX5_CQE_L3_HDR_TYPE_IPV4 / _IPV6
         }
-        CqeWriter.responder(qp.recvCq, qp, opcode, index, wc.byteLen(), imm ? wc.immData() : 0, flags, l3, false);
+        CqeWriter.responder(qp.recvCq, qp, opcode, index, wc.byteLen(), imm ? wc.immData() : 0, flags, l3, wc.solicited());
     }
 }

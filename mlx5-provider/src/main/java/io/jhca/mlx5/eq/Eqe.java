@@ -37,6 +37,8 @@ public final class Eqe {
     public static final int QP_SRQ_NUMBER = 24;
     public static final int PAGE_REQ_FUNC_ID = 2;
     public static final int PAGE_REQ_NUM_PAGES = 4;
+    /** COMP: the CQ that raised the event ({@code struct mlx5_eqe_comp}: six reserved be32, then cqn). */
+    public static final int COMP_CQN = 24;
 
     private Eqe() {
     }
@@ -71,6 +73,12 @@ public final class Eqe {
     public static int cqErrorSyndrome(DirectBuffer b, int eqe) {
         check(b, eqe);
         return b.getByte(eqe + DATA_OFFSET + CQ_ERR_SYNDROME) & 0xff;
+    }
+
+    /** COMP: the CQ number (be32, low 24 bits). */
+    public static int compCqn(DirectBuffer b, int eqe) {
+        check(b, eqe);
+        return b.getInt(eqe + DATA_OFFSET + COMP_CQN, ByteOrder.BIG_ENDIAN) & 0xffffff;
     }
 
     /** QP/SRQ events: the QP (or SRQ) number (be32, low 24 bits). */

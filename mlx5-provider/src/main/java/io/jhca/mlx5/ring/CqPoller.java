@@ -105,6 +105,9 @@ public final class CqPoller {
         }
         long wrId = rq.complete(cqe.wqeCounter());
         wc.set(wrId, WcStatus.SUCCESS, CompletionOpcodes.responder(opcode), qp.qpn(), cqe.byteCnt());
+        if (cqe.se() != 0) {
+            wc.solicited(true);
+        }
         if (opcode == CqeOpcode.RESP_WR_IMM || opcode == CqeOpcode.RESP_SEND_IMM) {
             wc.immData(cqe.immInvalPkey());   // big-endian on the wire: the sender's number
         } else if (opcode == CqeOpcode.RESP_SEND_INV) {

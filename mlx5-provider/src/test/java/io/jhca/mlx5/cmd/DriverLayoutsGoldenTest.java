@@ -133,7 +133,7 @@ class DriverLayoutsGoldenTest {
                 .append("int main(void)\n{\n");
         for (String f : List.of("type", "sub_type", "data", "signature", "owner", "data.cq_err.cqn",
                 "data.cq_err.syndrome", "data.qp_srq.type", "data.qp_srq.qp_srq_n", "data.req_pages.func_id",
-                "data.req_pages.num_pages")) {
+                "data.req_pages.num_pages", "data.comp.cqn")) {
             c.append("\tOFF(").append(f).append(");\n");
         }
         c.append("\tprintf(\"K eqe.size %zu\\n\", sizeof(struct mlx5_eqe));\n");
@@ -244,6 +244,7 @@ class DriverLayoutsGoldenTest {
         assertEquals(Eqe.DATA_OFFSET + Eqe.QP_SRQ_NUMBER, K.get("eqe.data.qp_srq.qp_srq_n"));
         assertEquals(Eqe.DATA_OFFSET + Eqe.PAGE_REQ_FUNC_ID, K.get("eqe.data.req_pages.func_id"));
         assertEquals(Eqe.DATA_OFFSET + Eqe.PAGE_REQ_NUM_PAGES, K.get("eqe.data.req_pages.num_pages"));
+        assertEquals(Eqe.DATA_OFFSET + Eqe.COMP_CQN, K.get("eqe.data.comp.cqn"));
         eventConstants().forEach((name, java) -> assertEquals(K.get(name), java, name));
         assertEquals(K.get("MLX5_CQ_ERROR_SYNDROME_CQ_OVERRUN"), (long) EventType.CQ_ERROR_OVERRUN);
         assertEquals(K.get("MLX5_CQ_ERROR_SYNDROME_CQ_ACCESS_VIOLATION_ERROR"), (long) EventType.CQ_ERROR_ACCESS_VIOLATION);

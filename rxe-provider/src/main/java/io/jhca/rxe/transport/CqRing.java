@@ -40,6 +40,22 @@ public final class CqRing {
     private volatile long ci;
     private volatile boolean overrun;
     private Runnable overrunListener;
+    /** {@link #DISARMED}, {@link #ARMED_NEXT} or {@link #ARMED_SOLICITED}; one plain load per commit when unarmed. */
+    private volatile int armed;
+    private Runnable eventListener;
+
+    public static final int DISARMED = 0;
+    public static final int ARMED_NEXT = 1;
+    public static final int ARMED_SOLICITED = 2;
+    private static final VarHandle ARMED;
+
+    static {
+        try {
+            ARMED = MethodHandles.lookup().findVarHandle(CqRing.class, "armed", int.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /** A ring of at least {@code capacity} slots (rounded up to a power of two). */
     public CqRing(final int capacity) {
@@ -84,10 +100,47 @@ public final class CqRing {
         this.overrunListener = listener;
     }
 
-    /** Producer: publish the slot filled after {@link #claim()}. */
+    /**
+     * Producer: publish the slot filled after {@link #claim()}. An armed ring disarms and notifies on the next
+     * completion, or, armed solicited-only, on the next solicited or unsuccessful one (ibv_req_notify_cq(3)).
+     */
     public void commit() {
+        final WorkCompletion wc = slots[(int) producerIndex & mask];
         producerIndex++;
         PI.setRelease(this, producerIndex);
+        final int a = armed;
+        if (a != DISARMED && (a == ARMED_NEXT || wc.solicited() || !wc.isSuccess())
+                && ARMED.compareAndSet(this, a, DISARMED)) {
+            eventListener.run();
+        }
+    }
+
+    /** Called on the producer's thread each time an armed ring fires. Set before arming. */
+    public void onEvent(final Runnable listener) {
+        this.eventListener = listener;
+    }
+
+    /**
+     * Arms the ring, once; {@code solicitedOnly} waits for a solicited or failed completion. Arming again before
+     * it fired keeps it armed; a next-completion arm wins over a solicited-only one, as in the kernel's rxe.
+     */
+    public void arm(final boolean solicitedOnly) {
+        if (eventListener == null) {
+            throw new IllegalStateException("CQ ring armed with no event listener");
+        }
+        final int want = solicitedOnly ? ARMED_SOLICITED : ARMED_NEXT;
+        int a;
+        do {
+            a = armed;
+            if (a == ARMED_NEXT) {
+                return;
+            }
+        } while (!ARMED.compareAndSet(this, a, want));
+    }
+
+    /** The ring's arming state: {@link #DISARMED}, {@link #ARMED_NEXT} or {@link #ARMED_SOLICITED}. */
+    public int armed() {
+        return armed;
     }
 
     /** Consumer: 1 and {@code wc} filled, 0 if empty, -1 if the CQ has overrun. */

@@ -239,7 +239,7 @@ final class Responder {
             final boolean imm = p.has(Opcode.HAS_IMMDT);
             final WorkCompletion wc = qp.completeRecv(w, WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset);
             qp.rq.completeHead();
-            qp.commitRecv(wc, imm, imm ? p.imm() : 0, -1, false);
+            qp.commitRecv(wc, imm, imm ? p.imm() : 0, -1, false, p.se);
             recvInProgress = false;
         } else {
             current = SEND;
@@ -292,7 +292,7 @@ final class Responder {
                 final WorkCompletion wc = qp.completeRecv(w, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM,
                         (int) writeLength);
                 qp.rq.completeHead();
-                qp.commitRecv(wc, true, p.imm(), -1, false);
+                qp.commitRecv(wc, true, p.imm(), -1, false, p.se);
                 recvInProgress = false;
             }
         } else {
@@ -415,14 +415,14 @@ final class Responder {
             final WorkCompletion wc = qp.completeRecv(w, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0);
             qp.rq.completeHead();
             qp.markError(AsyncEvent.Type.QP_FATAL, "UD receive WQE names memory it may not write");
-            qp.commitRecv(wc, false, 0, -1, false);
+            qp.commitRecv(wc, false, 0, -1, false, false);
             qp.flush();
             return;
         }
         final boolean imm = p.has(Opcode.HAS_IMMDT);
         final WorkCompletion wc = qp.completeRecv(w, WcStatus.SUCCESS, WcOpcode.RECV, GRH_LENGTH + n);
         qp.rq.completeHead();
-        qp.commitRecv(wc, imm, imm ? p.imm() : 0, deth.srcQp(), true);
+        qp.commitRecv(wc, imm, imm ? p.imm() : 0, deth.srcQp(), true, p.se);
     }
 
     /**
@@ -583,7 +583,7 @@ final class Responder {
             if (w != null) {
                 final WorkCompletion wc = qp.completeRecv(w, recvStatus, WcOpcode.RECV, 0);
                 qp.rq.completeHead();
-                qp.commitRecv(wc, false, 0, -1, false);
+                qp.commitRecv(wc, false, 0, -1, false, false);
             }
             recvInProgress = false;
         }

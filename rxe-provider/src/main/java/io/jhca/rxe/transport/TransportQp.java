@@ -234,7 +234,7 @@ public final class TransportQp {
         while ((w = rq.peek()) != null) {
             final WorkCompletion wc = completeRecv(w, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0);
             rq.completeHead();
-            commitRecv(wc, false, 0, -1, false);
+            commitRecv(wc, false, 0, -1, false, false);
         }
         responder.recvInProgress = false;
     }
@@ -288,7 +288,9 @@ public final class TransportQp {
         return wc;
     }
 
-    void commitRecv(final WorkCompletion wc, final boolean imm, final int immData, final int srcQp, final boolean grh) {
+    /** {@code solicited}: the message's last packet had the BTH SE bit (IBTA 9.2), for solicited-only arming. */
+    void commitRecv(final WorkCompletion wc, final boolean imm, final int immData, final int srcQp, final boolean grh,
+            final boolean solicited) {
         if (wc == null) {
             return;
         }
@@ -301,6 +303,7 @@ public final class TransportQp {
         if (grh) {
             wc.wcFlags(WcFlags.GRH);
         }
+        wc.solicited(solicited);
         recvCq.commit();
     }
 

@@ -4,6 +4,7 @@ import io.jhca.memory.DmaMemory;
 import io.jhca.memory.DmaMemoryException;
 import io.jhca.memory.DmaOptions;
 import io.jhca.memory.DmaRegion;
+import io.jhca.verbs.CompletionChannel;
 import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.Context;
 import io.jhca.verbs.Gid;
@@ -144,8 +145,8 @@ public final class Harness implements AutoCloseable {
         ProtectionDomain pd = track(ctx.allocatePd());
         DmaRegion mem = allocate(spec.bufferBytes);
         MemoryRegion mr = track(pd.register(mem, 0, mem.length(), spec.mrAccess));
-        CompletionQueue sendCq = track(ctx.createCq(spec.cqDepth));
-        CompletionQueue recvCq = spec.separateCqs ? track(ctx.createCq(spec.cqDepth)) : sendCq;
+        CompletionQueue sendCq = track(ctx.createCq(spec.cqDepth, spec.channel));
+        CompletionQueue recvCq = spec.separateCqs ? track(ctx.createCq(spec.cqDepth, spec.channel)) : sendCq;
         QueuePair qp = track(pd.createQp(QpInitAttributes.of(spec.type, sendCq, recvCq)
                 .maxSendWr(spec.maxSendWr).maxRecvWr(spec.maxRecvWr)
                 .maxSendSge(spec.maxSendSge).maxRecvSge(spec.maxRecvSge)
@@ -241,6 +242,40 @@ public final class Harness implements AutoCloseable {
                 fail("unexpected completion on " + cq.describe() + " of " + cq.context().name() + " (" + why + "): " + scratch);
             }
             idle.idle(progress());
+        }
+    }
+
+    /**
+     * Waits for one completion event on {@code ch}, driving the engines in CALLER mode; fails naming
+     * {@code what} after {@link #DEFAULT_WAIT}. Returns the CQ the event names.
+     */
+    public CompletionQueue awaitEvent(CompletionChannel ch, String what) {
+        long deadline = System.nanoTime() + DEFAULT_WAIT.toNanos();
+        Idle idle = new Idle();
+        try {
+            while (true) {
+                CompletionQueue cq = ch.getEvent(caller ? 0 : 10);
+                if (cq != null) {
+                    return cq;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    fail("timed out after " + DEFAULT_WAIT.toMillis() + " ms waiting for a completion event: " + what);
+                }
+                if (caller) {
+                    idle.idle(progress());
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted waiting for " + what, e);
+        }
+    }
+
+    /** Lets the engines run for {@code quiet} and asserts no completion event was raised on {@code ch}. */
+    public void assertNoEvent(CompletionChannel ch, Duration quiet, String why) {
+        run(quiet);
+        if (ch.pendingEvents() != 0) {
+            fail("unexpected completion event (" + why + "): " + ch.pendingEvents() + " pending");
         }
     }
 

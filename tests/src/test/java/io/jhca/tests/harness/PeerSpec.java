@@ -1,6 +1,7 @@
 package io.jhca.tests.harness;
 
 import io.jhca.verbs.Access;
+import io.jhca.verbs.CompletionChannel;
 import io.jhca.verbs.QpType;
 
 /** What a {@link Peer} is made of: QP type, buffer size, MR access, CQ depth, QP capabilities. Defaults suit most tests. */
@@ -16,6 +17,7 @@ public final class PeerSpec {
     int maxInlineData;
     boolean sqSigAll;
     boolean separateCqs = true;
+    CompletionChannel channel;
 
     public static PeerSpec rc() {
         return new PeerSpec();
@@ -73,6 +75,12 @@ public final class PeerSpec {
 
     public PeerSpec sqSigAll(boolean all) {
         sqSigAll = all;
+        return this;
+    }
+
+    /** The peer's CQs report completion events to {@code ch} (made earlier, so it closes after them). */
+    public PeerSpec channel(CompletionChannel ch) {
+        channel = ch;
         return this;
     }
 

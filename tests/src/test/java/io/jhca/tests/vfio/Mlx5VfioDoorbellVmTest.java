@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
  * model's BAR0 file passed over its socket and BAR1 is an MSI-X table. VFIO reports MSI-X, the driver wires vector 0
  * to an eventfd and its event thread sleeps there with the async EQ armed; the model raises vector 0 (the EQ's
  * eqc.intr) through the eventfd the server passed QEMU, and the guest kernel's vfio-pci signals the driver's
- * eventfd. Command completions then reach the driver as MSI-X interrupts.
+ * eventfd. Command completions and the completion event of an armed CQ then reach the driver as MSI-X interrupts.
  */
 class Mlx5VfioDoorbellVmTest extends Mlx5VfioVmRun {
 
@@ -34,6 +34,13 @@ class Mlx5VfioDoorbellVmTest extends Mlx5VfioVmRun {
         long[] irq = guestInterrupts();
         assertTrue(irq[0] > 0, "the event thread was woken by MSI-X vector 0: " + run.lines("irq"));
         assertTrue(irq[1] > 0 && irq[1] <= irq[0], "wake-ups that found command completions: " + run.lines("irq"));
+    }
+
+    @Test
+    void aCqEventArrivedAsAnInterrupt() {
+        assertEquals(List.of("guest ok"), run.lines("check cq-event"), "the guest's armed CQ raised its event");
+        long[] irq = guestInterrupts();
+        assertTrue(irq[2] > 0 && irq[2] <= irq[0], "wake-ups that found completion events: " + run.lines("irq"));
     }
 
     @Test

@@ -263,8 +263,10 @@ abstract class Mlx5VfioVmRun {
         for (String c : checks) {
             assertTrue(c.endsWith(" ok"), "guest check: " + c + " (seed " + seed + ")");
         }
-        // refused without the test mode, listed with it, 7 requester opcodes, 9 responder checks, teardown
-        assertEquals(1 + 1 + 7 + 9 + 1, checks.size(), run.tail());
+        // refused without the test mode, listed with it, 7 requester opcodes, 9 responder checks, the armed CQ's
+        // event, teardown
+        assertEquals(1 + 1 + 7 + 9 + 1 + 1, checks.size(), run.tail());
+        assertTrue(checks.contains("cq-event guest ok"), run.tail());
         assertTrue(checks.contains("refused-without-test-mode ok"), run.tail());
         assertTrue(checks.contains("teardown ok"), run.tail());
     }
@@ -274,8 +276,10 @@ abstract class Mlx5VfioVmRun {
         List<String> irq = run.lines("irq");
         assertEquals(1, irq.size(), run.tail());
         String[] f = irq.get(0).split(" ");
-        assertTrue(f.length == 2 && f[0].startsWith("eq=") && f[1].startsWith("cmd="), irq.get(0));
-        return new long[] {Long.parseLong(f[0].substring(3)), Long.parseLong(f[1].substring(4))};
+        assertTrue(f.length == 3 && f[0].startsWith("eq=") && f[1].startsWith("cmd=") && f[2].startsWith("comp="),
+                irq.get(0));
+        return new long[] {Long.parseLong(f[0].substring(3)), Long.parseLong(f[1].substring(4)),
+                Long.parseLong(f[2].substring(5))};
     }
 
     @Test

@@ -12,6 +12,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.memory.DmaRegion;
 import io.jhca.verbs.AhAttributes;
+import io.jhca.verbs.CompletionChannel;
 import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.Context;
 import io.jhca.verbs.Gid;
@@ -42,6 +43,7 @@ public final class RcSide implements AutoCloseable {
     private final Context ctx;
     private final ProtectionDomain pd;
     private final QueuePair qp;
+    private final CompletionChannel channel;
     private final CompletionQueue cq;
     private final MemoryRegion mr;
     private final UnsafeBuffer buf;
@@ -53,7 +55,8 @@ public final class RcSide implements AutoCloseable {
         this.ctx = ctx;
         this.pd = ctx.allocatePd();
         this.mr = pd.register(mem, 0, mem.length(), ALL);
-        this.cq = ctx.createCq(64);
+        this.channel = ctx.createCompletionChannel();
+        this.cq = ctx.createCq(64, channel);
         this.qp = pd.createQp(QpInitAttributes.rc(cq, cq).maxSendWr(16).maxRecvWr(16));
         this.buf = mem.buffer();
         this.gidIndex = roceIndex(ctx);
@@ -229,8 +232,36 @@ public final class RcSide implements AutoCloseable {
     public void close() {
         qp.close();
         cq.close();
+        channel.close();
         mr.close();
         pd.close();
+    }
+
+    /**
+     * Arms the CQ, posts one signaled RDMA READ of the peer's read source and waits on the completion channel:
+     * the event must name this CQ, and the completion must follow it. The peer does nothing for it.
+     */
+    public void armedRead(String from, Properties peer) throws InterruptedException {
+        long va = Long.parseLong(peer.getProperty("va"));
+        int rkey = Integer.parseInt(peer.getProperty("rkey"));
+        String name = "cq-event " + from;
+        cq.requestNotify(false);
+        qp.postSend(new SendWr().wrId(900).sendFlags(SendFlags.SIGNALED).opcode(WrOpcode.RDMA_READ)
+                .sge(mr, READ_DEST, LENGTH).rdma(va + READ_SOURCE, rkey));
+        long deadline = System.nanoTime() + COMPLETION_MILLIS * 1_000_000L;
+        CompletionQueue got = null;
+        while (got == null && System.nanoTime() < deadline) {
+            ctx.progress();
+            got = channel.getEvent(10);
+        }
+        if (got == null) {
+            check(name, false, "no CQ event within " + COMPLETION_MILLIS + " ms");
+            return;
+        }
+        WorkCompletion wc = await();
+        cq.ackEvents(1);
+        check(name, got == cq && wc.status() == WcStatus.SUCCESS && wc.wrId() == 900 && channel.getEvent(0) == null,
+                "event for " + got.describe() + ", completion " + wc);
     }
 
     /** The requester's opcodes, in the order the responder's receives expect them. */
