@@ -74,7 +74,7 @@ public final class Mlx5Context extends Context {
             this.dbrs = new DbrPool(function::allocateDma);
             this.events = new Mlx5Events(this, hca);
             this.events.start();
-            hca.commands().queue().afterEachCommand(events::pollIfPending);
+            hca.commands().queue().afterEachCommand(events::pollIfBacklogged);
         } catch (RuntimeException e) {
             try {
                 hca.close();

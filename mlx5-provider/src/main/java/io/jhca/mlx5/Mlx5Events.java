@@ -73,6 +73,18 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
         }
     }
 
+    /**
+     * From the command path: consume the EQ only when half of it waits. Each command adds a CMD entry; a burst of
+     * commands while the event thread is not scheduled must not overrun the EQ (fatal on a real device), but below
+     * that the entries are the event thread's, so that they arrive the way the function delivers them (its interrupt,
+     * or the event thread's polling).
+     */
+    void pollIfBacklogged() {
+        if (hca.eq().backlogged()) {
+            hca.eq().poll(this);
+        }
+    }
+
     /** Cheap check from the data path: poll only if an entry is waiting. */
     void pollIfPending() {
         if (hca.eq().pending()) {

@@ -294,6 +294,11 @@ public final class ConnectXModel implements Agent {
         return initSeg.queueIova();
     }
 
+    /** The host address behind a device-visible range, -1 when the IOMMU has no mapping for all of it. */
+    long hostAddress(long iova, long length) {
+        return iommu.hostAddress(iova, length);
+    }
+
     /** Whether INIT_HCA has run (and TEARDOWN_HCA not since). */
     public boolean initialized() {
         return st.initialized;

@@ -21,7 +21,12 @@ import io.jhca.mlx5.cmd.InitSegment;
  *       queue and keeps nic_interface (bits 10:8).</li>
  *   <li>cmd_dbell is taken with an atomic swap to 0: each bit is a command slot to execute. Two drivers' threads
  *       ringing at once can overwrite each other's bit in memory (a register would OR them); a slot found owned by the
- *       device for longer than {@link #LOST_DOORBELL_NANOS} without its bit is executed anyway and counted.</li>
+ *       device for longer than {@link #LOST_DOORBELL_NANOS} without its bit is executed anyway and counted. The scan
+ *       runs only while the queue is live: from the address write or a doorbell until a command leaves the function
+ *       disabled (DISABLE_HCA, a refused ENABLE_HCA) or it is reset. A driver frees the queue's page after
+ *       DISABLE_HCA; with the IOMMU out of the picture (IOVA = guest-physical address) that page may be anything a
+ *       moment later, and a scan of it would run whatever bytes it finds and write their "output" into guest
+ *       memory. A real device only ever reads the queue on a doorbell.</li>
  *   <li>health_counter (bits 23:0) ticks every {@value #HEALTH_TICK_MS} ms and the internal timer follows the clock,
  *       so rdma-core-style health polling sees a live device.</li>
  * </ul>
@@ -55,6 +60,8 @@ final class InitSegmentDevice {
     private long queueHost;
     private int nicInterface;
     private long nextScan;
+    /** Whether the lost-doorbell scan runs (see the class comment). */
+    private boolean live;
     private long nextHealth;
     private int healthCounter;
 
@@ -111,9 +118,10 @@ final class InitSegmentDevice {
         if (raw != 0) {
             int mask = SWAP ? Integer.reverseBytes(raw) : raw; // be32 slot bit mask
             st.counters.add(ModelCounters.Counter.CMD_DOORBELLS, Integer.bitCount(mask));
+            live = true;
             work += execute(mask);
         }
-        if (cmdq.attached() && now - nextScan >= 0) {
+        if (live && cmdq.attached() && now - nextScan >= 0) {
             nextScan = now + 1_000_000L;
             work += recoverLostDoorbells(now);
         }
@@ -145,6 +153,8 @@ final class InitSegmentDevice {
                 cmdq.attach(address, LOG_CMDQ_SIZE, LOG_CMDQ_STRIDE);
                 queueIova = address;
                 queueHost = Math.max(0, iommu.hostAddress(address, 1 << (LOG_CMDQ_SIZE + LOG_CMDQ_STRIDE)));
+                java.util.Arrays.fill(ownedSince, 0);
+                live = true;
             } catch (IllegalArgumentException e) {
                 st.counters.increment(ModelCounters.Counter.DMA_FAULTS);
             }
@@ -153,6 +163,7 @@ final class InitSegmentDevice {
         }
         if (nicInterface == InitSegment.NIC_IFC_DISABLED || nicInterface == InitSegment.NIC_IFC_SW_RESET) {
             firmware.reset(); // fast teardown / software reset: the function forgets everything
+            quiet();
         }
         return 1;
     }
@@ -167,6 +178,9 @@ final class InitSegmentDevice {
                 ownedSince[s] = 0;
             }
         }
+        if (!st.enabled) {
+            quiet(); // DISABLE_HCA ran (or ENABLE_HCA was refused): the driver may free the queue's page now
+        }
         if (done > 0) {
             DeviceEq eq = st.asyncEq(io.jhca.mlx5.eq.EventType.CMD);
             if (eq != null) {
@@ -174,6 +188,17 @@ final class InitSegmentDevice {
             }
         }
         return done;
+    }
+
+    /** No more scanning of the queue until the driver programs it again or rings a doorbell. */
+    private void quiet() {
+        live = false;
+        java.util.Arrays.fill(ownedSince, 0);
+    }
+
+    /** Whether the lost-doorbell scan is running. */
+    boolean scanning() {
+        return live;
     }
 
     /** The function left the bus: all of BAR0 reads as ones, as a PCI read of an absent function does. */

@@ -182,6 +182,12 @@ public final class ModelProcess implements AutoCloseable {
                     s.error() == null ? "" : " error=" + s.error());
             out.flush();
         }
+        // every counter, zeros included, so that a parent can check the ones that must stay 0
+        StringBuilder counters = new StringBuilder("counters");
+        p.model.counters().snapshot().forEach((c, v) -> counters.append(' ').append(c.name().toLowerCase())
+                .append('=').append(v));
+        out.println(counters);
+        out.flush();
         p.close();
         System.exit(0);
     }

@@ -111,6 +111,41 @@ class CommandTest {
         assertEquals(0, drv.counters().get(ModelCounters.Counter.CMD_DOORBELLS));
     }
 
+    /**
+     * After DISABLE_HCA the driver frees the queue's page, and its memory may hold anything a moment later. The model
+     * must not run what it finds there: a slot that looks device-owned without a doorbell is no command. (With IOVA =
+     * guest-physical address and no IOMMU between the model and guest RAM, running it wrote "outputs" into whatever
+     * the guest had put in those pages since: a guest JVM died of it about one run in twenty.)
+     */
+    @Test
+    void aDisabledFunctionDoesNotRunStaleSlotsOfItsQueue() throws Exception {
+        drv = HostDriver.open("cmd0", IP);
+        drv.openCommandQueue();
+        drv.enableHca();
+        drv.run(drv.cmd(HcaLayouts.DISABLE_HCA_IN, CmdOpcode.DISABLE_HCA), HcaLayouts.DISABLE_HCA_OUT);
+        long commands = drv.counters().get(ModelCounters.Counter.COMMANDS);
+        int stride = 1 << drv.cmdq.logStride();
+        long host = drv.fn.model().hostAddress(drv.cmdq.queueIova(), (long) drv.cmdq.slots() * stride);
+        assertTrue(host > 0, "the queue page is mapped");
+        org.agrona.concurrent.UnsafeBuffer page = new org.agrona.concurrent.UnsafeBuffer(host,
+                drv.cmdq.slots() * stride);
+        byte[] garbage = new byte[page.capacity()];
+        new java.util.Random(7).nextBytes(garbage);
+        for (int s = 0; s < drv.cmdq.slots(); s++) {
+            garbage[s * stride + io.jhca.mlx5.cmd.CmdQueueEntry.SIZE - 1] |= 1; // status_own: "owned by hardware"
+        }
+        page.putBytes(0, garbage);
+        Thread.sleep(3 * InitSegmentDevice.LOST_DOORBELL_NANOS / 1_000_000 + 20);
+        byte[] after = new byte[garbage.length];
+        page.getBytes(0, after);
+        assertArrayEquals(garbage, after, "the model wrote into the freed queue page");
+        assertEquals(commands, drv.counters().get(ModelCounters.Counter.COMMANDS));
+        assertEquals(0, drv.counters().get(ModelCounters.Counter.CMD_DOORBELLS_RECOVERED));
+        // a doorbell on the same queue (a reload, as mlx5_core does it) makes it live again
+        page.setMemory(0, page.capacity(), (byte) 0);
+        drv.enableHca();
+    }
+
     @Test
     void bringUpSequenceAndCapabilities() throws Exception {
         drv = HostDriver.open("cmd0", IP);

@@ -117,6 +117,15 @@ public final class AsyncEq implements AutoCloseable {
     }
 
     /**
+     * Whether at least half the ring waits for its consumer: the entry half a ring ahead of the consumer index is
+     * software's already. One volatile byte load.
+     */
+    public boolean backlogged() {
+        int i = ci + (nent >>> 1);
+        return Eqe.isSoftwareOwned(eqes.getByteVolatile((i & (nent - 1)) * Eqe.SIZE + Eqe.OWNER_OFFSET), i, nent);
+    }
+
+    /**
      * Hands every software-owned entry to {@code handler}, in order, then publishes the consumer index. Returns the
      * number of events, 0 if none or another thread is consuming.
      */

@@ -294,6 +294,26 @@ abstract class Mlx5VfioVmRun {
         assertTrue(devinfo.contains("\tfw_ver:\t\t\t\t16.35.2000"), devinfo.toString());
     }
 
+    /**
+     * The model process's counters at its exit: none of the driver mistakes and model faults the in-process suite
+     * never allows (ModelCounterChecks.NEVER). A recovered command doorbell here once meant the model ran a freed
+     * queue page's bytes as commands.
+     */
+    @Test
+    void theModelSawNoDriverMistakeAndNoFaultOfItsOwn() {
+        String line = modelTail.stream().filter(l -> l.startsWith("counters ")).findFirst().orElse(null);
+        assertTrue(line != null, "model process said: " + modelTail);
+        Map<String, Long> c = new HashMap<>();
+        for (String kv : line.substring("counters ".length()).split(" ")) {
+            c.put(kv.substring(0, kv.indexOf('=')), Long.parseLong(kv.substring(kv.indexOf('=') + 1)));
+        }
+        assertTrue(c.get("commands") > 0, line);
+        for (String never : List.of("sq_doorbell_mismatches", "cmd_doorbells_recovered", "model_errors", "eqes_dropped",
+                "dma_faults")) {
+            assertEquals(0L, c.get(never), never + " in " + line);
+        }
+    }
+
     @Test
     void hostRxePeerSawEveryOpcodeFromTheGuestAndGotEveryAnswer() {
         assertFalse(hostFailure != null, () -> "host side failed (seed " + seed + "): " + hostFailure + "\n" + run.tail());
