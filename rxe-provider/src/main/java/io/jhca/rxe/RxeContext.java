@@ -165,7 +165,7 @@ public final class RxeContext extends Context {
 
     /**
      * The index of the local address an address vector with {@code sgidIndex} sends from: for a device on one
-     * address always that one; on an interface the address of that GID entry (refused for RoCE v1 entries).
+     * address always that one; on an interface the address of that GID entry (refused when it has none).
      */
     int sourceFor(final int sgidIndex, final String what) {
         if (config.netdev() == null || config.linkOpener() != null) {

@@ -14,17 +14,17 @@ import io.jhca.verbs.VerbsException;
 /**
  * The GID table of an rxe port, and which local address each entry sends from.
  *
- * <p>A device on a network interface gets the table Linux builds for a RoCE netdev (drivers/infiniband/core/
- * roce_gid_mgmt.c and cache.c): index 0 and 1 hold the default GID, fe80::EUI-64 of the MAC, as RoCE v1 and RoCE v2;
- * then every IP address of the interface, IPv4 ones first (as {@code ::ffff:a.b.c.d}) then IPv6 ones, each as a
- * RoCE v1 entry followed by a RoCE v2 entry, a GID already present (the link-local address equal to the default
- * GID) not repeated. jhca speaks RoCE v2 only: the v1 entries are listed so that every index means what it means on
- * Linux ({@code -g 3} / {@code -x 3} is the first IPv4 address's v2 GID on both), and an address vector naming one
- * is refused with the index of its v2 twin.
+ * <p>A device on a network interface gets the table Linux builds for an rxe device on that netdev
+ * (drivers/infiniband/core/roce_gid_mgmt.c and cache.c, for a port that supports RoCE v2 only, as rxe's does:
+ * rxe.c sets core_cap_flags to RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP): index 0 holds the default GID, fe80::EUI-64 of the
+ * MAC; then every IP address of the interface, IPv4 ones first (as {@code ::ffff:a.b.c.d}) then IPv6 ones, a GID
+ * already present (the link-local address equal to the default GID) not repeated. Every entry is RoCE v2, as in
+ * Linux rxe's table (seen in a guest: {@code GID[1] ::ffff:10.88.0.2, RoCE v2}), so {@code -g 1} means the first
+ * IPv4 address on both. A port that also speaks RoCE v1 (a ConnectX under mlx5_ib) lists each GID twice, v1 then
+ * v2, so its index 3 is index 1 here.
  *
- * <p>A device on one address (the default loopback devices, {@code name=address}) keeps jhca's two-entry table:
- * index 0 the link-local GID of its derived MAC, index 1 its address, both RoCE v2 and both sending from that one
- * address.
+ * <p>A device on one address (the default loopback devices, {@code name=address}) has the same layout over that
+ * one address: index 0 the link-local GID of its derived MAC, index 1 its address, both sending from it.
  */
 public final class RxeGidTable {
 
@@ -49,7 +49,7 @@ public final class RxeGidTable {
     }
 
     /**
-     * Linux's table of a netdev whose node GUID is {@code guid} (EUI-64 of its MAC) and whose addresses are
+     * Linux rxe's table of a netdev whose node GUID is {@code guid} (EUI-64 of its MAC) and whose addresses are
      * {@code netdevAddresses} (in the interface's order; IPv6 link-local ones carry their scope). The addresses the
      * device binds are {@link #addresses()}: IPv4 first, then IPv6, each in the given order.
      */
@@ -67,16 +67,12 @@ public final class RxeGidTable {
         }
         final List<Entry> e = new ArrayList<>();
         final Gid defaultGid = RxeDeviceAttributes.linkLocalGid(guid);
-        final int defaultVia = indexOf(bound, defaultGid);
-        e.add(new Entry(defaultGid, GidType.ROCE_V1, defaultVia));
-        e.add(new Entry(defaultGid, GidType.ROCE_V2, defaultVia));
+        e.add(new Entry(defaultGid, GidType.ROCE_V2, indexOf(bound, defaultGid)));
         for (int i = 0; i < bound.size(); i++) {
             final Gid g = Gid.of(bound.get(i));
-            if (g.equals(defaultGid)) {
-                continue; // cache.c: an identical GID of the same type and netdev is not added twice
+            if (!g.equals(defaultGid)) { // cache.c: an identical GID of the same type and netdev is not added twice
+                e.add(new Entry(g, GidType.ROCE_V2, i));
             }
-            e.add(new Entry(g, GidType.ROCE_V1, i));
-            e.add(new Entry(g, GidType.ROCE_V2, i));
         }
         return new RxeGidTable(e, bound);
     }
@@ -116,18 +112,17 @@ public final class RxeGidTable {
 
     /**
      * The local address index an address vector with {@code sgidIndex} sends from; refused when the entry is empty,
-     * a RoCE v1 entry (naming its v2 twin) or a GID that is no address of the device.
+     * not RoCE v2 (jhca speaks RoCE v2 only) or a GID that is no address of the device.
      */
     public int sourceFor(final int sgidIndex, final String device, final String what) {
         if (sgidIndex < 0 || sgidIndex >= entries.size()) {
             throw new VerbsException(VerbsException.EINVAL, what + ": GID index " + sgidIndex + " of " + device
-                    + " is empty");
+                    + " is empty (indices 0.." + (entries.size() - 1) + " are filled; hwlab devinfo -v lists them)");
         }
         final Entry e = entries.get(sgidIndex);
-        if (e.type() == GidType.ROCE_V1) {
+        if (e.type() != GidType.ROCE_V2) {
             throw new VerbsException(VerbsException.EINVAL, what + ": GID index " + sgidIndex + " of " + device
-                    + " is a RoCE v1 GID; jhca speaks RoCE v2 only: use index " + (sgidIndex + 1) + " (the same GID"
-                    + " as RoCE v2)");
+                    + " is " + e.type() + "; jhca speaks RoCE v2 only");
         }
         if (e.via() < 0) {
             throw new VerbsException(VerbsException.EINVAL, what + ": GID index " + sgidIndex + " of " + device

@@ -43,8 +43,8 @@
  * IPv6 link-local GID (fe80::EUI-64) and index 1 the device address ({@code ::ffff:a.b.c.d} for IPv4), and a node
  * GUID that is the EUI-64 of a locally administered MAC derived from the IP (02:00:a:b:c:d). A device on a network
  * interface instead takes the interface's MAC and MTU, binds UDP 4791 on every address of the interface (IPv4 and
- * IPv6) and has Linux's GID table over them ({@link io.jhca.rxe.RxeGidTable}: the default GID, then each address,
- * each as RoCE v1 and RoCE v2; only v2 entries can be used); a QP sends from the address its AV's sgid_index names. QP numbers start at
+ * IPv6) and has Linux rxe's GID table over them ({@link io.jhca.rxe.RxeGidTable}: the default GID, then each
+ * address, IPv4 first, all RoCE v2); a QP sends from the address its AV's sgid_index names. QP numbers start at
  * 0x11; QP1 (GSI) is not provided. Memory keys are a 24-bit index and an 8-bit tag; rkey = lkey when remote access
  * was granted, else 0. Per-device counters ({@code RxeContext.counters()}, {@code Context.statistics()}) use rxe's
  * hw_counters names, add bytes each way, retransmitted packets, ACK timeouts, NAKs sent and received by kind, ghost

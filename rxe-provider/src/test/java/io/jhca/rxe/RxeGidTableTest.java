@@ -32,42 +32,37 @@ class RxeGidTableTest {
     }
 
     @Test
-    void linuxLayoutDefaultGidThenEachAddressAsV1AndV2() throws Exception {
+    void linuxRxeLayoutDefaultGidThenEachAddressAllRoceV2() throws Exception {
         final RxeGidTable t = fixture().gidTable();
-        final String[] gids = {"fe80::5054:ff:fe12:3456", "fe80::5054:ff:fe12:3456", "::ffff:192.0.2.5",
-            "::ffff:192.0.2.5", "::ffff:10.0.0.1", "::ffff:10.0.0.1", "fd00::1", "fd00::1", "fe80::1", "fe80::1"};
+        final String[] gids = {"fe80::5054:ff:fe12:3456", "::ffff:192.0.2.5", "::ffff:10.0.0.1", "fd00::1", "fe80::1"};
         assertEquals(gids.length, t.size(), "the link-local address equal to the default GID is not repeated");
         for (int i = 0; i < gids.length; i++) {
             assertEquals(Gid.of(ip(gids[i])), t.gid(i), "GID " + i);
-            assertEquals(i % 2 == 0 ? GidType.ROCE_V1 : GidType.ROCE_V2, t.type(i), "type of GID " + i);
+            assertEquals(GidType.ROCE_V2, t.type(i), "type of GID " + i);
         }
         assertEquals(Gid.ZERO, t.gid(gids.length));
         assertEquals(List.of(ip("192.0.2.5"), ip("10.0.0.1"), ip("fe80::5054:ff:fe12:3456"), ip("fd00::1"),
                 ip("fe80::1")), t.addresses(), "bound: IPv4 first, then IPv6, each in the interface's order");
-        assertEquals(2, t.entry(1).via(), "the default GID sends from the link-local address it equals");
-        assertEquals(0, t.sourceFor(3, "rxe5", "test"));
-        assertEquals(1, t.sourceFor(5, "rxe5", "test"));
-        assertEquals(3, t.sourceFor(7, "rxe5", "test"));
-        assertEquals(4, t.sourceFor(9, "rxe5", "test"));
-        assertEquals(2, t.sourceFor(1, "rxe5", "test"));
+        assertEquals(2, t.sourceFor(0, "rxe5", "test"), "the default GID sends from the link-local address it equals");
+        assertEquals(0, t.sourceFor(1, "rxe5", "test"));
+        assertEquals(1, t.sourceFor(2, "rxe5", "test"));
+        assertEquals(3, t.sourceFor(3, "rxe5", "test"));
+        assertEquals(4, t.sourceFor(4, "rxe5", "test"));
     }
 
     @Test
-    void v1EntriesAndEmptyOnesAreRefusedNamingWhatToUse() throws Exception {
+    void emptyEntriesAndADefaultGidWithoutItsAddressAreRefused() throws Exception {
         final RxeGidTable t = fixture().gidTable();
-        for (final int v1 : new int[] {0, 2, 4, 6, 8}) {
-            final VerbsException e = assertThrows(VerbsException.class, () -> t.sourceFor(v1, "rxe5", "modify QP"));
-            assertTrue(e.getMessage().contains("RoCE v1") && e.getMessage().contains("use index " + (v1 + 1)),
-                    e.getMessage());
+        for (final int bad : new int[] {-1, 5, 1023}) {
+            final VerbsException e = assertThrows(VerbsException.class, () -> t.sourceFor(bad, "rxe5", "modify QP"));
+            assertTrue(e.getMessage().contains("GID index " + bad + " of rxe5 is empty"), e.getMessage());
         }
-        assertThrows(VerbsException.class, () -> t.sourceFor(10, "rxe5", "modify QP"));
-        assertThrows(VerbsException.class, () -> t.sourceFor(-1, "rxe5", "modify QP"));
         // without its link-local address the default GID is listed but nothing can leave from it
         final RxeGidTable noLl = RxeGidTable.forNetdev(RxeDeviceAttributes.guidOf(MAC), List.of(ip("192.0.2.5")));
-        assertEquals(4, noLl.size());
-        final VerbsException e = assertThrows(VerbsException.class, () -> noLl.sourceFor(1, "rxe5", "create AH"));
+        assertEquals(2, noLl.size());
+        final VerbsException e = assertThrows(VerbsException.class, () -> noLl.sourceFor(0, "rxe5", "create AH"));
         assertTrue(e.getMessage().contains("not an address"), e.getMessage());
-        assertEquals(0, noLl.sourceFor(3, "rxe5", "create AH"));
+        assertEquals(0, noLl.sourceFor(1, "rxe5", "create AH"));
     }
 
     @Test
@@ -79,7 +74,7 @@ class RxeGidTableTest {
         assertEquals(0x505400fffe123456L, RxeProvider.info(c).nodeGuid(), "node GUID: EUI-64 of the MAC");
         final RxeDeviceAttributes a = new RxeDeviceAttributes(c.mac(), c.gidTable(), c.netdevMtu());
         assertEquals(io.jhca.verbs.Mtu.MTU_4096, a.port().activeMtu());
-        assertEquals(Gid.of(ip("::ffff:10.0.0.1")), a.gid(5));
+        assertEquals(Gid.of(ip("::ffff:10.0.0.1")), a.gid(2));
     }
 
     @Test
