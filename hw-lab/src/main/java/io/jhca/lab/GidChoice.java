@@ -14,8 +14,8 @@ public final class GidChoice {
 
     /**
      * The GID index to use: {@code requested} if given (it must name a non-empty entry), else the first
-     * IPv4-mapped entry (index 1 on rxe's loopback devices, 3 on a device on an interface with an IPv4 address),
-     * else the first non-empty one, RoCE v1 entries skipped, as perftest's "auto" GID choice prefers IPv4 RoCE v2
+     * IPv4-mapped entry (index 1 on an rxe device, as on Linux rxe), else the first non-empty one, RoCE v1 entries
+     * (a port that lists both types) skipped, as perftest's "auto" GID choice prefers IPv4 RoCE v2
      * GIDs (perftest_communication.c get_best_gid_index).
      */
     public static int choose(Context ctx, int port, Integer requested) {
