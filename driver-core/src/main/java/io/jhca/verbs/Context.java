@@ -146,4 +146,18 @@ public abstract class Context extends VerbsResource {
     protected abstract ProtectionDomain driverAllocPd();
 
     protected abstract CompletionQueue driverCreateCq(int cqe);
+
+    /**
+     * The type of the GID at {@code index} ({@code ibv_query_gid_type}): what the provider says, by default RoCE v2
+     * on an Ethernet port and IB on an InfiniBand one.
+     */
+    public final GidType queryGidType(int port, int index) {
+        queryGid(port, index); // the same checks: open, port, index range
+        return driverQueryGidType(port, index);
+    }
+
+    /** Provider side of {@link #queryGidType}; override where a table holds more than RoCE v2 entries. */
+    protected GidType driverQueryGidType(int port, int index) {
+        return driverQueryPort(port).linkLayer() == LinkLayer.ETHERNET ? GidType.ROCE_V2 : GidType.IB;
+    }
 }

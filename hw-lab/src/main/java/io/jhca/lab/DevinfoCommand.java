@@ -4,6 +4,7 @@ import io.jhca.verbs.Context;
 import io.jhca.verbs.DeviceAttributes;
 import io.jhca.verbs.DeviceInfo;
 import io.jhca.verbs.Gid;
+import io.jhca.verbs.GidType;
 import io.jhca.verbs.LinkLayer;
 import io.jhca.verbs.Mtu;
 import io.jhca.verbs.PortAttributes;
@@ -186,7 +187,7 @@ public final class DevinfoCommand implements Runnable {
             for (int i = 0; i < pa.gidTblLen(); i++) {
                 Gid g = ctx.queryGid(p, i);
                 if (!nullGid(g)) {
-                    out.println(gidLine(i, g, pa.linkLayer()));
+                    out.println(gidLine(i, g, pa.linkLayer(), ctx.queryGidType(p, i)));
                 }
             }
         }
@@ -194,12 +195,18 @@ public final class DevinfoCommand implements Runnable {
     }
 
     /**
-     * One line of the GID table. On Ethernet every jhca GID is a RoCE v2 GID (rxe has no v1 entries), printed
-     * with inet_ntop and ", RoCE v2"; on InfiniBand the raw "xxxx:xxxx:..." form without a type.
+     * One line of the GID table. On Ethernet a RoCE v2 GID (what jhca's devices send with), printed with inet_ntop
+     * and ", RoCE v2"; on InfiniBand the raw "xxxx:xxxx:..." form without a type.
      */
     static String gidLine(int index, Gid g, LinkLayer ll) {
+        return gidLine(index, g, ll, GidType.ROCE_V2);
+    }
+
+    /** One line of the GID table with the entry's type (", RoCE v1" or ", RoCE v2" on Ethernet, as devinfo.c). */
+    static String gidLine(int index, Gid g, LinkLayer ll, GidType type) {
         if (ll == LinkLayer.ETHERNET) {
-            return CFormat.f("\t\t\tGID[%3d]:\t\t%s, RoCE v2", index, Inet6Text.format(g.bytes()));
+            return CFormat.f("\t\t\tGID[%3d]:\t\t%s, %s", index, Inet6Text.format(g.bytes()),
+                    type == GidType.ROCE_V1 ? "RoCE v1" : "RoCE v2");
         }
         return CFormat.f("\t\t\tGID[%3d]:\t\t%s", index, g.toString());
     }

@@ -2,6 +2,7 @@ package io.jhca.lab;
 
 import io.jhca.verbs.Context;
 import io.jhca.verbs.Gid;
+import io.jhca.verbs.GidType;
 import io.jhca.verbs.VerbsException;
 
 import java.net.InetAddress;
@@ -13,8 +14,9 @@ public final class GidChoice {
 
     /**
      * The GID index to use: {@code requested} if given (it must name a non-empty entry), else the first
-     * IPv4-mapped entry (index 1 on rxe), else the first non-empty one, as perftest's "auto" GID choice prefers
-     * IPv4 RoCE v2 GIDs (perftest_communication.c get_best_gid_index).
+     * IPv4-mapped entry (index 1 on an rxe device, as on Linux rxe), else the first non-empty one, RoCE v1 entries
+     * (a port that lists both types) skipped, as perftest's "auto" GID choice prefers IPv4 RoCE v2
+     * GIDs (perftest_communication.c get_best_gid_index).
      */
     public static int choose(Context ctx, int port, Integer requested) {
         int n = ctx.queryPort(port).gidTblLen();
@@ -32,7 +34,7 @@ public final class GidChoice {
         int firstNonZero = -1;
         for (int i = 0; i < n; i++) {
             Gid g = ctx.queryGid(port, i);
-            if (g.isZero()) {
+            if (g.isZero() || ctx.queryGidType(port, i) == GidType.ROCE_V1) {
                 continue;
             }
             if (g.isIpv4Mapped()) {

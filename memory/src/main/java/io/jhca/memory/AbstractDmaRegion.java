@@ -1,34 +1,12 @@
 package io.jhca.memory;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
- * Lifetime and bounds logic shared by mapped regions and their slices.
- *
- * <p>One atomic {@code state} word holds everything close/retain/slice decide on, so each is one CAS:
- * bits 30:0 references taken by {@link #retain()}, bits 61:31 open slices, bit 62 closed. Accessors read only
- * final fields after a volatile read of that word (a plain load on x86).
+ * Bounds and views shared by mapped regions and their slices, over the lifetime of {@link RefCountedDmaRegion}.
+ * Accessors read only final fields after a volatile read of its state word (a plain load on x86).
  */
-abstract class AbstractDmaRegion implements DmaRegion {
-
-    private static final long REFS_MASK = (1L << 31) - 1;
-    private static final int SLICES_SHIFT = 31;
-    private static final long SLICE_ONE = 1L << SLICES_SHIFT;
-    private static final long SLICES_MASK = REFS_MASK << SLICES_SHIFT;
-    private static final long CLOSED = 1L << 62;
-
-    private static final VarHandle STATE;
-
-    static {
-        try {
-            STATE = MethodHandles.lookup().findVarHandle(AbstractDmaRegion.class, "state", long.class);
-        } catch (final ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+abstract class AbstractDmaRegion extends RefCountedDmaRegion {
 
     final long address;
     final long length;
@@ -36,8 +14,6 @@ abstract class AbstractDmaRegion implements DmaRegion {
     final IovaTranslator translator;
     /** The whole-region view, made at the first {@link #buffer()}; dropped at close. */
     private volatile DmaView buffer;
-    @SuppressWarnings("unused") // through STATE
-    private volatile long state;
 
     AbstractDmaRegion(final long address, final long length, final long pageSize, final IovaTranslator translator) {
         this.address = address;
@@ -119,7 +95,7 @@ abstract class AbstractDmaRegion implements DmaRegion {
     private DmaView newView(final long viewAddress, final int viewLength) {
         final RegionMapping mapping = mapping();
         if (mapping == null) {
-            throw closed();
+            throw new IllegalStateException(closedMessage());
         }
         return mapping.view(this, viewAddress, viewLength);
     }
@@ -137,100 +113,16 @@ abstract class AbstractDmaRegion implements DmaRegion {
         }
     }
 
+    /** The views (this one included) are retired by onClose through the mapping; the region lets go of it. */
     @Override
-    public final boolean isClosed() {
-        return (state & CLOSED) != 0;
-    }
-
-    @Override
-    public void retain() {
-        long s;
-        do {
-            s = state;
-            if ((s & CLOSED) != 0) {
-                throw closed();
-            }
-            if ((s & REFS_MASK) == REFS_MASK) {
-                throw new IllegalStateException("DMA " + kind() + " retained too many times: " + (s & REFS_MASK));
-            }
-        } while (!STATE.compareAndSet(this, s, s + 1));
-    }
-
-    @Override
-    public void release() {
-        long s;
-        do {
-            s = state;
-            if ((s & CLOSED) != 0) {
-                throw closed();
-            }
-            if ((s & REFS_MASK) == 0) {
-                throw new IllegalStateException("release() without a matching retain() on " + this);
-            }
-        } while (!STATE.compareAndSet(this, s, s - 1));
-    }
-
-    /** References currently taken with {@link #retain()}. */
-    final long retainCount() {
-        return state & REFS_MASK;
-    }
-
-    @Override
-    public final void close() {
-        long s;
-        do {
-            s = state;
-            if ((s & CLOSED) != 0) {
-                return;
-            }
-            final long refs = s & REFS_MASK;
-            if (refs != 0) {
-                throw new IllegalStateException("cannot close " + this + ": retained " + refs
-                    + " time(s) (a memory registration or other device user still holds it); release() first");
-            }
-            final long slices = (s & SLICES_MASK) >>> SLICES_SHIFT;
-            if (slices != 0) {
-                throw new IllegalStateException("cannot close " + this + ": " + slices
-                    + " slice(s) of it are still open; close them first");
-            }
-        } while (!STATE.compareAndSet(this, s, s | CLOSED));
-        // The views (this one included) are retired by onClose through the mapping; the region lets go of it.
+    protected final void onClosed() {
         buffer = null;
         onClose();
     }
 
-    private void addSlice() {
-        long s;
-        do {
-            s = state;
-            if ((s & CLOSED) != 0) {
-                throw closed();
-            }
-            if ((s & SLICES_MASK) == SLICES_MASK) {
-                throw new IllegalStateException("too many open slices of " + this);
-            }
-        } while (!STATE.compareAndSet(this, s, s + SLICE_ONE));
-    }
-
-    /** Called by a slice of this region when it closes. */
-    final void removeSlice() {
-        long s;
-        do {
-            s = state;
-            if ((s & SLICES_MASK) == 0) {
-                throw new IllegalStateException("no open slice to remove from " + this);
-            }
-        } while (!STATE.compareAndSet(this, s, s - SLICE_ONE));
-    }
-
-    final void ensureOpen() {
-        if ((state & CLOSED) != 0) {
-            throw closed();
-        }
-    }
-
-    private IllegalStateException closed() {
-        return new IllegalStateException("DMA " + kind() + " closed (was " + describe() + ")");
+    @Override
+    protected final String closedMessage() {
+        return "DMA " + kind() + " closed (was " + describe() + ")";
     }
 
     private void checkRange(final long offset, final long rangeLength) {

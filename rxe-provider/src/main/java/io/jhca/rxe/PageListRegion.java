@@ -1,10 +1,9 @@
 package io.jhca.rxe;
 
-import java.util.concurrent.atomic.AtomicInteger;
-
 import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.memory.DmaRegion;
+import io.jhca.memory.RefCountedDmaRegion;
 
 /**
  * Memory known by a list of pages, as Linux rxe's MRs are (an xarray of pages behind the MR's iova): the span
@@ -15,17 +14,16 @@ import io.jhca.memory.DmaRegion;
  * engine copies page by page through the list; nothing else may touch the bytes through this object:
  * {@link #buffer()} is refused.
  *
- * <p>It does not own the pages: closing it only marks it closed (refused while registered).
+ * <p>It does not own the pages: closing it only marks it closed (refused while registered; the lifetime is
+ * {@link RefCountedDmaRegion}'s).
  */
-public final class PageListRegion implements DmaRegion {
+public final class PageListRegion extends RefCountedDmaRegion {
 
     private final long va;
     private final long length;
     private final int pageShift;
     private final long pageMask;
     private final long[] hostPages;
-    private final AtomicInteger refs = new AtomicInteger();
-    private volatile boolean closed;
 
     /**
      * @param va        first address of the span in the key's address space
@@ -73,10 +71,14 @@ public final class PageListRegion implements DmaRegion {
         return (int) Math.min(wanted, toPageEnd);
     }
 
-    private void ensureOpen() {
-        if (closed) {
-            throw new IllegalStateException("page list region is closed");
-        }
+    @Override
+    protected String closedMessage() {
+        return "page list region is closed";
+    }
+
+    @Override
+    protected void onClosed() {
+        // the pages belong to their owner: nothing to release
     }
 
     /** The span's first address in the key's address space (not a host address). */
@@ -122,33 +124,6 @@ public final class PageListRegion implements DmaRegion {
     @Override
     public DmaRegion slice(long offset, long len) {
         throw new UnsupportedOperationException("page list regions are registered whole");
-    }
-
-    @Override
-    public boolean isClosed() {
-        return closed;
-    }
-
-    @Override
-    public void retain() {
-        ensureOpen();
-        refs.incrementAndGet();
-    }
-
-    @Override
-    public void release() {
-        if (refs.decrementAndGet() < 0) {
-            refs.incrementAndGet();
-            throw new IllegalStateException("release() without a matching retain()");
-        }
-    }
-
-    @Override
-    public synchronized void close() {
-        if (refs.get() > 0) {
-            throw new IllegalStateException("page list region is still registered (" + refs.get() + " references)");
-        }
-        closed = true;
     }
 
     @Override

@@ -7,6 +7,7 @@ import org.agrona.concurrent.AgentRunner;
 
 import io.jhca.rxe.link.FaultyLink;
 import io.jhca.rxe.link.Link;
+import io.jhca.rxe.link.MultiUdpLink;
 import io.jhca.rxe.link.UdpLink;
 import io.jhca.rxe.transport.Engine;
 import io.jhca.rxe.transport.MrTable;
@@ -43,12 +44,22 @@ public final class RxeContext extends Context {
     RxeContext(final RxeDeviceConfig config) {
         super(RxeProvider.info(config));
         this.config = config;
-        this.attributes = new RxeDeviceAttributes(config.address(), config.netdevMtu());
+        this.attributes = new RxeDeviceAttributes(config.mac(), config.gidTable(), config.netdevMtu());
         final Link opened;
         final java.net.InetSocketAddress bind = new java.net.InetSocketAddress(config.address(), UdpLink.ROCE_V2_PORT);
         try {
-            opened = config.linkOpener() != null ? config.linkOpener().open(bind)
-                    : UdpLink.open(bind, config.socketBuffer());
+            if (config.linkOpener() != null) {
+                opened = config.linkOpener().open(bind);
+            } else if (config.netdev() != null) {
+                // as Linux rxe: every address of the netdev receives; the QP's source GID picks the sender
+                final java.util.List<java.net.InetSocketAddress> binds = new java.util.ArrayList<>();
+                for (final java.net.InetAddress a : attributes.gidTable().addresses()) {
+                    binds.add(new java.net.InetSocketAddress(a, UdpLink.ROCE_V2_PORT));
+                }
+                opened = MultiUdpLink.open(binds, config.socketBuffer());
+            } else {
+                opened = UdpLink.open(bind, config.socketBuffer());
+            }
         } catch (final IllegalStateException e) {
             throw new VerbsException(VerbsException.EIO, "open " + config.name() + ": " + e.getMessage(), e);
         }
@@ -145,6 +156,22 @@ public final class RxeContext extends Context {
     @Override
     protected Gid driverQueryGid(final int port, final int index) {
         return attributes.gid(index);
+    }
+
+    @Override
+    protected io.jhca.verbs.GidType driverQueryGidType(final int port, final int index) {
+        return attributes.gidTable().type(index);
+    }
+
+    /**
+     * The index of the local address an address vector with {@code sgidIndex} sends from: for a device on one
+     * address always that one; on an interface the address of that GID entry (refused when it has none).
+     */
+    int sourceFor(final int sgidIndex, final String what) {
+        if (config.netdev() == null || config.linkOpener() != null) {
+            return 0; // one address (or a link given in code): everything leaves from it
+        }
+        return attributes.gidTable().sourceFor(sgidIndex, name(), what);
     }
 
     @Override

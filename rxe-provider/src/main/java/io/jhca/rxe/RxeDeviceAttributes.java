@@ -15,7 +15,8 @@ import io.jhca.verbs.PortState;
  * rxe_init_port_param) and identity derived from the device's IP address the way rxe derives it from its netdev:
  * a MAC (here a locally administered one made from the IP, since a UDP socket has none), the node GUID as the
  * EUI-64 of that MAC, and the GID table index 0 = fe80::EUI-64 (the IPv6 link-local address), index 1 = the
- * device address (IPv4-mapped for IPv4), as rxe fills it from the netdev's addresses.
+ * device address (IPv4-mapped for IPv4). A device on a network interface takes the interface's MAC and Linux's GID
+ * table over its addresses ({@link RxeGidTable}).
  */
 public final class RxeDeviceAttributes {
 
@@ -57,14 +58,19 @@ public final class RxeDeviceAttributes {
 
     private final byte[] mac;
     private final long nodeGuid;
-    private final Gid[] gids;
+    private final RxeGidTable gids;
     private final DeviceAttributes device;
     private final PortAttributes port;
 
     RxeDeviceAttributes(final InetAddress address, final int netdevMtu) {
-        this.mac = macOf(address);
+        this(macOf(address), RxeGidTable.single(guidOf(macOf(address)), address), netdevMtu);
+    }
+
+    /** A device with this MAC (its node GUID is the MAC's EUI-64) and GID table. */
+    RxeDeviceAttributes(final byte[] mac, final RxeGidTable gids, final int netdevMtu) {
+        this.mac = mac.clone();
         this.nodeGuid = guidOf(mac);
-        this.gids = new Gid[] {linkLocalGid(nodeGuid), Gid.of(address)};
+        this.gids = gids;
         this.device = new DeviceAttributes("0.0.0", nodeGuid, nodeGuid, Long.MAX_VALUE /* rxe: -1ull */, PAGE_SIZE_CAP,
                 VENDOR_ID, 0, 0, "", DEFAULT_MAX_VALUE - 16, DEFAULT_MAX_VALUE, DEVICE_CAP_FLAGS, MAX_SGE, MAX_SGE,
                 DEFAULT_MAX_VALUE, MAX_CQE, DEFAULT_MAX_VALUE - 1, DEFAULT_MAX_VALUE, MAX_QP_RD_ATOM, MAX_QP_RD_ATOM,
@@ -131,8 +137,13 @@ public final class RxeDeviceAttributes {
         return mac.clone();
     }
 
-    /** GID table entry; {@link Gid#ZERO} beyond the two filled ones. */
+    /** GID table entry; {@link Gid#ZERO} beyond the filled ones. */
     public Gid gid(final int index) {
-        return index < gids.length ? gids[index] : Gid.ZERO;
+        return gids.gid(index);
+    }
+
+    /** The port's GID table with each entry's type and source address. */
+    public RxeGidTable gidTable() {
+        return gids;
     }
 }

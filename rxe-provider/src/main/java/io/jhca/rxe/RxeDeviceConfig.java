@@ -54,8 +54,14 @@ public final class RxeDeviceConfig {
     private final io.jhca.rxe.link.LinkOpener linkOpener;
     private final int socketBuffer;
     private final Path pcap;
+    private final String netdev;
+    private final byte[] mac;
+    private final List<InetAddress> netdevAddresses;
 
     private RxeDeviceConfig(final Builder b) {
+        this.netdev = b.netdev;
+        this.mac = b.mac;
+        this.netdevAddresses = b.netdevAddresses;
         this.name = b.name;
         this.address = b.address;
         this.netdevMtu = b.netdevMtu;
@@ -157,20 +163,76 @@ public final class RxeDeviceConfig {
         return pcap;
     }
 
+    /** The network interface the device sits on (as {@code rdma link add NAME type rxe netdev IFACE}), or null. */
+    public String netdev() {
+        return netdev;
+    }
+
+    /**
+     * The MAC the device's identity (node GUID, default GID) derives from: its interface's, else one made from its
+     * address (a locally administered 02:00:a:b:c:d, since a bare address has none). A copy.
+     */
+    public byte[] mac() {
+        return mac != null ? mac.clone() : RxeDeviceAttributes.macOf(address);
+    }
+
+    /** The interface's addresses when the device was configured (empty for a device on one address). */
+    public List<InetAddress> netdevAddresses() {
+        return netdevAddresses;
+    }
+
+    /**
+     * The port's GID table: Linux's layout over every address of the interface for a device on one, else jhca's
+     * two entries (see {@link RxeGidTable}).
+     */
+    public RxeGidTable gidTable() {
+        final long guid = RxeDeviceAttributes.guidOf(mac());
+        return netdev != null ? RxeGidTable.forNetdev(guid, netdevAddresses) : RxeGidTable.single(guid, address);
+    }
+
     @Override
     public String toString() {
-        return name + "=" + address.getHostAddress() + " (" + progressMode + ", idle " + idleStrategy + ", icrc "
+        return name + "=" + (netdev != null ? "if:" + netdev + " " : "") + address.getHostAddress() + " (" + progressMode + ", idle " + idleStrategy + ", icrc "
                 + icrcMode + (hasFaults() ? ", faults tx " + txFaults + " rx " + rxFaults : "") + ")";
     }
 
     // ------------------------------------------------------------------------------------------ configuration
 
     /**
-     * The configured devices: the system property {@value #DEVICES_PROPERTY}, else the environment variable
-     * {@value #DEVICES_ENV}, else {@value #DEFAULT_DEVICES}; progress, idle and ICRC settings from their
-     * properties.
+     * The configured devices: those of the system property {@value #DEVICES_PROPERTY}, else of the environment
+     * variable {@value #DEVICES_ENV}, else {@value #DEFAULT_DEVICES}; then the devices of the user's link file
+     * ({@link RxeLinks}, {@code hwlab link add}) whose names those do not take; progress, idle and ICRC settings from
+     * their properties. A file device whose interface is gone or has no address is left out, with a warning.
      */
     public static List<RxeDeviceConfig> fromEnvironment() {
+        final List<RxeDeviceConfig> out = new ArrayList<>(configured());
+        final java.util.Set<String> names = new java.util.HashSet<>();
+        out.forEach(c -> names.add(c.name()));
+        final RxeLinks links = RxeLinks.fromEnvironment();
+        for (final RxeLinks.Link l : links.read()) {
+            if (!names.add(l.name())) {
+                continue; // the property, the environment or the defaults win
+            }
+            try {
+                out.add(settings(builder(l.name()).networkInterface(l.netdev())).build());
+            } catch (final IllegalArgumentException e) {
+                if (WARNED.add(l.name() + " " + e.getMessage())) {
+                    System.err.println("jhca rxe: device " + l.name() + " of " + links.file() + " left out: "
+                            + e.getMessage() + " (hwlab link delete " + l.name() + " removes it)");
+                }
+            }
+        }
+        return Collections.unmodifiableList(out);
+    }
+
+    /** What is warned about once per JVM. */
+    private static final java.util.Set<String> WARNED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * The devices of the system property {@value #DEVICES_PROPERTY}, else of the environment variable
+     * {@value #DEVICES_ENV}, else {@value #DEFAULT_DEVICES} (without the link file's).
+     */
+    public static List<RxeDeviceConfig> configured() {
         String spec = System.getProperty(DEVICES_PROPERTY);
         if (spec == null || spec.isBlank()) {
             spec = System.getenv(DEVICES_ENV);
@@ -178,15 +240,20 @@ public final class RxeDeviceConfig {
         if (spec == null || spec.isBlank()) {
             spec = DEFAULT_DEVICES;
         }
+        final List<RxeDeviceConfig> out = new ArrayList<>();
+        for (final Builder b : parse(spec)) {
+            out.add(settings(b).build());
+        }
+        return Collections.unmodifiableList(out);
+    }
+
+    /** Progress, idle and ICRC settings from their properties. */
+    private static Builder settings(final Builder b) {
         final ProgressMode progress = ProgressMode.valueOf(
                 System.getProperty(PROGRESS_PROPERTY, "thread").trim().toUpperCase(Locale.ROOT));
         final String idle = System.getProperty(IDLE_PROPERTY, "backoff").trim().toLowerCase(Locale.ROOT);
         final String icrc = System.getProperty(ICRC_PROPERTY, "auto").trim().toLowerCase(Locale.ROOT);
-        final List<RxeDeviceConfig> out = new ArrayList<>();
-        for (final Builder b : parse(spec)) {
-            out.add(b.progressMode(progress).idleStrategy(idle).icrcMode(parseIcrc(icrc)).build());
-        }
-        return Collections.unmodifiableList(out);
+        return b.progressMode(progress).idleStrategy(idle).icrcMode(parseIcrc(icrc));
     }
 
     private static Ipv4IdMode parseIcrc(final String s) {
@@ -253,6 +320,9 @@ public final class RxeDeviceConfig {
         private int socketBuffer = io.jhca.rxe.link.UdpLink.DEFAULT_SOCKET_BUFFER;
         private Path pcap;
         private io.jhca.rxe.link.LinkOpener linkOpener;
+        private String netdev;
+        private byte[] mac;
+        private List<InetAddress> netdevAddresses = List.of();
 
         private Builder(final String name) {
             if (name == null || name.isBlank()) {
@@ -270,36 +340,61 @@ public final class RxeDeviceConfig {
             return address(literal(literal));
         }
 
-        /** The interface's first IPv4 address, else its first IPv6 address that is not link-local; and its MTU. */
+        /**
+         * A device on network interface {@code ifName}, as {@code rdma link add NAME type rxe netdev IFACE}: its MAC,
+         * its MTU and every IP address it has now (IPv4 and IPv6, link-local ones with their scope) are read; the
+         * device receives on all of them and its GID table lists them (see {@link RxeGidTable}).
+         */
         public Builder networkInterface(final String ifName) {
             try {
                 final NetworkInterface nif = NetworkInterface.getByName(ifName);
                 if (nif == null) {
-                    throw new IllegalArgumentException("no network interface named '" + ifName + "'");
+                    throw new IllegalArgumentException("no network interface named '" + ifName + "'"
+                            + " (ip link shows the interfaces of this network namespace)");
                 }
-                InetAddress v6 = null;
-                for (final InetAddress a : Collections.list(nif.getInetAddresses())) {
-                    if (a instanceof Inet4Address) {
-                        this.address = a;
-                        break;
-                    }
-                    if (v6 == null && a instanceof Inet6Address && !a.isLinkLocalAddress()) {
-                        v6 = a;
-                    }
-                }
-                if (this.address == null) {
-                    if (v6 == null) {
-                        throw new IllegalArgumentException("network interface '" + ifName + "' has no usable IP address");
-                    }
-                    this.address = InetAddress.getByAddress(v6.getAddress()); // without the scope
-                }
-                if (netdevMtu == 0 && nif.getMTU() > 0) {
-                    netdevMtu = nif.getMTU();
-                }
-                return this;
-            } catch (final SocketException | UnknownHostException e) {
+                final byte[] hw = nif.getHardwareAddress();
+                final byte[] m = hw != null && hw.length == 6 ? hw : new byte[6]; // Linux lo: 00:00:00:00:00:00
+                return netdev(ifName, m, nif.getMTU(), Collections.list(nif.getInetAddresses()));
+            } catch (final SocketException e) {
                 throw new IllegalArgumentException("cannot read network interface '" + ifName + "': " + e, e);
             }
+        }
+
+        /**
+         * A device on interface {@code ifName} with this MAC, MTU and these addresses (what
+         * {@link #networkInterface} reads from the system; given directly for tests). The device's address (for
+         * its identity in messages) is the first IPv4 address, else the first IPv6 one that is not link-local,
+         * else the first.
+         */
+        public Builder netdev(final String ifName, final byte[] hwAddress, final int mtu,
+                final List<InetAddress> addresses) {
+            if (hwAddress.length != 6) {
+                throw new IllegalArgumentException("a MAC has 6 bytes, not " + hwAddress.length);
+            }
+            if (addresses.isEmpty()) {
+                throw new IllegalArgumentException("network interface '" + ifName + "' has no IP address: give it"
+                        + " one (ip address add ADDR/LEN dev " + ifName + ")");
+            }
+            InetAddress primary = null;
+            for (final InetAddress a : addresses) {
+                if (a instanceof Inet4Address) {
+                    primary = a;
+                    break;
+                }
+            }
+            for (final InetAddress a : addresses) {
+                if (primary == null && a instanceof Inet6Address && !a.isLinkLocalAddress()) {
+                    primary = a;
+                }
+            }
+            this.address = primary != null ? primary : addresses.get(0);
+            this.netdev = ifName;
+            this.mac = hwAddress.clone();
+            this.netdevAddresses = List.copyOf(addresses);
+            if (netdevMtu == 0 && mtu > 0) {
+                netdevMtu = mtu;
+            }
+            return this;
         }
 
         /** The netdev MTU the port's active MTU is derived from (rxe: largest IB MTU within MTU - 80). */

@@ -33,7 +33,7 @@ public final class RxeProvider implements Provider {
     }
 
     static DeviceInfo info(final RxeDeviceConfig c) {
-        return new DeviceInfo(c.name(), NAME, RxeDeviceAttributes.guidOf(RxeDeviceAttributes.macOf(c.address())), TRANSPORT);
+        return new DeviceInfo(c.name(), NAME, RxeDeviceAttributes.guidOf(c.mac()), TRANSPORT);
     }
 
     @Override

@@ -68,7 +68,7 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
 
     @Override
     protected void driverModify(final QpAttributes attr, final QpState current, final QpState next) {
-        final Peer peer = attr.has(QpAttrMask.AV) ? RxeAh.peerOf(context, attr.ah().dgid(), "modify " + describe()) : null;
+        final Peer peer = attr.has(QpAttrMask.AV) ? RxeAh.peerOf(context, attr.ah(), "modify " + describe()) : null;
         final QpAttributes copy = attr.copy();
         if (next == QpState.ERR) {
             enterError(); // before the engine flushes: no WR_FLUSH_ERR can be polled while the QP says otherwise

@@ -7,9 +7,12 @@
  * Without configuration the provider offers {@code rxe0} on 127.0.0.1 and {@code rxe1} on 127.0.0.2. Otherwise:
  * <ul>
  * <li>system property {@code jhca.rxe.devices}, else environment variable {@code JHCA_RXE_DEVICES}: a comma-separated
- * list of {@code name=address} (an IPv4 or IPv6 literal; no name lookup) or {@code name=if:<interface>} (the
- * interface's first IPv4 address, else its first IPv6 address that is not link-local; its MTU too), e.g.
- * {@code rxe0=10.0.0.1,rxe1=if:eth1,rxe6=fd00::1};</li>
+ * list of {@code name=address} (an IPv4 or IPv6 literal; no name lookup) or {@code name=if:<interface>} (a device
+ * on the interface, see below), e.g. {@code rxe0=10.0.0.1,rxe1=if:eth1,rxe6=fd00::1};</li>
+ * <li>the user's link file ({@link io.jhca.rxe.RxeLinks}: {@code $XDG_CONFIG_HOME/jhca/rxe-links}, else
+ * {@code ~/.config/jhca/rxe-links}, or system property {@code jhca.rxe.links} / environment variable
+ * {@code JHCA_RXE_LINKS}), lines {@code NAME netdev IFACE} written by {@code hwlab link add}: devices on interfaces,
+ * after those of the property or environment (which win a shared name);</li>
  * <li>system property {@code jhca.rxe.progress}: {@code thread} (default) or {@code caller}, see below;</li>
  * <li>system property {@code jhca.rxe.idle}: idle strategy of engine threads, {@code busy}, {@code yield},
  * {@code backoff} (default: spin, yield, then park 1 to 100 us) or {@code sleep} (park 100 us);</li>
@@ -38,7 +41,10 @@
  * max_qp_rd_atom 128, max_inline_data 400, ...), one ACTIVE Ethernet port with max MTU 4096 and active MTU the
  * largest IB MTU within netdev MTU - 80 (loopback: 4096, 1500: 1024), a GID table of 1024 entries with index 0 the
  * IPv6 link-local GID (fe80::EUI-64) and index 1 the device address ({@code ::ffff:a.b.c.d} for IPv4), and a node
- * GUID that is the EUI-64 of a locally administered MAC derived from the IP (02:00:a:b:c:d). QP numbers start at
+ * GUID that is the EUI-64 of a locally administered MAC derived from the IP (02:00:a:b:c:d). A device on a network
+ * interface instead takes the interface's MAC and MTU, binds UDP 4791 on every address of the interface (IPv4 and
+ * IPv6) and has Linux rxe's GID table over them ({@link io.jhca.rxe.RxeGidTable}: the default GID, then each
+ * address, IPv4 first, all RoCE v2); a QP sends from the address its AV's sgid_index names. QP numbers start at
  * 0x11; QP1 (GSI) is not provided. Memory keys are a 24-bit index and an 8-bit tag; rkey = lkey when remote access
  * was granted, else 0. Per-device counters ({@code RxeContext.counters()}, {@code Context.statistics()}) use rxe's
  * hw_counters names, add bytes each way, retransmitted packets, ACK timeouts, NAKs sent and received by kind, ghost

@@ -15,23 +15,17 @@ import java.util.Map;
  * <p>{@link #close()} unwires every interrupt, closes their eventfds, unmaps every BAR and closes the device fd;
  * afterwards every method throws {@link VfioException}. Control path; methods are synchronized.
  */
-public final class VfioDevice implements AutoCloseable {
+public final class VfioDevice extends VfioHandle {
 
     private final VfioGroup group;
-    private final Syscalls sys;
-    private final String name;
-    private int fd;
     private DeviceInfo info;
     private final Map<Integer, RegionInfo> regions = new HashMap<>();
     private final List<BarMapping> bars = new ArrayList<>();
     private final Map<Integer, List<VfioInterrupt>> irqs = new HashMap<>();
-    private boolean closed;
 
     private VfioDevice(final VfioGroup group, final Syscalls sys, final String name, final int fd) {
+        super(sys, name, fd, "device");
         this.group = group;
-        this.sys = sys;
-        this.name = name;
-        this.fd = fd;
     }
 
     /** Takes ownership of {@code fd}: on failure it is closed before the exception leaves. */
@@ -41,10 +35,9 @@ public final class VfioDevice implements AutoCloseable {
             d.info = d.readInfo();
             return d;
         } catch (final RuntimeException | Error e) {
-            d.closed = true;
-            d.fd = -1;
-            if (sys.close(fd) < 0) {
-                e.addSuppressed(new VfioException(name, "close", sys.errno(), null));
+            final RuntimeException closeFailure = d.closeFd(null);
+            if (closeFailure != null) {
+                e.addSuppressed(closeFailure);
             }
             throw e;
         }
@@ -422,46 +415,24 @@ public final class VfioDevice implements AutoCloseable {
         }
     }
 
-    public synchronized boolean isClosed() {
-        return closed;
-    }
-
-    private void ensureOpen(final String call) {
-        if (closed) {
-            throw VfioException.refused(name, call, "the device is closed");
-        }
-    }
-
     /**
-     * Unwires every interrupt and closes its eventfd, unmaps every BAR, closes the device fd. Every step runs
-     * even when one fails; the first failure is thrown at the end. Closing twice is harmless.
+     * Unwires every interrupt and closes its eventfd and unmaps every BAR; then (see {@link VfioHandle#close()})
+     * the device fd is closed.
      */
     @Override
-    public void close() {
-        RuntimeException failure = null;
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            for (final Integer index : new ArrayList<>(irqs.keySet())) {
-                failure = Cleanup.run(failure, () -> disableInterrupts(index));
-            }
-            for (final BarMapping bar : new ArrayList<>(bars)) {
-                failure = Cleanup.run(failure, () -> unmapBar(bar));
-            }
-            closed = true;
-            final int f = fd;
-            fd = -1;
-            failure = Cleanup.run(failure, () -> {
-                if (sys.close(f) < 0) {
-                    throw new VfioException(name, "close", sys.errno(), null);
-                }
-            });
+    RuntimeException releaseResources(RuntimeException failure) {
+        for (final Integer index : new ArrayList<>(irqs.keySet())) {
+            failure = Cleanup.run(failure, () -> disableInterrupts(index));
         }
+        for (final BarMapping bar : new ArrayList<>(bars)) {
+            failure = Cleanup.run(failure, () -> unmapBar(bar));
+        }
+        return failure;
+    }
+
+    @Override
+    void afterClose(final RuntimeException failure) {
         group.deviceClosed(this);
-        if (failure != null) {
-            throw failure;
-        }
     }
 
     @Override

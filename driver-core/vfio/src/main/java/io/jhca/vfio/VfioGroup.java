@@ -14,21 +14,15 @@ import io.jhca.pci.PciAddress;
  * opened through it by PCI address. Created by {@link VfioContainer#openGroup(int)}; closing it closes its
  * devices, detaches it from the container and closes the fd.
  */
-public final class VfioGroup implements AutoCloseable {
+public final class VfioGroup extends VfioHandle {
 
     private final VfioContainer container;
-    private final Syscalls sys;
-    private final String name;
-    private int fd;
     private boolean attached;
-    private boolean closed;
     private final List<VfioDevice> devices = new ArrayList<>();
 
     private VfioGroup(final VfioContainer container, final Syscalls sys, final String name, final int fd) {
+        super(sys, name, fd, "group");
         this.container = container;
-        this.sys = sys;
-        this.name = name;
-        this.fd = fd;
     }
 
     static VfioGroup open(final VfioContainer container, final Syscalls sys, final Path path, final String name) {
@@ -57,7 +51,10 @@ public final class VfioGroup implements AutoCloseable {
             container.attached(g);
             return g;
         } catch (final RuntimeException | Error e) {
-            g.release(null);
+            final RuntimeException failure = g.closeFd(g.detach(null));
+            if (failure != null) {
+                throw failure;
+            }
             throw e;
         }
     }
@@ -127,32 +124,21 @@ public final class VfioGroup implements AutoCloseable {
         }
     }
 
-    public synchronized boolean isClosed() {
-        return closed;
-    }
-
-    private void ensureOpen(final String call) {
-        if (closed) {
-            throw VfioException.refused(name, call, "the group is closed");
-        }
-    }
-
-    /** Closes the group's devices, detaches it from the container (VFIO_GROUP_UNSET_CONTAINER) and closes the fd. */
+    /** Closes the group's devices and detaches it from the container (VFIO_GROUP_UNSET_CONTAINER); then the fd closes. */
     @Override
-    public void close() {
-        RuntimeException failure;
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            failure = Cleanup.run(null, this::closeDevices);
-        }
-        release(failure);
-        container.groupClosed(this);
+    RuntimeException releaseResources(final RuntimeException failure) {
+        return detach(Cleanup.run(failure, this::closeDevices));
     }
 
-    private synchronized void release(RuntimeException failure) {
-        closed = true;
+    /** The container hears of the close only when it succeeded. */
+    @Override
+    void afterClose(final RuntimeException failure) {
+        if (failure == null) {
+            container.groupClosed(this);
+        }
+    }
+
+    private synchronized RuntimeException detach(RuntimeException failure) {
         if (attached) {
             attached = false;
             failure = Cleanup.run(failure, () -> {
@@ -161,16 +147,7 @@ public final class VfioGroup implements AutoCloseable {
                 }
             });
         }
-        final int f = fd;
-        fd = -1;
-        failure = Cleanup.run(failure, () -> {
-            if (f >= 0 && sys.close(f) < 0) {
-                throw new VfioException(name, "close", sys.errno(), null);
-            }
-        });
-        if (failure != null) {
-            throw failure;
-        }
+        return failure;
     }
 
     @Override

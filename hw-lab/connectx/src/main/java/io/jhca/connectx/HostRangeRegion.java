@@ -1,26 +1,24 @@
 package io.jhca.connectx;
 
-import java.util.concurrent.atomic.AtomicInteger;
-
 import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.memory.DmaRegion;
+import io.jhca.memory.RefCountedDmaRegion;
 
 /**
  * A view of host memory that some other owner mapped: in the model, the pages of an mkey already resolved through its
  * {@link Iommu}, handed to the rxe transport so it can register the range under the mkey's key (IOVAs are then the
  * host addresses: the rxe engine copies with virtual addresses and never asks for IOVAs); on the driver side of a
  * shared RAM file, a block carved from it ({@link GuestRam#allocate}, IOVA = guest-physical address). It does not own
- * the memory: closing it marks the view closed and tells the owner once.
+ * the memory: closing it marks the view closed and tells the owner once (the lifetime is
+ * {@link RefCountedDmaRegion}'s). Its slices are views of their own, not counted by it.
  */
-final class HostRangeRegion implements DmaRegion {
+final class HostRangeRegion extends RefCountedDmaRegion {
 
     private final long address;
     private final long length;
     private final long iovaBase;
     private final Runnable onClose;
-    private final AtomicInteger refs = new AtomicInteger();
-    private volatile boolean closed;
 
     HostRangeRegion(long address, long length) {
         this(address, length, address, null);
@@ -37,9 +35,15 @@ final class HostRangeRegion implements DmaRegion {
         this.onClose = onClose;
     }
 
-    private void ensureOpen() {
-        if (closed) {
-            throw new IllegalStateException("host range view is closed");
+    @Override
+    protected String closedMessage() {
+        return "host range view is closed";
+    }
+
+    @Override
+    protected void onClosed() {
+        if (onClose != null) {
+            onClose.run();
         }
     }
 
@@ -97,39 +101,6 @@ final class HostRangeRegion implements DmaRegion {
         ensureOpen();
         checkRange(offset, len);
         return new HostRangeRegion(address + offset, len, iovaBase + offset, null);
-    }
-
-    @Override
-    public boolean isClosed() {
-        return closed;
-    }
-
-    @Override
-    public void retain() {
-        ensureOpen();
-        refs.incrementAndGet();
-    }
-
-    @Override
-    public void release() {
-        if (refs.decrementAndGet() < 0) {
-            refs.incrementAndGet();
-            throw new IllegalStateException("release() without a matching retain()");
-        }
-    }
-
-    @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        if (refs.get() > 0) {
-            throw new IllegalStateException("host range view is still registered (" + refs.get() + " references)");
-        }
-        closed = true;
-        if (onClose != null) {
-            onClose.run();
-        }
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.jhca.connectx;
 
 import org.agrona.DirectBuffer;
 
+import io.jhca.mlx5.cmd.QpLayouts;
 import io.jhca.mlx5.cmd.Layout;
 import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.QpModifyLayouts;
@@ -65,8 +66,9 @@ final class QpcAttributes {
                 a.state(QpState.RTR);
                 if (t != QpType.UD) {
                     long mtu = in.get(i, 0, Q + "mtu");
-                    if (mtu < 1 || mtu > 5) {
-                        throw CmdError.badParam(CmdSyndromes.QP_BAD_MTU, "qpc.mtu " + mtu + " (1 = 256 .. 5 = 4096)");
+                    if (mtu < QpLayouts.MTU_256 || mtu > QpLayouts.MTU_4096) {
+                        throw CmdError.badParam(CmdSyndromes.QP_BAD_MTU, "qpc.mtu " + mtu + " (" + QpLayouts.MTU_256
+                                + " = 256 .. " + QpLayouts.MTU_4096 + " = 4096)");
                     }
                     a.ah(path(i, in, st)).pathMtu(Mtu.of((int) mtu)).destQpn((int) in.get(i, 0, Q + "remote_qpn"))
                             .rqPsn((int) in.get(i, 0, Q + "next_rcv_psn"));

@@ -27,6 +27,8 @@ public final class FaultyLink implements Link {
     private final LinkFaults tx;
     private final LinkFaults rx;
     private final SplittableRandom random;
+    /** Engine thread only: see {@link #lastReceivedOn()}. */
+    private int lastReceivedOn;
     private final AtomicLongArray counters = new AtomicLongArray(2 * FAULTS);
     private final Held txHeld = new Held();
     private final Held rxHeld = new Held();
@@ -54,10 +56,15 @@ public final class FaultyLink implements Link {
 
     @Override
     public boolean send(final ByteBuffer datagram, final InetSocketAddress peer) {
+        return send(datagram, peer, 0);
+    }
+
+    @Override
+    public boolean send(final ByteBuffer datagram, final InetSocketAddress peer, final int from) {
         final long now = System.nanoTime();
         releaseTx(now, false);
         if (tx.isNone()) {
-            return inner.send(datagram, peer);
+            return inner.send(datagram, peer, from);
         }
         final int start = datagram.position();
         final int length = datagram.remaining();
@@ -70,22 +77,22 @@ public final class FaultyLink implements Link {
             flipBit(datagram, start, length);
             count(0, Fault.CORRUPTED);
         }
-        if (chance(tx.delay()) && txHeld.hold(datagram, peer, now + tx.delayNanos(), false)) {
+        if (chance(tx.delay()) && txHeld.hold(datagram, peer, from, now + tx.delayNanos(), false)) {
             count(0, Fault.DELAYED);
             datagram.position(datagram.limit());
             return true;
         }
-        if (chance(tx.reorder()) && txHeld.hold(datagram, peer, now + tx.delayNanos(), true)) {
+        if (chance(tx.reorder()) && txHeld.hold(datagram, peer, from, now + tx.delayNanos(), true)) {
             count(0, Fault.REORDERED);
             datagram.position(datagram.limit());
             return true;
         }
         final boolean duplicate = chance(tx.duplicate());
-        final boolean sent = inner.send(datagram, peer);
+        final boolean sent = inner.send(datagram, peer, from);
         count(0, Fault.PASSED);
         if (duplicate) {
             datagram.position(start);
-            inner.send(datagram, peer);
+            inner.send(datagram, peer, from);
             count(0, Fault.DUPLICATED);
         }
         releaseTx(now, true);
@@ -97,7 +104,7 @@ public final class FaultyLink implements Link {
             final Slot s = txHeld.slots[i];
             if (now - s.due >= 0 || (afterPacket && s.afterNext)) {
                 s.data.flip();
-                inner.send(s.data, s.peer);
+                inner.send(s.data, s.peer, s.local);
                 txHeld.remove(i);
             } else {
                 i++;
@@ -111,10 +118,13 @@ public final class FaultyLink implements Link {
         releaseTx(now, false);
         final InetSocketAddress due = rxHeld.takeDue(now, buffer);
         if (due != null) {
+            lastReceivedOn = rxHeld.takenLocal;
             return due;
         }
         if (rx.isNone()) {
-            return inner.receive(buffer);
+            final InetSocketAddress src = inner.receive(buffer);
+            lastReceivedOn = inner.lastReceivedOn();
+            return src;
         }
         final int start = buffer.position();
         while (true) {
@@ -122,6 +132,7 @@ public final class FaultyLink implements Link {
             if (src == null) {
                 return null;
             }
+            final int on = inner.lastReceivedOn();
             final int length = buffer.position() - start;
             if (chance(rx.drop())) {
                 count(1, Fault.DROPPED);
@@ -132,21 +143,22 @@ public final class FaultyLink implements Link {
                 flipBit(buffer, start, length);
                 count(1, Fault.CORRUPTED);
             }
-            if (chance(rx.delay()) && rxHeld.holdReceived(buffer, start, src, now + rx.delayNanos(), false)) {
+            if (chance(rx.delay()) && rxHeld.holdReceived(buffer, start, src, on, now + rx.delayNanos(), false)) {
                 count(1, Fault.DELAYED);
                 buffer.position(start);
                 continue;
             }
-            if (chance(rx.reorder()) && rxHeld.holdReceived(buffer, start, src, now + rx.delayNanos(), true)) {
+            if (chance(rx.reorder()) && rxHeld.holdReceived(buffer, start, src, on, now + rx.delayNanos(), true)) {
                 count(1, Fault.REORDERED);
                 buffer.position(start);
                 continue;
             }
-            if (chance(rx.duplicate()) && rxHeld.holdReceived(buffer, start, src, now, false)) {
+            if (chance(rx.duplicate()) && rxHeld.holdReceived(buffer, start, src, on, now, false)) {
                 count(1, Fault.DUPLICATED);
             }
             rxHeld.afterNextPassed(now);
             count(1, Fault.PASSED);
+            lastReceivedOn = on;
             return src;
         }
     }
@@ -166,6 +178,16 @@ public final class FaultyLink implements Link {
     }
 
     @Override
+    public java.util.List<InetSocketAddress> localAddresses() {
+        return inner.localAddresses();
+    }
+
+    @Override
+    public int lastReceivedOn() {
+        return lastReceivedOn;
+    }
+
+    @Override
     public void close() {
         inner.close();
     }
@@ -174,6 +196,8 @@ public final class FaultyLink implements Link {
     private static final class Slot {
         final ByteBuffer data = ByteBuffer.allocateDirect(SLOT_BYTES);
         InetSocketAddress peer;
+        /** The local address index it is sent from or arrived at. */
+        int local;
         long due;
         boolean afterNext;
     }
@@ -182,6 +206,8 @@ public final class FaultyLink implements Link {
     private static final class Held {
         final Slot[] slots = new Slot[POOL];
         int count;
+        /** The local address index of the packet {@link #takeDue} returned last. */
+        int takenLocal;
 
         Held() {
             for (int i = 0; i < POOL; i++) {
@@ -190,18 +216,19 @@ public final class FaultyLink implements Link {
         }
 
         /** Copies datagram[position, limit) into a free slot; false (and nothing held) when none is free. */
-        boolean hold(final ByteBuffer datagram, final InetSocketAddress peer, final long due, final boolean afterNext) {
-            return copyIn(datagram, datagram.position(), datagram.limit(), peer, due, afterNext);
+        boolean hold(final ByteBuffer datagram, final InetSocketAddress peer, final int local, final long due,
+                final boolean afterNext) {
+            return copyIn(datagram, datagram.position(), datagram.limit(), peer, local, due, afterNext);
         }
 
         /** Copies buffer[start, position) into a free slot. */
-        boolean holdReceived(final ByteBuffer buffer, final int start, final InetSocketAddress src, final long due,
-                final boolean afterNext) {
-            return copyIn(buffer, start, buffer.position(), src, due, afterNext);
+        boolean holdReceived(final ByteBuffer buffer, final int start, final InetSocketAddress src, final int local,
+                final long due, final boolean afterNext) {
+            return copyIn(buffer, start, buffer.position(), src, local, due, afterNext);
         }
 
         private boolean copyIn(final ByteBuffer from, final int start, final int end, final InetSocketAddress peer,
-                final long due, final boolean afterNext) {
+                final int local, final long due, final boolean afterNext) {
             final int length = end - start;
             if (count == POOL || length > SLOT_BYTES) {
                 return false;
@@ -211,6 +238,7 @@ public final class FaultyLink implements Link {
             s.data.put(0, from, start, length); // absolute bulk copy: positions untouched
             s.data.position(length);
             s.peer = peer;
+            s.local = local;
             s.due = due;
             s.afterNext = afterNext;
             return true;
@@ -233,6 +261,7 @@ public final class FaultyLink implements Link {
                     s.data.flip();
                     buffer.put(s.data);
                     final InetSocketAddress peer = s.peer;
+                    takenLocal = s.local;
                     remove(i);
                     return peer;
                 }

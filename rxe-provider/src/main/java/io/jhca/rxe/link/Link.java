@@ -2,6 +2,7 @@ package io.jhca.rxe.link;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.List;
 
 /**
  * Packet I/O of a software RoCEv2 device: whole UDP payloads (BTH .. ICRC) to and from IP peers. Non-blocking
@@ -25,6 +26,25 @@ public interface Link extends AutoCloseable {
 
     /** The local address and UDP port the link is bound to. */
     InetSocketAddress localAddress();
+
+    /**
+     * Every local address the link receives on, in a fixed order (a device on a network interface has one per
+     * address of the interface); the index into this list names the source of {@link #send(ByteBuffer,
+     * InetSocketAddress, int)} and is what {@link #lastReceivedOn()} returns. A single-address link: its own.
+     */
+    default List<InetSocketAddress> localAddresses() {
+        return List.of(localAddress());
+    }
+
+    /** Index in {@link #localAddresses()} of the address the datagram last returned by receive arrived at. */
+    default int lastReceivedOn() {
+        return 0;
+    }
+
+    /** {@link #send(ByteBuffer, InetSocketAddress)} from the local address at index {@code from}. */
+    default boolean send(final ByteBuffer datagram, final InetSocketAddress peer, final int from) {
+        return send(datagram, peer);
+    }
 
     @Override
     void close();

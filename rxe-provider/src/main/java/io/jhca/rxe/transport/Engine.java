@@ -49,7 +49,10 @@ public final class Engine implements Agent {
     final MrTable mrs;
     final MemoryAccess memory;
     final PacketOut out;
+    /** The first of {@link #locals}: the device's address (single-address devices have only this one). */
     final Peer local;
+    /** Every local address of the link, by the index the link reports a packet arrived at. */
+    final Peer[] locals;
     final int portMtu;
     private final Link link;
     private final String name;
@@ -95,8 +98,13 @@ public final class Engine implements Agent {
         this.mrs = mrs;
         this.counters = counters;
         this.memory = new MemoryAccess(mrs);
-        this.local = new Peer(link.localAddress());
-        this.out = new PacketOut(link, local, counters);
+        final java.util.List<InetSocketAddress> addresses = link.localAddresses();
+        this.locals = new Peer[addresses.size()];
+        for (int i = 0; i < locals.length; i++) {
+            locals[i] = new Peer(addresses.get(i));
+        }
+        this.local = locals[0];
+        this.out = new PacketOut(link, locals, counters);
     }
 
     /** Records every packet sent and received to a pcap file (debugging); set before the engine starts. */
@@ -107,6 +115,16 @@ public final class Engine implements Agent {
 
     public Peer local() {
         return local;
+    }
+
+    /** The local address at {@code index} of the link's addresses. */
+    public Peer local(final int index) {
+        return locals[index];
+    }
+
+    /** How many local addresses the link has. */
+    public int localCount() {
+        return locals.length;
     }
 
     public RxeCounters counters() {
@@ -213,6 +231,8 @@ public final class Engine implements Agent {
 
     private void onPacket(final InetSocketAddress src, final int length, final long now) {
         final Peer from = source(src);
+        final int on = link.lastReceivedOn();
+        final Peer local = on >= 0 && on < locals.length ? locals[on] : locals[0];
         final int status;
         int ipv4Id = 0;
         if (from.isIpv4() != local.isIpv4()) {
@@ -239,7 +259,7 @@ public final class Engine implements Agent {
             countDrop(status);
             return;
         }
-        packet.decode(rx, length, from, ipv4Id);
+        packet.decode(rx, length, from, local, ipv4Id);
         if (packet.destQp == 0) {
             counters.increment(RxeCounters.Counter.DROP_QP0); // rxe: QP0 unsupported on RoCE
             return;

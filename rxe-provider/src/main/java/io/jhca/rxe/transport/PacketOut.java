@@ -42,7 +42,8 @@ final class PacketOut {
     private final Deth deth = new Deth();
     private final Icrc icrc = new Icrc();
     private final Link link;
-    private final Peer local;
+    /** The link's local addresses, by index (a peer's via() picks the source). */
+    private final Peer[] locals;
     private final RxeCounters counters;
     private Tracer tracer;
     /** The counters of the QP the engine is working for (null: none), so its packets count there too. */
@@ -50,9 +51,9 @@ final class PacketOut {
     private int opcode;
     private int payloadLength;
 
-    PacketOut(final Link link, final Peer local, final RxeCounters counters) {
+    PacketOut(final Link link, final Peer[] locals, final RxeCounters counters) {
         this.link = link;
-        this.local = local;
+        this.locals = locals;
         this.counters = counters;
     }
 
@@ -102,15 +103,24 @@ final class PacketOut {
         return deth.wrap(buffer, Opcode.dethOffset(opcode));
     }
 
-    /** Pads, computes the ICRC and sends to {@code peer}; false if the link refused the datagram. */
+    /**
+     * Pads, computes the ICRC and sends to {@code peer} from the local address it names ({@link Peer#via()});
+     * false if the link refused the datagram.
+     */
     boolean send(final Peer peer) {
+        final int via = peer.via();
+        if (via >= locals.length) {
+            counters.increment(RxeCounters.Counter.TX_REFUSED); // checked when the AV was set; never expected
+            return false;
+        }
+        final Peer local = locals[via];
         final int payloadEnd = Opcode.payloadOffset(opcode) + payloadLength;
         final int pad = Bth.padFor(payloadLength);
         for (int i = 0; i < pad; i++) {
             buffer.putByte(payloadEnd + i, (byte) 0); // pad bytes are zero (rxe_req.c finish_packet)
         }
         final int roceLength = payloadEnd + pad;
-        final int udpSrcPort = link.localAddress().getPort();
+        final int udpSrcPort = local.socketAddress().getPort();
         final int value;
         if (local.isIpv4()) {
             value = icrc.computeIpv4(local.ipv4Address(), peer.ipv4Address(), 0, PacketLayout.IPV4_DF, udpSrcPort,
@@ -125,7 +135,7 @@ final class PacketOut {
         if (tracer != null) {
             tracer.trace(local, peer, udpSrcPort, peer.socketAddress().getPort(), buffer, 0, length, 0);
         }
-        final boolean sent = link.send(byteBuffer, peer.socketAddress());
+        final boolean sent = link.send(byteBuffer, peer.socketAddress(), via);
         counters.increment(sent ? RxeCounters.Counter.SENT_PKTS : RxeCounters.Counter.TX_REFUSED);
         if (sent) {
             counters.add(RxeCounters.Counter.SENT_BYTES, length);

@@ -17,8 +17,19 @@ public final class Peer {
     /** IPv6 address bytes 0-7 and 8-15, big-endian (IPv4: the IPv4-mapped form). */
     private final long hi;
     private final long lo;
+    /** Index of the device's local address packets to this peer are sent from (its link's localAddresses()). */
+    private final int via;
 
     public Peer(final InetSocketAddress socketAddress) {
+        this(socketAddress, 0);
+    }
+
+    /** A destination reached from the device's local address number {@code via} (the source GID's address). */
+    public Peer(final InetSocketAddress socketAddress, final int via) {
+        if (via < 0) {
+            throw new IllegalArgumentException("local address index " + via + " < 0");
+        }
+        this.via = via;
         this.socketAddress = socketAddress;
         final InetAddress a = socketAddress.getAddress();
         final byte[] b = a.getAddress();
@@ -37,6 +48,16 @@ public final class Peer {
 
     public static Peer of(final InetAddress address, final int port) {
         return new Peer(new InetSocketAddress(address, port));
+    }
+
+    /** {@link #of(InetAddress, int)} sent from the device's local address number {@code via}. */
+    public static Peer of(final InetAddress address, final int port, final int via) {
+        return new Peer(new InetSocketAddress(address, port), via);
+    }
+
+    /** Index of the local address packets to this peer leave from. */
+    public int via() {
+        return via;
     }
 
     public InetSocketAddress socketAddress() {

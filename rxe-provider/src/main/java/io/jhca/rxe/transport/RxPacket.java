@@ -30,6 +30,8 @@ final class RxPacket {
     int payloadLength;
     /** Sender, as decoded from the datagram's source. */
     Peer source;
+    /** The local address it arrived at (the destination address its ICRC covered). */
+    Peer local;
     /** IPv4 Identification the ICRC was verified with (0 in strict mode). */
     int ipv4Id;
 
@@ -42,10 +44,11 @@ final class RxPacket {
     private final Bth bth = new Bth();
 
     /** Decodes the BTH of a validated packet of {@code length} bytes at index 0. */
-    void decode(final UnsafeBuffer buffer, final int length, final Peer source, final int ipv4Id) {
+    void decode(final UnsafeBuffer buffer, final int length, final Peer source, final Peer local, final int ipv4Id) {
         this.buffer = buffer;
         this.length = length;
         this.source = source;
+        this.local = local;
         this.ipv4Id = ipv4Id;
         bth.wrap(buffer, 0);
         opcode = bth.opcode();

@@ -1,0 +1,104 @@
+package io.jhca.rxe.link;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * RoCEv2 on every address of a network interface: one {@link UdpLink} per address (IPv4 and IPv6, port 4791), as
+ * Linux rxe receives on every address of its netdev. A UDP socket does not say which of the host's addresses a
+ * datagram was sent to, so a socket per address is what tells the engine the destination address its ICRC covers;
+ * sends leave from the socket of the address the QP's source GID names.
+ *
+ * <p>Receive takes turns over the sockets (the one after the last that delivered goes first), so a busy address
+ * cannot starve another. Used by the engine's thread only.
+ */
+public final class MultiUdpLink implements Link {
+
+    private final UdpLink[] links;
+    private final List<InetSocketAddress> locals;
+    private int next;
+    private int lastOn;
+
+    private MultiUdpLink(final UdpLink[] links) {
+        this.links = links;
+        final List<InetSocketAddress> l = new ArrayList<>();
+        for (final UdpLink u : links) {
+            l.add(u.localAddress());
+        }
+        this.locals = Collections.unmodifiableList(l);
+    }
+
+    /**
+     * Binds every address of {@code locals} (each with its UDP port); on any failure the sockets already open are
+     * closed and the failure names the address.
+     */
+    public static MultiUdpLink open(final List<InetSocketAddress> locals, final int socketBuffer) {
+        if (locals.isEmpty()) {
+            throw new IllegalStateException("no address to bind");
+        }
+        final UdpLink[] links = new UdpLink[locals.size()];
+        try {
+            for (int i = 0; i < links.length; i++) {
+                links[i] = UdpLink.open(locals.get(i), socketBuffer);
+            }
+        } catch (final RuntimeException e) {
+            for (final UdpLink u : links) {
+                if (u != null) {
+                    u.close();
+                }
+            }
+            throw e;
+        }
+        return new MultiUdpLink(links);
+    }
+
+    @Override
+    public boolean send(final ByteBuffer datagram, final InetSocketAddress peer) {
+        return links[0].send(datagram, peer);
+    }
+
+    @Override
+    public boolean send(final ByteBuffer datagram, final InetSocketAddress peer, final int from) {
+        return links[from].send(datagram, peer);
+    }
+
+    @Override
+    public InetSocketAddress receive(final ByteBuffer buffer) {
+        final int n = links.length;
+        for (int k = 0; k < n; k++) {
+            final int i = next;
+            next = i + 1 == n ? 0 : i + 1;
+            final InetSocketAddress src = links[i].receive(buffer);
+            if (src != null) {
+                lastOn = i;
+                return src;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public int lastReceivedOn() {
+        return lastOn;
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return locals.get(0);
+    }
+
+    @Override
+    public List<InetSocketAddress> localAddresses() {
+        return locals;
+    }
+
+    @Override
+    public void close() {
+        for (final UdpLink u : links) {
+            u.close();
+        }
+    }
+}

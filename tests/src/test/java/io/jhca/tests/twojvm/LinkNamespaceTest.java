@@ -1,0 +1,193 @@
+package io.jhca.tests.twojvm;
+
+import io.jhca.lab.HwLab;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * rxe devices on real interfaces, set up as a user on a LAN would: two network namespaces this test creates
+ * (jhca-link-a and jhca-link-b) joined by a veth pair with 10.77.0.1/24 and fd77::1/64 on one side, 10.77.0.2/24
+ * and fd77::2/64 on the other; in each, {@code hwlab link add rxe9 netdev IFACE} (a link file of its own), then
+ * {@code hwlab rc-pingpong} between the two JVMs over IPv4 ({@code -g 1}) and over IPv6 ({@code -g 2}), which
+ * only works when each side sends from the address its GID names and receives on every address. The GID table
+ * {@code hwlab devinfo -v} prints and a refused second {@code link add} are checked too. Needs root and iproute2;
+ * skipped with the reason otherwise. Everything it creates is deleted afterwards.
+ */
+class LinkNamespaceTest {
+    private static final String NS_A = "jhca-link-a";
+    private static final String NS_B = "jhca-link-b";
+    private static final String IF_A = "jla";
+    private static final String IF_B = "jlb";
+    private boolean created;
+
+    @BeforeEach
+    void createNamespaces() throws Exception {
+        assumeTrue(isRoot(), "LinkNamespaceTest skipped: creating network namespaces needs root");
+        assumeTrue(run("ip", "-V") == 0, "LinkNamespaceTest skipped: iproute2 ('ip') is not installed");
+        run("ip", "netns", "del", NS_A); // left over by a killed run
+        run("ip", "netns", "del", NS_B);
+        created = true;
+        must("ip", "netns", "add", NS_A);
+        must("ip", "netns", "add", NS_B);
+        must("ip", "-n", NS_A, "link", "add", IF_A, "type", "veth", "peer", "name", IF_B, "netns", NS_B);
+        side(NS_A, IF_A, "10.77.0.1", "fd77::1");
+        side(NS_B, IF_B, "10.77.0.2", "fd77::2");
+    }
+
+    private static void side(String ns, String dev, String v4, String v6) throws Exception {
+        // no duplicate address detection: a tentative IPv6 address cannot be bound yet
+        must("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.accept_dad=0",
+                "net.ipv6.conf." + dev + ".accept_dad=0");
+        must("ip", "-n", ns, "link", "set", "lo", "up");
+        must("ip", "-n", ns, "addr", "add", v4 + "/24", "dev", dev);
+        must("ip", "-n", ns, "addr", "add", v6 + "/64", "dev", dev, "nodad");
+        must("ip", "-n", ns, "link", "set", dev, "up");
+    }
+
+    @AfterEach
+    void deleteNamespaces() throws Exception {
+        if (created) {
+            run("ip", "netns", "del", NS_A); // takes the veth pair with it
+            run("ip", "netns", "del", NS_B);
+        }
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS) // safety net only
+    void linkAddOnEachSideThenPingpongOverIpv4AndIpv6(@TempDir Path dir) throws Exception {
+        Path linksA = dir.resolve("a-links");
+        Path linksB = dir.resolve("b-links");
+        Path v4Ready = dir.resolve("v4-listening");
+        Path v6Ready = dir.resolve("v6-listening");
+        List<String> pp = List.of("rc-pingpong", "-d", "rxe9", "-n", "20", "-s", "1024");
+        // one JVM per side runs every step; the client steps wait for the server to listen
+        Process b = hwlab(NS_B, linksB, dir.resolve("b.log"), steps(
+                List.of("link", "add", "rxe9", "type", "rxe", "netdev", IF_B),
+                concat(List.of("flag-on-listen", v4Ready.toString()), pp, List.of("-g", "1")),
+                concat(List.of("flag-on-listen", v6Ready.toString()), pp, List.of("-g", "2"))));
+        Process a = hwlab(NS_A, linksA, dir.resolve("a.log"), steps(
+                List.of("link", "add", "rxe9", "netdev", IF_A),
+                List.of("link", "add", "rxe8", "netdev", IF_A),
+                List.of("devinfo", "-d", "rxe9", "-v"),
+                List.of("await", v4Ready.toString()),
+                concat(pp, List.of("-g", "1", "10.77.0.2")),
+                List.of("await", v6Ready.toString()),
+                concat(pp, List.of("-g", "2", "fd77::2"))));
+        boolean doneA = a.waitFor(100, TimeUnit.SECONDS);
+        boolean doneB = b.waitFor(10, TimeUnit.SECONDS);
+        a.destroyForcibly();
+        b.destroyForcibly();
+        String logA = Files.readString(dir.resolve("a.log"));
+        String logB = Files.readString(dir.resolve("b.log"));
+        String both = "side A:\n" + logA + "\nside B:\n" + logB;
+        assertTrue(doneA && doneB, "the sides did not finish\n" + both);
+
+        assertTrue(logA.contains("== exit 0: link add rxe9 netdev " + IF_A), both);
+        assertTrue(logB.contains("== exit 0: link add rxe9 type rxe netdev " + IF_B), both);
+        assertEquals("rxe9 netdev " + IF_A, Files.readAllLines(linksA).get(1), "the link file's device line");
+        assertTrue(logA.contains("already has rxe device rxe9") && logA.contains("== exit " + HwLab.EXIT_FAILURE
+                + ": link add rxe8 netdev " + IF_A), "a second device on the interface is refused\n" + both);
+        assertTrue(logA.contains("== exit 0: devinfo -d rxe9 -v"), both);
+        for (String line : new String[] {"GID[  0]:\t\tfe80::", "GID[  1]:\t\t::ffff:10.77.0.1, RoCE v2",
+                "GID[  2]:\t\tfd77::1, RoCE v2"}) {
+            assertTrue(logA.contains(line), "devinfo -v lacks '" + line + "'\n" + both);
+        }
+        assertFalse(logA.contains("GID[  3]"), "the link-local address equal to the default GID is not repeated\n"
+                + both);
+
+        for (String[] run : new String[][] {{"1", "10.77.0.2", "::ffff:10.77.0.1"}, {"2", "fd77::2", "fd77::1"}}) {
+            assertTrue(logA.contains("== exit 0: " + String.join(" ", pp) + " -g " + run[0] + " " + run[1]),
+                    "client over GID " + run[0] + "\n" + both);
+            assertTrue(logB.contains("== exit 0: " + String.join(" ", pp) + " -g " + run[0]),
+                    "server over GID " + run[0] + "\n" + both);
+            assertTrue(logA.contains("local address:  LID 0x0000, QPN 0x000011, PSN") && logA.contains("GID " + run[2]),
+                    both);
+        }
+        assertEquals(4, count(logA, "40960 bytes in") + count(logB, "40960 bytes in"), both);
+    }
+
+    private static int count(String s, String what) {
+        int n = 0;
+        for (int i = s.indexOf(what); i >= 0; i = s.indexOf(what, i + 1)) {
+            n++;
+        }
+        return n;
+    }
+
+    @SafeVarargs
+    private static List<String> concat(List<String>... parts) {
+        List<String> out = new ArrayList<>();
+        for (List<String> p : parts) {
+            out.addAll(p);
+        }
+        return out;
+    }
+
+    @SafeVarargs
+    private static String[] steps(List<String>... steps) {
+        List<String> out = new ArrayList<>();
+        for (List<String> s : steps) {
+            if (!out.isEmpty()) {
+                out.add("--");
+            }
+            out.addAll(s);
+        }
+        return out.toArray(new String[0]);
+    }
+
+    /** {@link HwLabSteps} with ARGS in a child JVM in namespace {@code ns} with its own link file; output to {@code log}. */
+    private static Process hwlab(String ns, Path links, Path log, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", ns));
+        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(TwoJvmTest.opens());
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(HwLabSteps.class.getName());
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().remove("JHCA_RXE_DEVICES");
+        pb.environment().put("JHCA_RXE_LINKS", links.toString());
+        return pb.start();
+    }
+
+    private static boolean isRoot() throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("id", "-u").start();
+        String uid = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
+        p.waitFor();
+        return "0".equals(uid);
+    }
+
+    private static void must(String... cmd) throws Exception {
+        assertEquals(0, run(cmd), "command failed: " + String.join(" ", cmd));
+    }
+
+    private static int run(String... cmd) throws Exception {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(30, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return -1;
+        }
+        if (p.exitValue() != 0) {
+            System.err.println(String.join(" ", cmd) + ": " + out.trim());
+        }
+        return p.exitValue();
+    }
+}
