@@ -48,6 +48,11 @@ final class RxePd extends ProtectionDomain {
     }
 
     @Override
+    protected io.jhca.verbs.MemoryWindow driverAllocMw(final io.jhca.verbs.MwType type) {
+        return RxeMw.allocate(this, type);
+    }
+
+    @Override
     protected QueuePair driverCreateQp(final QpInitAttributes init, final QpCapabilities requested) {
         return new RxeQp(this, init, requested);
     }

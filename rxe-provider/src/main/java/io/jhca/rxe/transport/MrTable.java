@@ -16,12 +16,13 @@ import io.jhca.verbs.MemoryRegion;
  */
 public final class MrTable {
 
-    private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(MemoryRegion[].class);
+    private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Object[].class);
     /** Index 0 is never used: key 0 means "no key" (rkey 0 = no remote access). */
     private static final int FIRST_INDEX = 1;
     private static final int MAX_INDEX = 0xFFFFFF;
 
-    private volatile MemoryRegion[] slots = new MemoryRegion[256];
+    /** MemoryRegion or {@link Window}: MRs and windows share the key space, as a remote rkey may name either. */
+    private volatile Object[] slots = new Object[256];
     private byte[] tags = new byte[256];
     private int[] free = new int[16];
     private int freeCount;
@@ -51,7 +52,7 @@ public final class MrTable {
         while (n <= index) {
             n <<= 1;
         }
-        final MemoryRegion[] s = java.util.Arrays.copyOf(slots, n);
+        final Object[] s = java.util.Arrays.copyOf(slots, n);
         tags = java.util.Arrays.copyOf(tags, n);
         slots = s; // volatile write publishes the copied entries
     }
@@ -62,11 +63,36 @@ public final class MrTable {
         live++;
     }
 
+    /** Makes a window reachable by its index (reserved with {@link #reserveKey}); its key byte changes with binds. */
+    public synchronized void publishWindow(final int key, final Window w) {
+        SLOT.setRelease(slots, key >>> 8, w);
+    }
+
+    /** Forgets a window's index; reused later. */
+    public synchronized void removeWindow(final int key) {
+        final int index = key >>> 8;
+        final Object[] s = slots;
+        if (index < s.length && SLOT.getAcquire(s, index) instanceof Window) {
+            SLOT.setRelease(s, index, null);
+        }
+        if (freeCount == free.length) {
+            free = java.util.Arrays.copyOf(free, free.length * 2);
+        }
+        free[freeCount++] = index;
+    }
+
+    /** The window at {@code key}'s index whatever its key byte, or null. Engine side. */
+    public Window windowAt(final int key) {
+        final int index = key >>> 8;
+        final Object[] s = slots;
+        return index < s.length && SLOT.getAcquire(s, index) instanceof Window w ? w : null;
+    }
+
     /** Forgets the key; the index is reused later with another tag. The caller makes sure the engine saw it. */
     public synchronized void remove(final int key) {
         final int index = key >>> 8;
-        final MemoryRegion[] s = slots;
-        if (index < s.length && SLOT.getAcquire(s, index) != null) {
+        final Object[] s = slots;
+        if (index < s.length && SLOT.getAcquire(s, index) instanceof MemoryRegion) {
             SLOT.setRelease(s, index, null);
             live--;
         }
@@ -142,8 +168,8 @@ public final class MrTable {
 
     private MemoryRegion slot(final int key) {
         final int index = key >>> 8;
-        final MemoryRegion[] s = slots;
-        return index < s.length ? (MemoryRegion) SLOT.getAcquire(s, index) : null;
+        final Object[] s = slots;
+        return index < s.length && SLOT.getAcquire(s, index) instanceof MemoryRegion mr ? mr : null;
     }
 
     public synchronized int liveCount() {
