@@ -1,10 +1,13 @@
 package io.jhca.verbs;
 
 /**
- * The rules of memory window binding and invalidation, once for every provider. What a library refuses when the
- * work request is posted ({@link #checkPost}: EINVAL or EPERM, nothing posted) is separate from what the device
- * finds when it executes the bind ({@link #bindError}: the WR completes with {@link WcStatus#MW_BIND_ERR} and the
- * QP goes to ERR, as Linux rxe's {@code rxe_check_bind_mw} and the IBTA's C10-72..75 have it).
+ * The rules of memory window binding and invalidation, once for every provider. What is known when the work request
+ * is posted is refused then ({@link #checkPost}: EINVAL or EPERM, nothing posted): the MR's rights and span
+ * (IBTA C10-73..75), which rdma-core's mlx5 provider checks in {@code set_bind_wr} because a ConnectX does not (its
+ * mkey context has no bind right), so every provider refuses them alike. What only the device knows, the window's
+ * state, is found when it executes the bind ({@link #bindError}: the WR completes with {@link WcStatus#MW_BIND_ERR}
+ * and the QP goes to ERR, as Linux rxe's {@code rxe_check_bind_mw} has it; the software device checks the MR rules
+ * there again).
  */
 public final class MwRules {
     /** The access bits a window may grant (remote rights; local bits are allowed and mean nothing remotely). */
@@ -57,6 +60,25 @@ public final class MwRules {
         if (bind.length() < 0) {
             throw new VerbsException(VerbsException.EINVAL, what + "negative length " + bind.length());
         }
+        String mrError = mrError(mr, bind.addr(), bind.length(), bind.access());
+        if (mrError != null) {
+            throw new VerbsException(VerbsException.EINVAL, what + mr.describe() + ": " + mrError);
+        }
+    }
+
+    /** The MR rules of a bind (C10-73..75); null if they hold. */
+    private static String mrError(MemoryRegion mr, long addr, long length, int access) {
+        if (!Access.has(mr.access(), Access.MW_BIND)) {
+            return "MR without MW_BIND access (C10-73)";
+        }
+        if ((access & (Access.REMOTE_WRITE.bit() | Access.REMOTE_ATOMIC.bit())) != 0
+                && !Access.has(mr.access(), Access.LOCAL_WRITE)) {
+            return "remote write or atomic window on an MR without local write (C10-74)";
+        }
+        if (!mr.contains(addr, length)) {
+            return "window [0x" + Long.toHexString(addr) + ", +" + length + ") outside the MR (C10-75)";
+        }
+        return null;
     }
 
     /**
@@ -83,20 +105,7 @@ public final class MwRules {
                 return "type 2 window bound to no MR or zero length (o10-37.2.40)";
             }
         }
-        if (mr == null) {
-            return null;
-        }
-        if (!Access.has(mr.access(), Access.MW_BIND)) {
-            return "MR without MW_BIND access (C10-73)";
-        }
-        if ((access & (Access.REMOTE_WRITE.bit() | Access.REMOTE_ATOMIC.bit())) != 0
-                && !Access.has(mr.access(), Access.LOCAL_WRITE)) {
-            return "remote write or atomic window on an MR without local write (C10-74)";
-        }
-        if (!mr.contains(addr, length)) {
-            return "window [0x" + Long.toHexString(addr) + ", +" + length + ") outside the MR (C10-75)";
-        }
-        return null;
+        return mr == null ? null : mrError(mr, addr, length, access);
     }
 
     /** The remote rights a window grants (its other access bits grant nothing). */
