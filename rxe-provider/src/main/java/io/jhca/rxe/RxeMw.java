@@ -21,9 +21,10 @@ final class RxeMw extends MemoryWindow {
         this.window = new Window(type, pd, key);
     }
 
-    static RxeMw allocate(final RxePd pd, final MwType type) {
+    /** {@code chosen}: a key a device model chose (see {@link RxeKeys}), or 0 for the table's next one. */
+    static RxeMw allocate(final RxePd pd, final MwType type, final int chosen) {
         final MrTable table = pd.rxe().mrTable();
-        final int key = table.reserveKey();
+        final int key = chosen != 0 ? table.reserveChosenKey(chosen) : table.reserveKey();
         final RxeMw mw;
         try {
             mw = new RxeMw(pd, type, key);
