@@ -16,6 +16,9 @@ import io.jhca.mlx5.wqe.DatagramSeg;
 import io.jhca.mlx5.wqe.FmCeSe;
 import io.jhca.mlx5.wqe.InlineSeg;
 import io.jhca.mlx5.wqe.RaddrSeg;
+import io.jhca.mlx5.wqe.UmrCtrlSeg;
+import io.jhca.mlx5.wqe.MkeyContextSeg;
+import io.jhca.mlx5.wqe.KlmSeg;
 import io.jhca.mlx5.wqe.SendWqeLayout;
 import io.jhca.verbs.SendFlags;
 import io.jhca.verbs.WcOpcode;
@@ -221,6 +224,11 @@ public final class SqBuffer {
         return ctrl;
     }
 
+    /** Replaces the open WQE's immediate (a window bind's control segment carries the window's rkey there). */
+    public void immediate(int imm) {
+        immAsIs = CtrlSeg.beImm(imm);
+    }
+
     /** Remote address segment (RDMA and atomics): big-endian raddr and rkey. */
     public void raddr(long remoteAddr, int rkey) {
         // mlx5_wqe_raddr_seg: be64 raddr, be32 rkey, 4 reserved bytes = 0 (RaddrSeg, golden-tested)
@@ -235,6 +243,19 @@ public final class SqBuffer {
     /** UD datagram segment: the address handle's 48-byte AV with the remote QPN and Q_Key (qp.c _set_datagram_seg). */
     public void datagram(DirectBuffer av, int avOffset, int remoteQpn, int remoteQkey) {
         DatagramSeg.setUd(buf, nextSeg(DatagramSeg.SIZE), av, avOffset, remoteQpn, remoteQkey);
+    }
+
+    /**
+     * The segments of a memory window bind, unbind or LOCAL_INV after the control segment (rdma-core qp.c
+     * {@code set_bind_wr}): UMR control, mkey context, and for a bind (length non-zero) the KLM naming the span in
+     * the MR {@code lkey}. Each segment starts on a WQEBB boundary, so it wraps at the ring end as a whole.
+     */
+    public void umr(boolean type2, int newRkey, int accessFlags, long addr, long length, int lkey) {
+        UmrCtrlSeg.set(buf, nextSeg(UmrCtrlSeg.SIZE), type2, length);
+        MkeyContextSeg.set(buf, nextSeg(MkeyContextSeg.SIZE), type2, newRkey, qpn, accessFlags, addr, length);
+        if (length != 0) {
+            KlmSeg.set(buf, nextSeg(KlmSeg.SIZE), (int) length, lkey, addr);
+        }
     }
 
     /** A gather entry; a zero-length one is skipped as rdma-core does. Atomics always carry 8 bytes. */
