@@ -14,6 +14,7 @@ import io.jhca.verbs.MwBind;
 import io.jhca.verbs.MwType;
 import io.jhca.verbs.QpState;
 import io.jhca.verbs.SendFlags;
+import io.jhca.verbs.SendQueue;
 import io.jhca.verbs.SendWr;
 import io.jhca.verbs.VerbsException;
 import io.jhca.verbs.WcFlags;
@@ -293,6 +294,84 @@ class MemoryWindowTest {
             int again = l.bind2(mw, rkey, WIN_OFF, WIN_LEN, RW);
             l.writeAndReadBack(again, WIN_OFF + 8, 8, 63);
             l.assertRefused(l.write(rkey, l.winAddr(), 8, 64), "a WRITE with the rkey SEND_WITH_INV invalidated");
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("io.jhca.tests.harness.DevicePairs#all")
+    void aType2WindowAnswersOnlyItsQpWhileType1AnswersAny(DevicePair pair) {
+        try (Harness h = open(pair, MwType.TYPE_2)) {
+            Link l = new Link(h);
+            Peer a2 = h.peerA(PeerSpec.rc());
+            Peer b2 = h.peerSharing(l.b, PeerSpec.rc());
+            h.connect(a2, b2);
+            MemoryWindow t2 = l.alloc(MwType.TYPE_2);
+            int k2 = l.bind2(t2, t2.rkey(), WIN_OFF, 4096, RW);
+            l.writeAndReadBack(k2, WIN_OFF, 4096, 91);
+            if (h.b().queryDevice().supports(MwType.TYPE_1)) {
+                MemoryWindow t1 = l.alloc(MwType.TYPE_1);
+                int k1 = l.bind1(t1, WIN_OFF + 4096, 4096, RW);
+                Payloads.fill(a2.buf(), A_SRC, 64, 92);
+                a2.post(a2.wr(301, WrOpcode.RDMA_WRITE, A_SRC, 64).rdma(l.b.addr(WIN_OFF + 4096), k1));
+                Wcs.assertSuccess(h.await(a2.sendCq(), "WRITE through a type 1 window on another QP"),
+                        WcOpcode.RDMA_WRITE, 301, a2.qpn(), "type 1 window from another QP of its PD");
+                Payloads.assertPayload(l.b.buf(), WIN_OFF + 4096, 64, 92, "type 1 window from another QP");
+            }
+            a2.post(a2.wr(302, WrOpcode.RDMA_WRITE, A_SRC, 64).rdma(l.winAddr(), k2));
+            Wcs.assertStatus(h.await(a2.sendCq(), "WRITE through a type 2 window bound to another QP"),
+                    WcStatus.REM_ACCESS_ERR, 302, a2.qpn(), "type 2 window from a QP it is not bound to");
+            Payloads.assertPayload(l.b.buf(), WIN_OFF, 64, 91, "B's memory behind the type 2 window, untouched");
+            l.writeAndReadBack(k2, WIN_OFF + 64, 64, 93);   // its own QP still gets through
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("io.jhca.tests.harness.DevicePairs#all")
+    void builderBindsInvalidatesAndSendsWithInvalidate(DevicePair pair) {
+        try (Harness h = open(pair, MwType.TYPE_2)) {
+            Assumptions.assumeTrue(h.a().queryDevice().supports(MwType.TYPE_2),
+                    h.a().name() + " cannot send SEND_WITH_INV (no type 2 windows)");
+            Link l = new Link(h);
+            MemoryWindow mw = l.alloc(MwType.TYPE_2);
+            int k1 = MemoryWindow.incRkey(mw.rkey());
+            SendQueue bsq = l.b.qp().sendQueue();
+            bsq.start();
+            bsq.wrId(201).flags(SendFlags.SIGNALED).bindMw(mw, k1, new MwBind(l.b.mr(), l.winAddr(), WIN_LEN,
+                    Access.REMOTE_WRITE, Access.REMOTE_READ));
+            assertEquals(0, bsq.complete());
+            Wcs.assertSuccess(h.await(l.b.sendCq(), "builder bind"), WcOpcode.BIND_MW, 201, l.b.qpn(), "builder bind");
+            l.writeAndReadBack(k1, WIN_OFF, 300, 81);
+
+            bsq.start();
+            bsq.wrId(202).flags(SendFlags.SIGNALED).localInv(k1);
+            assertEquals(0, bsq.complete());
+            Wcs.assertSuccess(h.await(l.b.sendCq(), "builder LOCAL_INV"), WcOpcode.LOCAL_INV, 202, l.b.qpn(), "inv");
+
+            int k2 = MemoryWindow.incRkey(k1);
+            bsq.start();
+            bsq.wrId(203).flags(SendFlags.SIGNALED).bindMw(mw, k2, new MwBind(l.b.mr(), l.winAddr(), 64,
+                    Access.REMOTE_WRITE));
+            assertEquals(0, bsq.complete());
+            Wcs.assertSuccess(h.await(l.b.sendCq(), "builder rebind"), WcOpcode.BIND_MW, 203, l.b.qpn(), "rebind");
+            WorkCompletion w = l.write(k2, l.winAddr() + 56, 8, 82);
+            Wcs.assertSuccess(w, WcOpcode.RDMA_WRITE, w.wrId(), l.a.qpn(), "WRITE of the rebound window's last 8 B");
+            Payloads.assertPayload(l.b.buf(), WIN_OFF + 56, 8, 82, "last 8 bytes of the rebound window");
+
+            l.b.postRecv(9, 0, 64);
+            Payloads.fill(l.a.buf(), A_SRC, 16, 83);
+            SendQueue asq = l.a.qp().sendQueue();
+            asq.start();
+            asq.wrId(204).flags(SendFlags.SIGNALED).sendInv(k2).sge(l.a.mr(), A_SRC, 16);
+            assertEquals(0, asq.complete());
+            Wcs.assertSuccess(h.await(l.a.sendCq(), "builder SEND_WITH_INV"), WcOpcode.SEND, 204, l.a.qpn(), "send inv");
+            WorkCompletion recv = h.await(l.b.recvCq(), "receive of the builder's SEND_WITH_INV");
+            Wcs.assertRecv(recv, WcOpcode.RECV, 9, l.b.qpn(), 16, null, "receive of SEND_WITH_INV");
+            assertEquals(Integer.toHexString(k2), Integer.toHexString(recv.invalidatedRkey()), "invalidated_rkey");
+
+            bsq.start();
+            assertThrows(VerbsException.class, () -> bsq.wrId(205).localInv(k2).sge(l.b.mr(), 0, 8),
+                    "LOCAL_INV takes no SGEs");
+            l.assertRefused(l.write(k2, l.winAddr(), 8, 84), "a WRITE with the key the peer invalidated");
         }
     }
 
