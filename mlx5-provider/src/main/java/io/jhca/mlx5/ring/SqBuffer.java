@@ -104,6 +104,12 @@ public final class SqBuffer {
     private int fmCeSe;
     private int immAsIs;
     private boolean atomicOp;
+    /**
+     * The fence the next WQE gets unless it asks for FENCE: INITIATOR_SMALL after a window bind or LOCAL_INV
+     * (rdma-core qp.c {@code next_fence}, kept across posts in {@code qp->fm_cache}).
+     */
+    private int nextFence;
+    private int batchNextFence;
     private int inlineHeader = -1;
     private int inlineEnd;
     private int inlineBytes;
@@ -188,6 +194,7 @@ public final class SqBuffer {
         ringDoorbell();
         batchCurPost = curPost;
         batchNreq = nreq;
+        batchNextFence = nextFence;
         batchLastCtrl = lastCtrl;
         batchLastDs = lastDs;
         batchLastInline = lastInline;
@@ -211,9 +218,10 @@ public final class SqBuffer {
         opcode = mlx5Opcode;
         // qp.c _mlx5_post_send: sq_signal_bits | fence | CQ_UPDATE if signaled | SOLICITED if solicited
         fmCeSe = sigBits
-                | ((sendFlags & SendFlags.FENCE) != 0 ? FmCeSe.FENCE : 0)
+                | ((sendFlags & SendFlags.FENCE) != 0 ? FmCeSe.FENCE : nextFence)
                 | ((sendFlags & SendFlags.SIGNALED) != 0 ? FmCeSe.CQ_UPDATE : 0)
                 | ((sendFlags & SendFlags.SOLICITED) != 0 ? FmCeSe.SOLICITED : 0);
+        nextFence = 0;
         immAsIs = CtrlSeg.beImm(imm);   // the control segment stores imm as-is; big-endian on the wire
         atomicOp = wc == WcOpcode.COMP_SWAP || wc == WcOpcode.FETCH_ADD;
         inlineHeader = -1;
@@ -252,6 +260,7 @@ public final class SqBuffer {
      */
     public void umr(boolean type2, int newRkey, int accessFlags, long addr, long length, int lkey) {
         UmrCtrlSeg.set(buf, nextSeg(UmrCtrlSeg.SIZE), type2, length);
+        nextFence = FmCeSe.FENCE_INITIATOR_SMALL;   // the WQE after a bind waits for it (qp.c)
         MkeyContextSeg.set(buf, nextSeg(MkeyContextSeg.SIZE), type2, newRkey, qpn, accessFlags, addr, length);
         if (length != 0) {
             KlmSeg.set(buf, nextSeg(KlmSeg.SIZE), (int) length, lkey, addr);
@@ -314,6 +323,7 @@ public final class SqBuffer {
     public void abortBatch() {
         curPost = batchCurPost;
         nreq = batchNreq;
+        nextFence = batchNextFence;
         lastCtrl = batchLastCtrl;
         lastDs = batchLastDs;
         lastInline = batchLastInline;
@@ -350,6 +360,7 @@ public final class SqBuffer {
         nreq = 0;
         batchCurPost = curPost;
         batchNreq = 0;
+        batchNextFence = nextFence;
     }
 
     // ---- completion side ----
@@ -375,6 +386,8 @@ public final class SqBuffer {
         nreq = 0;
         batchCurPost = 0;
         batchNreq = 0;
+        nextFence = 0;
+        batchNextFence = 0;
         held = false;
         ctrl = -1;
     }
