@@ -393,9 +393,7 @@ final class Responder {
         if (error == null) {
             return false;
         }
-        ePsn = Psn.next(p.psn);
-        current = NONE;
-        msn = Psn.next(msn);
+        // the message was taken (ePsn, MSN and the opcode sequence already moved on): acknowledged, then ERR
         qp.markError(AsyncEvent.Type.QP_REQ_ERR, "SEND_WITH_INV: " + error);
         sendAck(Aeth.SYNDROME_ACK, p.psn);
         final WorkCompletion wc = qp.completeRecv(w, WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, 0);

@@ -439,6 +439,27 @@ class MemoryWindowTest {
 
     @ParameterizedTest
     @MethodSource("io.jhca.tests.harness.DevicePairs#all")
+    void sendWithInvalidateOfAnRkeyThatIsNoWindowFailsAtTheReceiver(DevicePair pair) {
+        try (Harness h = open(pair, MwType.TYPE_2)) {
+            Assumptions.assumeTrue(h.a().queryDevice().supports(MwType.TYPE_2),
+                    h.a().name() + " cannot send SEND_WITH_INV (no type 2 windows)");
+            Link l = new Link(h);
+            l.b.postRecv(5, 0, 64);
+            Payloads.fill(l.a.buf(), A_SRC, 16, 101);
+            l.a.post(l.a.wr(401, WrOpcode.SEND_WITH_INV, A_SRC, 16).invalidateRkey(l.b.mr().rkey()));
+            // rxe_resp.c class J: the message is taken and acknowledged, the receive fails, the responder goes to ERR
+            Wcs.assertSuccess(h.await(l.a.sendCq(), "SEND_WITH_INV of an MR's rkey"), WcOpcode.SEND, 401, l.a.qpn(),
+                    "the sender of a SEND_WITH_INV the receiver cannot honour");
+            Wcs.assertStatus(h.await(l.b.recvCq(), "receive of a SEND_WITH_INV of an MR's rkey"),
+                    WcStatus.REM_INV_REQ_ERR, 5, l.b.qpn(), "receive of a SEND_WITH_INV naming no window");
+            l.b.postRecv(6, 0, 8);
+            Wcs.assertStatus(h.await(l.b.recvCq(), "receive posted after the failed invalidation"),
+                    WcStatus.WR_FLUSH_ERR, 6, l.b.qpn(), "a receive posted after the failed invalidation");
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("io.jhca.tests.harness.DevicePairs#all")
     void postTimeRefusals(DevicePair pair) {
         try (Harness h = open(pair, MwType.TYPE_1)) {
             Link l = new Link(h);
