@@ -9,7 +9,9 @@ import io.jhca.verbs.MemoryRegion;
  * The device's memory keys, as rxe and the IBTA build them: key = 24-bit table index &lt;&lt; 8 | 8-bit tag
  * (rxe_mr.c: {@code lkey = index << 8 | key}). The tag changes each time an index is reused, so a stale key of a
  * deregistered MR is refused instead of reaching the new one. The rkey equals the lkey when any remote access
- * was asked for, else it is 0 (no remote access), as rxe does.
+ * was asked for, else it is 0 (no remote access), as rxe does. Memory windows ({@link Window}) take indexes from
+ * the same table (rxe keeps MR and MW indexes in disjoint ranges to the same end), so a remote rkey names one or the
+ * other; a window's key byte changes with each bind, so it is matched by the window, not by the table's tag.
  *
  * <p>Registration and deregistration run on application threads (synchronized); lookups run on the
  * engine without locks ({@link #byLkey}, {@link #byRkey}): slots are published with release stores and read with acquire loads.
