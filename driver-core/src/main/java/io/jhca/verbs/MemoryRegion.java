@@ -39,6 +39,8 @@ public abstract class MemoryRegion extends VerbsResource {
     /** Holds in progress (bits 30:0) and {@link #RETIRED}. */
     @SuppressWarnings("unused") // through HOLDS
     private volatile int holds;
+    /** Memory windows bound to this MR now. */
+    private final java.util.concurrent.atomic.AtomicInteger boundWindows = new java.util.concurrent.atomic.AtomicInteger();
 
     protected MemoryRegion(ProtectionDomain pd, DmaRegion region, long offset, long length, int access, int lkey, int rkey) {
         super("MR", pd);
@@ -117,6 +119,32 @@ public abstract class MemoryRegion extends VerbsResource {
     /** Provider side: ends a {@link #hold()} that returned true. */
     public final void unhold() {
         HOLDS.getAndAdd(this, -1);
+    }
+
+    /** Memory windows bound to this MR now: while there are any, it refuses to deregister. */
+    public final int boundWindows() {
+        return boundWindows.get();
+    }
+
+    /** Provider side: a memory window was bound to this MR. */
+    public final void windowBound() {
+        boundWindows.incrementAndGet();
+    }
+
+    /** Provider side: a memory window bound to this MR was unbound, invalidated or deallocated. */
+    public final void windowUnbound() {
+        boundWindows.decrementAndGet();
+    }
+
+    @Override
+    void beforeDestroy() {
+        int n = boundWindows.get();
+        if (n > 0) {
+            // IBTA 10.6.7.2.6; Linux rxe_dereg_mr refuses an MR with windows bound (EINVAL there)
+            throw new VerbsException(VerbsException.EBUSY, "cannot deregister " + describe() + ": " + n
+                    + " memory window" + (n > 1 ? "s are" : " is") + " bound to it; invalidate or deallocate "
+                    + (n > 1 ? "them" : "it") + " first");
+        }
     }
 
     @Override

@@ -72,6 +72,27 @@ public abstract class ProtectionDomain extends VerbsResource {
         return driverCreateAh(attributes.copy());
     }
 
+    /**
+     * Allocates a memory window ({@code ibv_alloc_mw}): EOPNOTSUPP if the device does not offer the type
+     * (device_cap_flags MEM_WINDOW, MEM_WINDOW_TYPE_2A/2B).
+     */
+    public final MemoryWindow allocMw(MwType type) {
+        checkOpen();
+        if (type == null) {
+            throw new VerbsException(VerbsException.EINVAL, "alloc MW: no window type");
+        }
+        if (!context.queryDevice().supports(type)) {
+            throw new VerbsException(VerbsException.EOPNOTSUPP, "alloc MW: " + context.describe()
+                    + " does not offer " + type + " memory windows");
+        }
+        return driverAllocMw(type);
+    }
+
+    /** Provider side: allocate a window of a type the device offers. */
+    protected MemoryWindow driverAllocMw(MwType type) {
+        throw new VerbsException(VerbsException.EOPNOTSUPP, "alloc MW: not implemented by this provider");
+    }
+
     protected abstract MemoryRegion driverRegister(DmaRegion region, long offset, long length, int accessMask);
 
     /** Create the QP; {@code requested} is within device limits, the provider may round up. */

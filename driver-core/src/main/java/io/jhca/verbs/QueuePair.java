@@ -298,6 +298,9 @@ public abstract class QueuePair extends VerbsResource {
         if ((w.sendFlags() & ~SendFlags.ALL) != 0) {
             throw new VerbsException(VerbsException.EINVAL, "post send: unknown send flags 0x" + Integer.toHexString(w.sendFlags()));
         }
+        if (op.isLocal() || op == WrOpcode.SEND_WITH_INV) {
+            checkMwWr(w, op);
+        }
         long total = w.totalLength();
         if ((w.sendFlags() & SendFlags.INLINE) != 0) {
             if (op == WrOpcode.RDMA_READ || op.isAtomic()) {
@@ -331,6 +334,50 @@ public abstract class QueuePair extends VerbsResource {
             if (ah.pd() != pd) {
                 throw new VerbsException(VerbsException.EINVAL, "post send on UD " + describe() + ": address handle of another PD");
             }
+        }
+    }
+
+    /**
+     * Binds a type 1 memory window ({@code ibv_bind_mw}): posts a bind WR with the window's next rkey
+     * ({@link MemoryWindow#incRkey}) and returns that key, which {@link MemoryWindow#rkey()} holds from now on.
+     * A null MR with address and length 0 unbinds the window. The bind completes with {@link WcOpcode#BIND_MW}
+     * (if signaled); a bind the device refuses (MR without MW_BIND, access beyond what the MR allows, a span outside
+     * it) completes with {@link WcStatus#MW_BIND_ERR} and moves the QP to ERR. A full send queue is ENOMEM.
+     */
+    public final int bindMw(MemoryWindow mw, MwBind bind, long wrId, int sendFlags) {
+        if (bind == null) {
+            throw new VerbsException(VerbsException.EINVAL, "bind MW on " + describe() + ": no bind information");
+        }
+        MwRules.checkPost(this, mw, bind, MwType.TYPE_1);
+        int rkey = MemoryWindow.incRkey(mw.rkey());
+        SendWr wr = new SendWr(0).wrId(wrId).opcode(WrOpcode.BIND_MW).sendFlags(sendFlags).bindMw(mw, rkey, bind);
+        if (postSend(wr) != 1) {
+            throw new VerbsException(VerbsException.ENOMEM, "bind MW on " + describe() + ": send queue full");
+        }
+        mw.rkey(rkey);
+        return rkey;
+    }
+
+    private void checkMwWr(SendWr w, WrOpcode op) {
+        if (type != QpType.RC && !(type == QpType.UC && op != WrOpcode.SEND_WITH_INV)) {
+            throw new VerbsException(VerbsException.EINVAL, "post send on " + type + " " + describe() + ": opcode "
+                    + op + " is not supported on " + type);
+        }
+        if (op == WrOpcode.BIND_MW) {
+            // a type 1 window may be bound by a BIND_MW WR too: that is what ibv_bind_mw posts
+            MemoryWindow mw = w.mw();
+            MwRules.checkPost(this, mw, w.bindInfo(), mw == null ? MwType.TYPE_2 : mw.type());
+            if ((w.bindRkey() & 0xFFFFFF00) != (mw.rkey() & 0xFFFFFF00)) {
+                throw new VerbsException(VerbsException.EINVAL, "post send BIND_MW on " + describe() + ": rkey 0x"
+                        + Integer.toHexString(w.bindRkey()) + " is not of " + mw.describe()
+                        + " (only the low 8 bits, the key, may change)");
+            }
+        } else if (!pd.context().queryDevice().supports(MwType.TYPE_2)) {
+            throw new VerbsException(VerbsException.EOPNOTSUPP, "post send on " + describe() + ": "
+                    + pd.context().describe() + " does not support " + op + " (no type 2 memory windows)");
+        }
+        if (op.isLocal() && w.numSge() != 0) {
+            throw new VerbsException(VerbsException.EINVAL, "post send " + op + " on " + describe() + ": takes no SGEs");
         }
     }
 

@@ -117,6 +117,57 @@ public abstract class SendQueue {
         return openWr(WrOpcode.ATOMIC_FETCH_AND_ADD, 0, rkey, remoteAddr, add, 0);
     }
 
+    /** A SEND whose responder invalidates {@code invalidateRkey} ({@code ibv_wr_send_inv}); RC only. */
+    public final SendQueue sendInv(int invalidateRkey) {
+        checkMwOp(WrOpcode.SEND_WITH_INV);
+        return openWr(WrOpcode.SEND_WITH_INV, invalidateRkey, 0, 0, 0, 0);
+    }
+
+    /** Invalidates a type 2 window's {@code rkey} ({@code ibv_wr_local_inv}); no SGEs follow. */
+    public final SendQueue localInv(int rkey) {
+        checkMwOp(WrOpcode.LOCAL_INV);
+        return openWr(WrOpcode.LOCAL_INV, rkey, 0, 0, 0, 0);
+    }
+
+    /**
+     * Binds a window ({@code ibv_wr_bind_mw}) under {@code rkey}, the window's key with the new key byte the caller
+     * chose; no SGEs follow. Checked as {@link SendWr#bindMw} is.
+     */
+    public final SendQueue bindMw(MemoryWindow mw, int rkey, MwBind bind) {
+        checkCaller("bindMw");
+        if (bind == null) {
+            throw fail("bindMw without bind information");
+        }
+        try {
+            MwRules.checkPost(qp, mw, bind, mw == null ? MwType.TYPE_2 : mw.type());
+        } catch (VerbsException e) {
+            throw dropped(e);
+        }
+        if ((rkey & 0xFFFFFF00) != (mw.rkey() & 0xFFFFFF00)) {
+            throw fail("bindMw rkey 0x" + Integer.toHexString(rkey) + " is not of " + mw.describe());
+        }
+        openWr(WrOpcode.BIND_MW, 0, rkey, 0, 0, 0);
+        if (!full) {
+            try {
+                driverBindMw(mw, rkey, bind);
+            } catch (RuntimeException e) {
+                throw dropped(e);
+            }
+        }
+        return this;
+    }
+
+    private void checkMwOp(WrOpcode op) {
+        checkCaller(op.toString());
+        QpType t = qp.type();
+        if (t != QpType.RC && !(t == QpType.UC && op != WrOpcode.SEND_WITH_INV)) {
+            throw fail("opcode " + op + " is not supported on " + t);
+        }
+        if (!qp.pd().context().queryDevice().supports(MwType.TYPE_2)) {
+            throw fail(op + ": " + qp.pd().context().describe() + " has no type 2 memory windows");
+        }
+    }
+
     /** UD destination of the open WR ({@code ibv_wr_set_ud_addr}). */
     public final SendQueue udAddr(AddressHandle ah, int remoteQpn, int remoteQkey) {
         checkCaller("udAddr");
@@ -144,6 +195,9 @@ public abstract class SendQueue {
         requireOpen("sge");
         if (inline) {
             throw fail("sge after inline data in one WR");
+        }
+        if (open.isLocal()) {
+            throw fail("sge after " + open);
         }
         if (++sges > qp.capabilities().maxSendSge()) {
             throw fail(sges + " SGEs exceed max_send_sge " + qp.capabilities().maxSendSge());
@@ -173,7 +227,7 @@ public abstract class SendQueue {
     public final SendQueue inlineData(DirectBuffer src, int offset, int length) {
         checkCaller("inlineData");
         requireOpen("inlineData");
-        if (open == WrOpcode.RDMA_READ || open.isAtomic()) {
+        if (open == WrOpcode.RDMA_READ || open.isAtomic() || open.isLocal()) {
             throw fail("inline data with " + open);
         }
         if (sges > 0) {
@@ -340,6 +394,14 @@ public abstract class SendQueue {
     /** Provider side: open a WQE for {@code op}; false if the ring has no room (the batch will be dropped). */
     protected abstract boolean driverOpenWr(WrOpcode op, long wrId, int sendFlags, int imm, int rkey, long remoteAddr,
                                             long compareAdd, long swap);
+
+    /**
+     * Provider side: the open WR is a BIND_MW of {@code mw} (opened by {@link #driverOpenWr} with the new rkey); for
+     * LOCAL_INV and SEND_WITH_INV, {@code driverOpenWr}'s {@code imm} is the rkey to invalidate.
+     */
+    protected void driverBindMw(MemoryWindow mw, int rkey, MwBind bind) {
+        throw new VerbsException(VerbsException.EOPNOTSUPP, "bindMw: not implemented by this provider");
+    }
 
     protected abstract void driverUdAddr(AddressHandle ah, int remoteQpn, int remoteQkey);
 

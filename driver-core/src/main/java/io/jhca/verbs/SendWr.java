@@ -20,6 +20,10 @@ public final class SendWr {
     private int remoteQpn;
     private int remoteQkey;
     private SendWr next;
+    private int invalidateRkey;
+    private MemoryWindow mw;
+    private int bindRkey;
+    private final MwBind bindInfo = new MwBind();
 
     /** A WR with room for 4 SGEs. */
     public SendWr() {
@@ -98,6 +102,23 @@ public final class SendWr {
         return this;
     }
 
+    /** The rkey a {@link WrOpcode#LOCAL_INV} or {@link WrOpcode#SEND_WITH_INV} invalidates ({@code invalidate_rkey}). */
+    public SendWr invalidateRkey(int rkey) {
+        this.invalidateRkey = rkey;
+        return this;
+    }
+
+    /**
+     * A {@link WrOpcode#BIND_MW} of a type 2 window ({@code wr.bind_mw}): {@code rkey} is the window's key with the
+     * new key byte the caller chose (as verbs: usually {@link MemoryWindow#incRkey}); {@code bind} is copied.
+     */
+    public SendWr bindMw(MemoryWindow mw, int rkey, MwBind bind) {
+        this.mw = mw;
+        this.bindRkey = rkey;
+        this.bindInfo.set(bind.mr(), bind.addr(), bind.length(), bind.access());
+        return this;
+    }
+
     public SendWr next(SendWr next) {
         this.next = next;
         return this;
@@ -157,6 +178,25 @@ public final class SendWr {
 
     public SendWr next() {
         return next;
+    }
+
+    public int invalidateRkey() {
+        return invalidateRkey;
+    }
+
+    /** The window of a BIND_MW. */
+    public MemoryWindow mw() {
+        return mw;
+    }
+
+    /** The window's new rkey of a BIND_MW. */
+    public int bindRkey() {
+        return bindRkey;
+    }
+
+    /** What a BIND_MW binds to (this WR's own copy). */
+    public MwBind bindInfo() {
+        return bindInfo;
     }
 
     /** Sum of the SGE lengths (int overflow is refused at post time). */

@@ -24,6 +24,7 @@ public final class WorkCompletion {
     private int sl;
     private int dlidPathBits;
     private boolean solicited;
+    private int invalidatedRkey;
 
     public long wrId() {
         return wrId;
@@ -100,6 +101,7 @@ public final class WorkCompletion {
         this.sl = 0;
         this.dlidPathBits = 0;
         this.solicited = false;
+        this.invalidatedRkey = 0;
         return this;
     }
 
@@ -152,6 +154,21 @@ public final class WorkCompletion {
         return this;
     }
 
+    /**
+     * The rkey a received SEND_WITH_INV invalidated ({@code ibv_wc.invalidated_rkey}), valid when
+     * {@link WcFlags#WITH_INV} is set.
+     */
+    public int invalidatedRkey() {
+        return invalidatedRkey;
+    }
+
+    /** Provider side: the received message invalidated {@code rkey}; sets {@link WcFlags#WITH_INV}. */
+    public WorkCompletion invalidatedRkey(int rkey) {
+        this.invalidatedRkey = rkey;
+        this.wcFlags |= WcFlags.WITH_INV;
+        return this;
+    }
+
     /** Copies every field of another completion. */
     public WorkCompletion copyFrom(WorkCompletion o) {
         wrId = o.wrId;
@@ -168,6 +185,7 @@ public final class WorkCompletion {
         sl = o.sl;
         dlidPathBits = o.dlidPathBits;
         solicited = o.solicited;
+        invalidatedRkey = o.invalidatedRkey;
         return this;
     }
 
@@ -175,7 +193,8 @@ public final class WorkCompletion {
     public String toString() {
         return "wc{wr_id=" + wrId + ", status=" + status() + ", opcode=" + opcode() + ", byte_len=" + byteLen
                 + ", qp_num=0x" + Integer.toHexString(qpNum) + ((wcFlags & WcFlags.WITH_IMM) != 0
-                ? ", imm=0x" + Integer.toHexString(immData) : "") + (srcQp != 0 ? ", src_qp=0x" + Integer.toHexString(srcQp) : "")
+                ? ", imm=0x" + Integer.toHexString(immData) : "") + ((wcFlags & WcFlags.WITH_INV) != 0
+                ? ", invalidated_rkey=0x" + Integer.toHexString(invalidatedRkey) : "") + (srcQp != 0 ? ", src_qp=0x" + Integer.toHexString(srcQp) : "")
                 + (vendorErr != 0 ? ", vendor_err=0x" + Integer.toHexString(vendorErr) : "") + "}";
     }
 }

@@ -8,7 +8,13 @@ public enum WrOpcode {
     SEND_WITH_IMM(3, WcOpcode.SEND),
     RDMA_READ(4, WcOpcode.RDMA_READ),
     ATOMIC_CMP_AND_SWP(5, WcOpcode.COMP_SWAP),
-    ATOMIC_FETCH_AND_ADD(6, WcOpcode.FETCH_ADD);
+    ATOMIC_FETCH_AND_ADD(6, WcOpcode.FETCH_ADD),
+    /** Invalidates a type 2 window's rkey ({@link SendWr#invalidateRkey}); a local operation. */
+    LOCAL_INV(7, WcOpcode.LOCAL_INV),
+    /** Binds a type 2 window ({@link SendWr#bindMw}); a local operation. */
+    BIND_MW(8, WcOpcode.BIND_MW),
+    /** A SEND whose responder invalidates {@link SendWr#invalidateRkey} (IETH); RC only. */
+    SEND_WITH_INV(9, WcOpcode.SEND);
 
     private static final WrOpcode[] VALUES = values();
 
@@ -41,6 +47,11 @@ public enum WrOpcode {
     /** True for opcodes that name a remote address and rkey. */
     public boolean isRdma() {
         return this == RDMA_WRITE || this == RDMA_WRITE_WITH_IMM || this == RDMA_READ || isAtomic();
+    }
+
+    /** True for operations the device carries out on its own, with no packet on the wire. */
+    public boolean isLocal() {
+        return this == LOCAL_INV || this == BIND_MW;
     }
 
     public static WrOpcode of(int value) {

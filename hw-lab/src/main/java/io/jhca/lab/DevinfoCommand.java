@@ -159,6 +159,7 @@ public final class DevinfoCommand implements Runnable {
         out.printf("\tmax_res_rd_atom:\t\t%d%n", a.maxResRdAtom());
         out.printf("\tmax_qp_init_rd_atom:\t\t%d%n", a.maxQpInitRdAtom());
         out.printf("\tatomic_cap:\t\t\t%s (%d)%n", atomicCap(a.atomicCap()), a.atomicCap());
+        out.printf("\tmax_mw:\t\t\t\t%d%n", a.maxMw());   // devinfo.c prints it after max_ee and max_rdd
         out.printf("\tmax_ah:\t\t\t\t%d%n", a.maxAh());
         out.printf("\tmax_pkeys:\t\t\t%d%n", a.maxPkeys());
         out.printf("\tlocal_ca_ack_delay:\t\t%d%n", a.localCaAckDelay());

@@ -35,6 +35,8 @@ final class Mlx5Attributes {
     static final int MAX_RECV_WQE = 512;
     /** verbs.h IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT. */
     static final long DEVICE_CAP_FLAGS = (1L << 11) | (1L << 12) | (1L << 8);
+    /** mlx5_ib_query_device with imaicl: MEM_WINDOW | MEM_WINDOW_TYPE_2B. */
+    static final long MW_CAP_FLAGS = DeviceAttributes.CAP_MEM_WINDOW | DeviceAttributes.CAP_MEM_WINDOW_TYPE_2B;
     /** ib_verbs.h IB_PORT_CM_SUP | IB_PORT_IP_BASED_GIDS, as the RoCE core sets for an Ethernet port. */
     static final int PORT_CAP_FLAGS = (1 << 16) | (1 << 26);
 
@@ -45,11 +47,13 @@ final class Mlx5Attributes {
         int maxQp = pow2(c.logMaxQp());
         int maxQpRdAtom = pow2(c.logMaxRaReqQp());
         return new DeviceAttributes(fwVersion, gids.nodeGuid(), gids.nodeGuid(), Long.MAX_VALUE,
-                -(1L << Math.max(12, c.logPgSz())), VENDOR_ID, vendorPartId, 0, "", maxQp, pow2(c.logMaxQpSz()), DEVICE_CAP_FLAGS,
+                -(1L << Math.max(12, c.logPgSz())), VENDOR_ID, vendorPartId, 0, "", maxQp, pow2(c.logMaxQpSz()),
+                DEVICE_CAP_FLAGS | (c.memoryWindows() ? MW_CAP_FLAGS : 0),
                 MAX_SGE, MAX_SGE_RD, pow2(c.logMaxCq()), pow2(c.logMaxCqSz()) - 1, pow2(c.logMaxMkey()),
                 pow2(c.logMaxPd()), maxQpRdAtom, pow2(c.logMaxRaResQp()), (int) Math.min(Integer.MAX_VALUE,
                 (long) maxQpRdAtom * maxQp), c.atomic() ? DeviceAttributes.ATOMIC_HCA : 0, Integer.MAX_VALUE,
-                128 << Math.min(c.pkeyTableSize(), 8), c.localCaAckDelay(), Math.max(1, c.numPorts()), MAX_INLINE);
+                128 << Math.min(c.pkeyTableSize(), 8), c.localCaAckDelay(), Math.max(1, c.numPorts()), MAX_INLINE,
+                c.memoryWindows() ? pow2(c.logMaxMkey()) : 0);
     }
 
     static PortAttributes port(HcaCaps c, RoceGids gids) {

@@ -55,6 +55,11 @@ final class Mlx5Pd extends ProtectionDomain {
     }
 
     @Override
+    protected io.jhca.verbs.MemoryWindow driverAllocMw(io.jhca.verbs.MwType type) {
+        return Mlx5Mw.allocate(this, type);
+    }
+
+    @Override
     protected QueuePair driverCreateQp(QpInitAttributes init, QpCapabilities requested) {
         return Mlx5Qp.create(this, init, requested);
     }

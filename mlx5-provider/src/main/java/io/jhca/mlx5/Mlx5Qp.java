@@ -243,6 +243,9 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         }
         try {
             WrOpcode op = wr.opcode();
+            if (op.isLocal() || op == WrOpcode.SEND_WITH_INV) {
+                return postWindowOp(wr, op);
+            }
             builder.open(op, wr.wrId(), wr.sendFlags(), wr.immData(), wr.rkey(), wr.remoteAddr(), wr.compareAdd(), wr.swap());
             if (type() == QpType.UD) {
                 sq.datagram(((Mlx5Ah) wr.ah()).av(), 0, wr.remoteQpn(), wr.remoteQkey());
@@ -272,6 +275,27 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
             sq.ringDoorbell();   // the WRs of the chain before this one are posted, as ibv_post_send does
             throw e;
         }
+    }
+
+    /** BIND_MW, LOCAL_INV (UMR WQEs) and SEND_WITH_INV (SEND_INVAL with the rkey in imm, then its data). */
+    private boolean postWindowOp(SendWr wr, WrOpcode op) {
+        if (op == WrOpcode.BIND_MW && wr.bindInfo().length() > 1L << 31) {
+            throw new VerbsException(VerbsException.EOPNOTSUPP, "bind MW on " + describe() + ": length "
+                    + wr.bindInfo().length() + " exceeds 2^31 (one KLM)");
+        }
+        builder.open(op, wr.wrId(), wr.sendFlags(), op == WrOpcode.BIND_MW ? 0 : wr.invalidateRkey(), 0, 0, 0, 0);
+        if (op == WrOpcode.BIND_MW) {
+            builder.umrBind(wr.mw(), wr.bindRkey(), wr.bindInfo());
+        } else if (op == WrOpcode.LOCAL_INV) {
+            builder.localInv();
+        } else {
+            for (int i = 0; i < wr.numSge(); i++) {
+                Sge s = wr.sge(i);
+                sq.data(s.lkey(), s.addr(), s.length());
+            }
+        }
+        sq.finish();
+        return true;
     }
 
     /**

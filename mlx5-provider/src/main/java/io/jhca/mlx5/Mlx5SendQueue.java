@@ -3,7 +3,12 @@ package io.jhca.mlx5;
 import org.agrona.DirectBuffer;
 
 import io.jhca.mlx5.ring.SqBuffer;
+import io.jhca.mlx5.wqe.MkeyContextSeg;
 import io.jhca.verbs.AddressHandle;
+import io.jhca.verbs.MemoryWindow;
+import io.jhca.verbs.MwBind;
+import io.jhca.verbs.MwType;
+import io.jhca.verbs.VerbsException;
 import io.jhca.verbs.QpType;
 import io.jhca.verbs.SendQueue;
 import io.jhca.verbs.WrOpcode;
@@ -27,7 +32,8 @@ final class Mlx5SendQueue extends SendQueue {
 
     /** Opens a WQE: control segment bookkeeping, then raddr (RC/UC RDMA and atomics) and atomic segments. */
     void open(WrOpcode op, long wrId, int sendFlags, int imm, int rkey, long remoteAddr, long compareAdd, long swap) {
-        sq.begin(WqeOpcodes.of(op), op.completionOpcode(), wrId, sendFlags, op.hasImmediate() ? imm : 0);
+        // SEND_WITH_INV and LOCAL_INV carry the rkey to invalidate in the imm field (qp.c send_ieth), big-endian
+        sq.begin(WqeOpcodes.of(op), op.completionOpcode(), wrId, sendFlags, WqeOpcodes.carriesImm(op) ? imm : 0);
         if (type != QpType.UD && op.isRdma()) {
             sq.raddr(remoteAddr, rkey);
         }
@@ -36,6 +42,27 @@ final class Mlx5SendQueue extends SendQueue {
         } else if (op == WrOpcode.ATOMIC_FETCH_AND_ADD) {
             sq.atomic(compareAdd, 0L);
         }
+    }
+
+    /** The UMR segments of a BIND_MW ({@code imm} of the control segment: the window's current rkey). */
+    void umrBind(MemoryWindow mw, int rkey, MwBind bind) {
+        if (bind.length() > 1L << 31) {
+            // qp.c set_bind_wr: a KLM covers at most 2 GiB
+            throw new VerbsException(VerbsException.EOPNOTSUPP, "bind MW: length " + bind.length() + " exceeds 2^31");
+        }
+        sq.immediate(mw.rkey());
+        sq.umr(mw.type() == MwType.TYPE_2, rkey, MkeyContextSeg.accessFlagsOf(bind.access()), bind.addr(),
+                bind.length(), bind.mr() == null ? 0 : bind.mr().lkey());
+    }
+
+    /** The UMR segments of a LOCAL_INV: a type 2 "bind" of length 0 (qp.c), the rkey in imm. */
+    void localInv() {
+        sq.umr(true, 0, 0, 0, 0, 0);
+    }
+
+    @Override
+    protected void driverBindMw(MemoryWindow mw, int rkey, MwBind bind) {
+        umrBind(mw, rkey, bind);
     }
 
     @Override
@@ -52,6 +79,9 @@ final class Mlx5SendQueue extends SendQueue {
             return false;
         }
         open(op, wrId, sendFlags, imm, rkey, remoteAddr, compareAdd, swap);
+        if (op == WrOpcode.LOCAL_INV) {
+            localInv();
+        }
         return true;
     }
 

@@ -16,9 +16,25 @@ final class WqeOpcodes {
         BY_WR[WrOpcode.RDMA_READ.ordinal()] = Mlx5Opcode.RDMA_READ;
         BY_WR[WrOpcode.ATOMIC_CMP_AND_SWP.ordinal()] = Mlx5Opcode.ATOMIC_CS;
         BY_WR[WrOpcode.ATOMIC_FETCH_AND_ADD.ordinal()] = Mlx5Opcode.ATOMIC_FA;
+        BY_WR[WrOpcode.LOCAL_INV.ordinal()] = Mlx5Opcode.UMR;
+        BY_WR[WrOpcode.BIND_MW.ordinal()] = Mlx5Opcode.UMR;
+        BY_WR[WrOpcode.SEND_WITH_INV.ordinal()] = Mlx5Opcode.SEND_INVAL;
     }
 
     private WqeOpcodes() {
+    }
+
+    private static final boolean[] CARRIES_IMM = new boolean[WrOpcode.values().length];
+
+    static {
+        for (WrOpcode op : WrOpcode.values()) {
+            CARRIES_IMM[op.ordinal()] = op.hasImmediate() || op.isLocal() || op == WrOpcode.SEND_WITH_INV;
+        }
+    }
+
+    /** Whether the control segment's imm field carries something: immediate data, or an rkey (qp.c send_ieth). */
+    static boolean carriesImm(WrOpcode op) {
+        return CARRIES_IMM[op.ordinal()];
     }
 
     static int of(WrOpcode op) {

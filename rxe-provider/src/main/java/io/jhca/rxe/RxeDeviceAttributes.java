@@ -54,7 +54,10 @@ public final class RxeDeviceAttributes {
     /** ib_verbs.h IB_PORT_CM_SUP | IB_PORT_IP_BASED_GIDS (set by the RoCE core for rxe's port). */
     static final int PORT_CAP_FLAGS = (1 << 16) | (1 << 26);
     /** verbs.h IBV_DEVICE_*: BAD_PKEY_CNTR | BAD_QKEY_CNTR | SYS_IMAGE_GUID | RC_RNR_NAK_GEN, what this one does. */
-    static final long DEVICE_CAP_FLAGS = (1 << 1) | (1 << 2) | (1 << 11) | (1 << 12);
+    static final long DEVICE_CAP_FLAGS = (1 << 1) | (1 << 2) | (1 << 11) | (1 << 12)
+            | DeviceAttributes.CAP_MEM_WINDOW | DeviceAttributes.CAP_MEM_WINDOW_TYPE_2B; // rxe.h RXE_DEVICE_CAP_FLAGS
+    /** rxe_param.h RXE_MAX_MW (DEFAULT_MAX_VALUE since Linux 6.2). */
+    static final int MAX_MW = DEFAULT_MAX_VALUE;
 
     private final byte[] mac;
     private final long nodeGuid;
@@ -75,7 +78,7 @@ public final class RxeDeviceAttributes {
                 VENDOR_ID, 0, 0, "", DEFAULT_MAX_VALUE - 16, DEFAULT_MAX_VALUE, DEVICE_CAP_FLAGS, MAX_SGE, MAX_SGE,
                 DEFAULT_MAX_VALUE, MAX_CQE, DEFAULT_MAX_VALUE - 1, DEFAULT_MAX_VALUE, MAX_QP_RD_ATOM, MAX_QP_RD_ATOM,
                 MAX_RES_RD_ATOM, DeviceAttributes.ATOMIC_HCA, DEFAULT_MAX_VALUE, MAX_PKEYS, LOCAL_CA_ACK_DELAY, 1,
-                MAX_INLINE_DATA);
+                MAX_INLINE_DATA, MAX_MW);
         final Mtu active = activeMtu(netdevMtu);
         // width 1X, speed 1 (rxe_param.h RXE_PORT_ACTIVE_SPEED), phys state 5 = LinkUp
         this.port = new PortAttributes(PortState.ACTIVE, Mtu.MTU_4096, active, GID_TBL_LEN, PORT_CAP_FLAGS,

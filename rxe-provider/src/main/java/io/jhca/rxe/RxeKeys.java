@@ -29,4 +29,19 @@ public final class RxeKeys {
         }
         return ((RxePd) pd).registerWithKey(region, offset, length, accessMask, key);
     }
+
+    /**
+     * Allocates a memory window on an rxe PD whose rkey is {@code key} (a device model's MW mkey), after the same
+     * checks as {@link ProtectionDomain#allocMw}.
+     *
+     * @throws VerbsException if {@code pd} is not an rxe PD
+     * @throws IllegalStateException if the key's index is in use
+     */
+    public static io.jhca.verbs.MemoryWindow allocMw(final ProtectionDomain pd, final io.jhca.verbs.MwType type,
+            final int key) {
+        if (!(pd instanceof RxePd)) {
+            throw new VerbsException(VerbsException.EINVAL, "RxeKeys.allocMw needs a PD of an rxe device");
+        }
+        return ((RxePd) pd).allocMwWithKey(type, key);
+    }
 }

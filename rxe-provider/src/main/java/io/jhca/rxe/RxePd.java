@@ -47,6 +47,25 @@ final class RxePd extends ProtectionDomain {
                 : RxeMr.register(this, region, offset, length, accessMask);
     }
 
+    /** Allocates through the shared checks of {@link ProtectionDomain#allocMw} under a chosen key. */
+    synchronized io.jhca.verbs.MemoryWindow allocMwWithKey(final io.jhca.verbs.MwType type, final int key) {
+        chosenKey = key;
+        try {
+            return allocMw(type);
+        } finally {
+            chosenKey = 0;
+        }
+    }
+
+    @Override
+    protected io.jhca.verbs.MemoryWindow driverAllocMw(final io.jhca.verbs.MwType type) {
+        final int key;
+        synchronized (this) {
+            key = chosenKey;
+        }
+        return RxeMw.allocate(this, type, key);
+    }
+
     @Override
     protected QueuePair driverCreateQp(final QpInitAttributes init, final QpCapabilities requested) {
         return new RxeQp(this, init, requested);

@@ -22,6 +22,8 @@ import io.jhca.verbs.SendQueue;
 import io.jhca.verbs.SendWr;
 import io.jhca.verbs.Sge;
 import io.jhca.verbs.VerbsException;
+import io.jhca.verbs.MwBind;
+import io.jhca.verbs.WrOpcode;
 
 /**
  * A QP of an rxe device. Posting writes WQEs straight into preallocated ring slots (SGE descriptors copied,
@@ -91,6 +93,17 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
                 final Sge s = wr.sge(i);
                 w.addSge(s.addr(), s.length(), s.lkey());
             }
+        }
+        if (wr.opcode() == WrOpcode.BIND_MW) {
+            final MwBind b = wr.bindInfo();
+            w.window = ((RxeMw) wr.mw()).window();
+            w.bindRkey = wr.bindRkey();
+            w.bindMr = b.mr();
+            w.bindAddr = b.addr();
+            w.bindLength = b.length();
+            w.bindAccess = b.access();
+        } else if (wr.opcode() == WrOpcode.LOCAL_INV || wr.opcode() == WrOpcode.SEND_WITH_INV) {
+            w.invalidateRkey = wr.invalidateRkey();
         }
         if (wr.ah() != null) {
             w.udPeer = ((RxeAh) wr.ah()).peer();

@@ -5,6 +5,8 @@ import org.agrona.DirectBuffer;
 import io.jhca.rxe.transport.SendRing;
 import io.jhca.rxe.transport.SendWqe;
 import io.jhca.verbs.AddressHandle;
+import io.jhca.verbs.MemoryWindow;
+import io.jhca.verbs.MwBind;
 import io.jhca.verbs.SendQueue;
 import io.jhca.verbs.WrOpcode;
 
@@ -35,8 +37,21 @@ final class RxeSendQueue extends SendQueue {
             return false;
         }
         w.open(wrId, op, sendFlags, imm, rkey, remoteAddr, compareAdd, swap);
+        if (op == WrOpcode.LOCAL_INV || op == WrOpcode.SEND_WITH_INV) {
+            w.invalidateRkey = imm;
+        }
         open = w;
         return true;
+    }
+
+    @Override
+    protected void driverBindMw(final MemoryWindow mw, final int rkey, final MwBind bind) {
+        open.window = ((RxeMw) mw).window();
+        open.bindRkey = rkey;
+        open.bindMr = bind.mr();
+        open.bindAddr = bind.addr();
+        open.bindLength = bind.length();
+        open.bindAccess = bind.access();
     }
 
     @Override

@@ -32,6 +32,8 @@ public final class CqeErrors {
     public static final int VENDOR_UNALIGNED_ATOMIC = 0x5e;
     public static final int VENDOR_BAD_AV = 0x5f;
     public static final int VENDOR_POST_REFUSED = 0x60;
+    /** A UMR naming no window key of this device, or whose KLM or QPN contradicts its mkey context. */
+    public static final int VENDOR_BAD_WINDOW = 0x61;
 
     private CqeErrors() {
     }

@@ -44,6 +44,7 @@ final class DataPath {
     private final SendWqeParser parser = new SendWqeParser();
     private final RecvWr recv = new RecvWr(ModelCaps.MAX_SGE);
     private final WorkCompletion wc = new WorkCompletion();
+    private final io.jhca.verbs.MwBind bind = new io.jhca.verbs.MwBind();
     private final UnsafeBuffer view = new UnsafeBuffer(0, 0);
     private final int portMtu;
 
@@ -180,7 +181,9 @@ final class DataPath {
         int slot = qp.sqHw & (qp.sqCount - 1);
         if (!post(qp, p, slot)) {
             counters.increment(ModelCounters.Counter.MALFORMED_WQES);
-            hold(qp, true, p.opcode, p.wqebbs, CqeSyndrome.LOCAL_QP_OP_ERR, CqeErrors.VENDOR_POST_REFUSED, true);
+            // a bind the transport refuses outright (a region key of another PD, unknown or gone) is a bind error
+            int syndrome = p.opcode == Mlx5Opcode.UMR ? CqeSyndrome.MW_BIND_ERR : CqeSyndrome.LOCAL_QP_OP_ERR;
+            hold(qp, true, p.opcode, p.wqebbs, syndrome, CqeErrors.VENDOR_POST_REFUSED, true);
             return;
         }
         qp.sqOpcode[slot] = (byte) p.opcode;
@@ -198,6 +201,8 @@ final class DataPath {
                     | (p.fenced() ? SendFlags.FENCE : 0);
             sq.wrId(p.index).flags(flags);
             switch (p.opcode) {
+                case Mlx5Opcode.UMR: return postUmr(sq, p);
+                case Mlx5Opcode.SEND_INVAL: sq.sendInv(p.invalidateRkey); break;
                 case Mlx5Opcode.SEND: sq.send(); break;
                 case Mlx5Opcode.SEND_IMM: sq.sendImm(p.imm); break;
                 case Mlx5Opcode.RDMA_WRITE: sq.rdmaWrite(p.rkey, p.raddr); break;
@@ -229,6 +234,31 @@ final class DataPath {
             sq.abort();
             return false;
         }
+    }
+
+    /**
+     * A window UMR as the transport's bind: LOCAL_INV of a type 2 window's key, an unbind of a type 1 window, or a
+     * bind to the region key the KLM names (its rxe mirror), under the window's key with the new key byte.
+     */
+    private boolean postUmr(SendQueue sq, SendWqeParser p) {
+        io.jhca.verbs.MemoryWindow mw = p.umrWindow.rxeMw;
+        if (p.umrLength == 0 && mw.type() == io.jhca.verbs.MwType.TYPE_2) {
+            sq.localInv(p.imm);
+            return sq.complete() == 0;
+        }
+        io.jhca.verbs.MemoryRegion mr = null;
+        if (p.umrLength != 0) {
+            DeviceMkey k = st.mkeys.get(p.umrLkey >>> 8);
+            if (k == null || k.key != p.umrLkey || !k.valid || k.isWindow() || k.rxeMr == null) {
+                sq.abort();
+                return false;
+            }
+            mr = k.rxeMr;
+            p.umrWindow.lastBind = k;
+        }
+        bind.set(mr, p.umrAddr, p.umrLength, p.umrAccess);
+        sq.bindMw(mw, (mw.rkey() & 0xffffff00) | p.umrNewKey, bind);
+        return sq.complete() == 0;
     }
 
     /** UD destinations: the rxe AH for the WQE's GID, cached per QP (created on first use, control-path cost). */
@@ -400,14 +430,16 @@ final class DataPath {
             return;
         }
         boolean imm = (wc.wcFlags() & WcFlags.WITH_IMM) != 0;
+        boolean inv = (wc.wcFlags() & WcFlags.WITH_INV) != 0;
         int opcode = wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM ? CqeOpcode.RESP_WR_IMM
-                : imm ? CqeOpcode.RESP_SEND_IMM : CqeOpcode.RESP_SEND;
+                : imm ? CqeOpcode.RESP_SEND_IMM : inv ? CqeOpcode.RESP_SEND_INV : CqeOpcode.RESP_SEND;
         int flags = 0;
         int l3 = 0;
         if (qp.type == QpType.UD) {
             flags = wc.srcQp() & 0xffffff | ((wc.wcFlags() & WcFlags.GRH) != 0 ? CqeWriter.FLAGS_GRH : 0);
             l3 = st.portAddress.getAddress().length == 4 ? 2 : 1; // mlx5dv.h MLX5_CQE_L3_HDR_TYPE_IPV4 / _IPV6
         }
-        CqeWriter.responder(qp.recvCq, qp, opcode, index, wc.byteLen(), imm ? wc.immData() : 0, flags, l3, wc.solicited());
+        CqeWriter.responder(qp.recvCq, qp, opcode, index, wc.byteLen(),
+                imm ? wc.immData() : inv ? wc.invalidatedRkey() : 0, flags, l3, wc.solicited());
     }
 }

@@ -25,6 +25,13 @@ final class DeviceMkey {
     final boolean remoteWrite;
     final boolean atomic;
     MemoryRegion rxeMr;
+    /**
+     * A memory window's key (CREATE_MKEY free, umr_en, KLM mode): its state lives in the rxe window mirrored under
+     * the same key; null for a memory region's key.
+     */
+    io.jhca.verbs.MemoryWindow rxeMw;
+    /** For a window: the region key its last bind named (a bind is undone when that key is destroyed). */
+    DeviceMkey lastBind;
     /** False once its memory was unmapped under it: every later use is a protection error. */
     boolean valid = true;
 
@@ -41,6 +48,10 @@ final class DeviceMkey {
         this.remoteRead = remoteRead;
         this.remoteWrite = remoteWrite;
         this.atomic = atomic;
+    }
+
+    boolean isWindow() {
+        return rxeMw != null;
     }
 
     /** Whether {@code [va, va + len)} lies in the key (overflow-safe, unsigned length). */

@@ -104,6 +104,8 @@ public final class ModelCaps {
         set(b, base, "log_max_cq", LOG_MAX_CQ);
         set(b, base, "log_max_eq_sz", LOG_MAX_EQ_SZ);
         set(b, base, "log_max_mkey", LOG_MAX_MKEY);
+        // memory windows (mlx5_ib reports MEM_WINDOW and MEM_WINDOW_TYPE_2B when this bit is set)
+        set(b, base, "imaicl", 1);
         set(b, base, "log_max_eq", LOG_MAX_EQ);
         set(b, base, "log_max_mrw_sz", LOG_MAX_MRW_SZ);
         set(b, base, "log_max_ra_req_qp", LOG_MAX_RA_REQ_QP);

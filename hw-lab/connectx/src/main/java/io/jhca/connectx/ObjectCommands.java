@@ -8,6 +8,8 @@ import io.jhca.mlx5.cmd.CqLayouts;
 import io.jhca.mlx5.cmd.Field;
 import io.jhca.mlx5.cmd.Layout;
 import io.jhca.mlx5.cmd.MkeyLayouts;
+import io.jhca.rxe.RxeKeys;
+import io.jhca.verbs.MwType;
 import io.jhca.mlx5.cq.Cqe64;
 import io.jhca.mlx5.eq.Eqe;
 import io.jhca.verbs.Access;
@@ -144,6 +146,10 @@ final class ObjectCommands {
             throw CmdError.badParam(CmdSyndromes.UMEM_UNSUPPORTED, "umem keys are not modelled");
         }
         long mode = in.get(i, 0, m + "access_mode_4_2") << 2 | in.get(i, 0, m + "access_mode_1_0");
+        if (mode == MkeyLayouts.ACCESS_MODE_KLMS && in.get(i, 0, m + "free") != 0 && in.get(i, 0, m + "umr_en") != 0) {
+            createWindowMkey(i, o, in, out);
+            return;
+        }
         if (mode != MkeyLayouts.ACCESS_MODE_MTT) {
             throw CmdError.badParam(CmdSyndromes.MKEY_ACCESS_MODE, "access mode " + mode
                     + " (the model implements MTT keys, mode 1)");
@@ -200,12 +206,56 @@ final class ObjectCommands {
         int key = index << 8 | (int) in.get(i, 0, m + "mkey_7_0");
         DeviceMkey k = new DeviceMkey(index, key, pd, start, len, shift, hostPages, lw, rr, rw, a);
         // verbs wants LOCAL_WRITE with remote write/atomic; the model checks lw itself on the send side
+        // MW_BIND always: the mkc has no bind right, a ConnectX binds windows to any key of the PD (the verbs
+        // rules on the MR's rights are the driver's, checked when the bind is posted)
         int access = (lw || rw || a ? Access.LOCAL_WRITE.bit() : 0) | (rr ? Access.REMOTE_READ.bit() : 0)
-                | (rw ? Access.REMOTE_WRITE.bit() : 0) | (a ? Access.REMOTE_ATOMIC.bit() : 0);
+                | (rw ? Access.REMOTE_WRITE.bit() : 0) | (a ? Access.REMOTE_ATOMIC.bit() : 0) | Access.MW_BIND.bit();
         k.rxeMr = st.rxe.register(pd.rxePd, start, len, shift, hostPages, access, key);
         st.mkeys.put(index, k);
         pd.users++;
         out.set(o, 0, "mkey_index", index);
+    }
+
+    /**
+     * A memory window's key, as mlx5_ib_alloc_mw creates it (free, umr_en, KLM mode, en_rinval for type 2): mirrored
+     * as an rxe window under the same key, unbound until a UMR WQE binds it.
+     */
+    private void createWindowMkey(DirectBuffer i, MutableDirectBuffer o, Layout in, Layout out) throws CmdError {
+        String m = "memory_key_mkey_entry.";
+        DevicePd pd = pd(in.get(i, 0, m + "pd"));
+        if (in.get(i, 0, m + "translations_octword_size") < 1) {
+            throw CmdError.badParam(CmdSyndromes.MKEY_MTT_SHORT, "a window key needs room for a KLM"
+                    + " (translations_octword_size 0)");
+        }
+        int index = st.mkeys.nextFree();
+        if (index < 0) {
+            throw new CmdError(CmdStatus.NO_RES_ERR, CmdSyndromes.TABLE_FULL, "no free mkey index");
+        }
+        int key = index << 8 | (int) in.get(i, 0, m + "mkey_7_0");
+        DeviceMkey k = new DeviceMkey(index, key, pd, 0, 0, 12, new long[0], false, false, false, false);
+        MwType type = in.get(i, 0, m + "en_rinval") != 0 ? MwType.TYPE_2 : MwType.TYPE_1;
+        k.rxeMw = RxeKeys.allocMw(pd.rxePd, type, key);
+        st.mkeys.put(index, k);
+        pd.users++;
+        out.set(o, 0, "mkey_index", index);
+    }
+
+    /**
+     * Undoes the binds of windows whose last bind named {@code mr} (destroyed): a window bound to a key that no
+     * longer exists grants nothing, so its rxe mirror is replaced by a fresh one under the same key.
+     */
+    void unbindWindowsOf(DeviceMkey mr) {
+        if (mr.rxeMr == null || mr.rxeMr.boundWindows() == 0) {
+            return;
+        }
+        for (DeviceMkey w : st.mkeys.values()) {
+            if (w.isWindow() && w.lastBind == mr) {
+                MwType type = w.rxeMw.type();
+                w.rxeMw.close();
+                w.rxeMw = RxeKeys.allocMw(w.pd.rxePd, type, w.key);
+                w.lastBind = null;
+            }
+        }
     }
 
     void destroyMkey(DirectBuffer i, Layout in) throws CmdError {
@@ -216,7 +266,12 @@ final class ObjectCommands {
         }
         st.mkeys.remove(k.index);
         k.pd.users--;
-        RxeMirror.deregister(k.rxeMr);
+        if (k.isWindow()) {
+            k.rxeMw.close();
+        } else {
+            unbindWindowsOf(k);
+            RxeMirror.deregister(k.rxeMr);
+        }
         k.rxeMr = null;
         k.valid = false;
     }
@@ -318,6 +373,14 @@ final class ObjectCommands {
         for (DeviceCq cq : st.cqs.values()) {
             dataPath.drain(cq);
             release(cq);
+        }
+        for (DeviceMkey k : st.mkeys.values()) {
+            if (k.isWindow()) {   // windows first: an rxe MR with windows bound refuses to go
+                st.mkeys.remove(k.index);
+                k.pd.users--;
+                k.rxeMw.close();
+                k.valid = false;
+            }
         }
         for (DeviceMkey k : st.mkeys.values()) {
             st.mkeys.remove(k.index);

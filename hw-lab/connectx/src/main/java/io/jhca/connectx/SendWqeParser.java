@@ -10,6 +10,9 @@ import io.jhca.mlx5.wqe.CtrlSeg;
 import io.jhca.mlx5.wqe.DataSeg;
 import io.jhca.mlx5.wqe.DatagramSeg;
 import io.jhca.mlx5.wqe.InlineSeg;
+import io.jhca.mlx5.wqe.KlmSeg;
+import io.jhca.mlx5.wqe.MkeyContextSeg;
+import io.jhca.mlx5.wqe.UmrCtrlSeg;
 import io.jhca.mlx5.wqe.Mlx5Opcode;
 import io.jhca.mlx5.wqe.RaddrSeg;
 import io.jhca.mlx5.wqe.SendWqeLayout;
@@ -23,6 +26,8 @@ import io.jhca.verbs.QpType;
  *   <li>SEND / SEND_IMM: ctrl, [UD: datagram (3 DS)], data segments or one inline segment;</li>
  *   <li>RDMA_WRITE / _IMM: ctrl, raddr, data or inline; RDMA_READ: ctrl, raddr, data (RC only);</li>
  *   <li>ATOMIC_CS / _FA: ctrl, raddr, atomic, exactly one 8-byte data segment (RC only);</li>
+ *   <li>SEND_INVAL: as SEND, the rkey to invalidate in imm (RC only);</li>
+ *   <li>UMR (a memory window bind, unbind or LOCAL_INV): ctrl, UMR control, mkey context, [KLM];</li>
  *   <li>NOP: ctrl only.</li>
  * </ul>
  * A WQE that breaks a rule gets the syndrome real hardware uses for it (mlx5dv.h {@code MLX5_CQE_SYNDROME_*}):
@@ -66,6 +71,15 @@ final class SendWqeParser {
     int inlineOffset;
     int inlineLength;
     long totalLength;
+    /** SEND_INVAL: the rkey the responder invalidates. */
+    int invalidateRkey;
+    /** UMR: the window's key (imm), the region key the KLM names, and the bind. */
+    DeviceMkey umrWindow;
+    int umrNewKey;
+    int umrLkey;
+    long umrAddr;
+    long umrLength;
+    int umrAccess;
     /** 0 when the WQE may run; else the CQE syndrome and the model's vendor syndrome. */
     int syndrome;
     int vendor;
@@ -113,6 +127,17 @@ final class SendWqeParser {
         switch (opcode) {
             case Mlx5Opcode.NOP:
                 return;
+            case Mlx5Opcode.UMR:
+                umr(qp, st, end);
+                return;
+            case Mlx5Opcode.SEND_INVAL:
+                if (qp.type != QpType.RC) {
+                    fail(CqeSyndrome.LOCAL_QP_OP_ERR, CqeErrors.VENDOR_BAD_OPCODE);
+                    return;
+                }
+                invalidateRkey = imm; // qp.c send_ieth: htobe32(invalidate_rkey) in the imm field
+                data = CtrlSeg.SIZE;
+                break;
             case Mlx5Opcode.SEND:
             case Mlx5Opcode.SEND_IMM:
                 data = CtrlSeg.SIZE;
@@ -181,6 +206,55 @@ final class SendWqeParser {
         if (totalLength > Integer.MAX_VALUE || totalLength > (1L << logMsgMax)
                 || (qp.type == QpType.UD && totalLength > mtu)) {
             fail(CqeSyndrome.LOCAL_LENGTH_ERR, CqeErrors.VENDOR_LENGTH);
+        }
+    }
+
+    /**
+     * A memory window UMR (rdma-core qp.c set_bind_wr): ctrl with the window's rkey in imm, UMR control, mkey
+     * context, and for a bind one KLM naming the span in a region key. The window key must exist and be a window of
+     * the QP's device; a type 2 bind must name this QP; the KLM must agree with the context. What the window's state
+     * decides is left to the transport's bind (MW_BIND_ERR there).
+     */
+    private void umr(DeviceQp qp, DeviceState st, int end) {
+        if (qp.type == QpType.UD) {
+            fail(CqeSyndrome.LOCAL_QP_OP_ERR, CqeErrors.VENDOR_BAD_OPCODE);
+            return;
+        }
+        int ctrl = CtrlSeg.SIZE;
+        int mkey = ctrl + UmrCtrlSeg.SIZE;
+        int klm = mkey + MkeyContextSeg.SIZE;
+        if (end < klm) {
+            fail(CqeSyndrome.LOCAL_QP_OP_ERR, CqeErrors.VENDOR_BAD_SEGMENT);
+            return;
+        }
+        DeviceMkey w = st.mkeys.get(imm >>> 8);
+        if (w == null || !w.isWindow() || !w.valid || w.pd.rxePd.context() != qp.pd.rxePd.context()) {
+            fail(CqeSyndrome.MW_BIND_ERR, CqeErrors.VENDOR_BAD_WINDOW);
+            return;
+        }
+        umrWindow = w;
+        boolean free = (MkeyContextSeg.free(wqe, mkey) & MkeyContextSeg.FREE) != 0;
+        int qpnMkey = MkeyContextSeg.qpnMkey(wqe, mkey);
+        umrNewKey = qpnMkey & 0xff;
+        umrLkey = 0;
+        umrAddr = 0;
+        umrLength = 0;
+        umrAccess = 0;
+        if (free) {
+            return; // LOCAL_INV (type 2) or an unbind (type 1)
+        }
+        if (UmrCtrlSeg.klmOctowords(wqe, ctrl) == 0 || end < klm + KlmSeg.ENTRY_SIZE) {
+            fail(CqeSyndrome.LOCAL_QP_OP_ERR, CqeErrors.VENDOR_BAD_SEGMENT);
+            return;
+        }
+        umrLength = MkeyContextSeg.length(wqe, mkey);
+        umrAddr = MkeyContextSeg.startAddr(wqe, mkey);
+        umrAccess = MkeyContextSeg.verbsAccessOf(MkeyContextSeg.accessFlags(wqe, mkey));
+        umrLkey = KlmSeg.mkey(wqe, klm);
+        boolean type2 = w.rxeMw.type() == io.jhca.verbs.MwType.TYPE_2;
+        if ((KlmSeg.byteCount(wqe, klm) & 0xffffffffL) != umrLength || KlmSeg.address(wqe, klm) != umrAddr
+                || (type2 && (qpnMkey >>> 8) != qp.qpn)) {
+            fail(CqeSyndrome.MW_BIND_ERR, CqeErrors.VENDOR_BAD_WINDOW);
         }
     }
 

@@ -56,6 +56,7 @@ public final class HcaCap {
             .field("atomic", 0x21e, 1)
             .field("cq_oi", 0x220, 1)
             .field("cq_resize", 0x221, 1)
+            .field("imaicl", 0x231, 1)
             .field("xrc", 0x23c, 1)
             .field("ud", 0x23d, 1)
             .field("uc", 0x23e, 1)

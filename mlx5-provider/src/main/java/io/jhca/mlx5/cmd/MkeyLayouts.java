@@ -68,7 +68,29 @@ public final class MkeyLayouts {
             .build();
     public static final Layout DESTROY_MKEY_OUT = Layout.struct("destroy_mkey_out", 0x10).outHeader().build();
 
+    /** KLM entries a window's key is created with: the kernel's {@code roundup(1, 4)} (mlx5_ib_alloc_mw). */
+    public static final int MW_KLM_DESCS = 4;
+
     private MkeyLayouts() {
+    }
+
+    /**
+     * The memory key context of a memory window's key, as the kernel's mlx5_ib {@code mlx5_ib_alloc_mw} creates it:
+     * free (bound to nothing until a UMR binds it), umr_en, lr, KLM access mode with room for 4 entries, remote
+     * invalidation enabled for type 2 only, no QP (0xffffff), the PD, and the driver's tag byte. The input carries
+     * no translation entries: a UMR WQE supplies them at bind time.
+     */
+    public static void setMwMkey(Struct createMkeyIn, int pdn, boolean type2, int tag) {
+        String m = "memory_key_mkey_entry.";
+        createMkeyIn.set(m + "free", 1)
+                .set(m + "translations_octword_size", MW_KLM_DESCS)
+                .set(m + "pd", pdn)
+                .set(m + "umr_en", 1)
+                .set(m + "lr", 1)
+                .set(m + "access_mode_1_0", ACCESS_MODE_KLMS)
+                .set(m + "en_rinval", type2 ? 1 : 0)
+                .set(m + "qpn", 0xffffff)
+                .set(m + "mkey_7_0", tag);
     }
 
     /**

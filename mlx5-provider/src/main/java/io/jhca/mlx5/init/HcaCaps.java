@@ -15,7 +15,7 @@ public record HcaCaps(
         int logMaxPd, int logMaxMrwSz, int logMaxRaReqQp, int logMaxRaResQp, int logMaxMsg, int gidTableSize,
         int pkeyTableSize, int localCaAckDelay, int portType, int numPorts, int cqeVersion, boolean roce,
         boolean atomic, boolean rc, boolean uc, boolean ud, boolean bf, int logBfRegSize, boolean fastTeardown,
-        int vhcaId, int logPgSz, int maxQpCnt) {
+        int vhcaId, int logPgSz, int maxQpCnt, boolean imaicl) {
 
     /** Reads the capability structure at {@code capability.cmd_hca_cap} of a QUERY_HCA_CAP output. */
     public static HcaCaps from(Struct out) {
@@ -32,7 +32,8 @@ public record HcaCaps(
                 get(out, l, p + "roce") != 0, get(out, l, p + "atomic") != 0, get(out, l, p + "rc") != 0,
                 get(out, l, p + "uc") != 0, get(out, l, p + "ud") != 0, get(out, l, p + "bf") != 0,
                 get(out, l, p + "log_bf_reg_size"), get(out, l, p + "fast_teardown") != 0,
-                get(out, l, p + "vhca_id"), get(out, l, p + "log_pg_sz"), get(out, l, p + "max_qp_cnt"));
+                get(out, l, p + "vhca_id"), get(out, l, p + "log_pg_sz"), get(out, l, p + "max_qp_cnt"),
+                get(out, l, p + "imaicl") != 0);
     }
 
     private static int get(Struct out, Layout l, String name) {
@@ -43,6 +44,14 @@ public record HcaCaps(
     /** True when the device has Q counters to allocate ({@code max_qp_cnt}; mlx5_ib allocates them only then). */
     public boolean hasQCounters() {
         return maxQpCnt > 0;
+    }
+
+    /**
+     * True when the device offers memory windows: mlx5_ib reports MEM_WINDOW and MEM_WINDOW_TYPE_2B and max_mw =
+     * 2^log_max_mkey only when {@code imaicl} (infinite memory access in the context of a linked QP) is set.
+     */
+    public boolean memoryWindows() {
+        return imaicl;
     }
 
     /** True when the port is Ethernet (RoCE), {@code port_type == MLX5_CAP_PORT_TYPE_ETH}. */

@@ -111,7 +111,7 @@ public final class CqPoller {
         if (opcode == CqeOpcode.RESP_WR_IMM || opcode == CqeOpcode.RESP_SEND_IMM) {
             wc.immData(cqe.immInvalPkey());   // big-endian on the wire: the sender's number
         } else if (opcode == CqeOpcode.RESP_SEND_INV) {
-            wc.wcFlags(WcFlags.WITH_INV);
+            wc.invalidatedRkey(cqe.immInvalPkey());   // sets WITH_INV (rdma-core: be32toh(imm_inval_pkey))
         }
         int flagsRqpn = cqe.flagsRqpn();
         wc.srcQp(flagsRqpn & 0xffffff).sl((flagsRqpn >>> 24) & 0xf).slid(cqe.slid());

@@ -16,6 +16,9 @@ import io.jhca.mlx5.wqe.DatagramSeg;
 import io.jhca.mlx5.wqe.FmCeSe;
 import io.jhca.mlx5.wqe.InlineSeg;
 import io.jhca.mlx5.wqe.RaddrSeg;
+import io.jhca.mlx5.wqe.UmrCtrlSeg;
+import io.jhca.mlx5.wqe.MkeyContextSeg;
+import io.jhca.mlx5.wqe.KlmSeg;
 import io.jhca.mlx5.wqe.SendWqeLayout;
 import io.jhca.verbs.SendFlags;
 import io.jhca.verbs.WcOpcode;
@@ -101,6 +104,12 @@ public final class SqBuffer {
     private int fmCeSe;
     private int immAsIs;
     private boolean atomicOp;
+    /**
+     * The fence the next WQE gets unless it asks for FENCE: INITIATOR_SMALL after a window bind or LOCAL_INV
+     * (rdma-core qp.c {@code next_fence}, kept across posts in {@code qp->fm_cache}).
+     */
+    private int nextFence;
+    private int batchNextFence;
     private int inlineHeader = -1;
     private int inlineEnd;
     private int inlineBytes;
@@ -185,6 +194,7 @@ public final class SqBuffer {
         ringDoorbell();
         batchCurPost = curPost;
         batchNreq = nreq;
+        batchNextFence = nextFence;
         batchLastCtrl = lastCtrl;
         batchLastDs = lastDs;
         batchLastInline = lastInline;
@@ -208,9 +218,10 @@ public final class SqBuffer {
         opcode = mlx5Opcode;
         // qp.c _mlx5_post_send: sq_signal_bits | fence | CQ_UPDATE if signaled | SOLICITED if solicited
         fmCeSe = sigBits
-                | ((sendFlags & SendFlags.FENCE) != 0 ? FmCeSe.FENCE : 0)
+                | ((sendFlags & SendFlags.FENCE) != 0 ? FmCeSe.FENCE : nextFence)
                 | ((sendFlags & SendFlags.SIGNALED) != 0 ? FmCeSe.CQ_UPDATE : 0)
                 | ((sendFlags & SendFlags.SOLICITED) != 0 ? FmCeSe.SOLICITED : 0);
+        nextFence = 0;
         immAsIs = CtrlSeg.beImm(imm);   // the control segment stores imm as-is; big-endian on the wire
         atomicOp = wc == WcOpcode.COMP_SWAP || wc == WcOpcode.FETCH_ADD;
         inlineHeader = -1;
@@ -219,6 +230,11 @@ public final class SqBuffer {
         wqeHead[idx] = head + nreq;
         wcOpcode[idx] = (byte) wc.ordinal();
         return ctrl;
+    }
+
+    /** Replaces the open WQE's immediate (a window bind's control segment carries the window's rkey there). */
+    public void immediate(int imm) {
+        immAsIs = CtrlSeg.beImm(imm);
     }
 
     /** Remote address segment (RDMA and atomics): big-endian raddr and rkey. */
@@ -235,6 +251,20 @@ public final class SqBuffer {
     /** UD datagram segment: the address handle's 48-byte AV with the remote QPN and Q_Key (qp.c _set_datagram_seg). */
     public void datagram(DirectBuffer av, int avOffset, int remoteQpn, int remoteQkey) {
         DatagramSeg.setUd(buf, nextSeg(DatagramSeg.SIZE), av, avOffset, remoteQpn, remoteQkey);
+    }
+
+    /**
+     * The segments of a memory window bind, unbind or LOCAL_INV after the control segment (rdma-core qp.c
+     * {@code set_bind_wr}): UMR control, mkey context, and for a bind (length non-zero) the KLM naming the span in
+     * the MR {@code lkey}. Each segment starts on a WQEBB boundary, so it wraps at the ring end as a whole.
+     */
+    public void umr(boolean type2, int newRkey, int accessFlags, long addr, long length, int lkey) {
+        UmrCtrlSeg.set(buf, nextSeg(UmrCtrlSeg.SIZE), type2, length);
+        nextFence = FmCeSe.FENCE_INITIATOR_SMALL;   // the WQE after a bind waits for it (qp.c)
+        MkeyContextSeg.set(buf, nextSeg(MkeyContextSeg.SIZE), type2, newRkey, qpn, accessFlags, addr, length);
+        if (length != 0) {
+            KlmSeg.set(buf, nextSeg(KlmSeg.SIZE), (int) length, lkey, addr);
+        }
     }
 
     /** A gather entry; a zero-length one is skipped as rdma-core does. Atomics always carry 8 bytes. */
@@ -293,6 +323,7 @@ public final class SqBuffer {
     public void abortBatch() {
         curPost = batchCurPost;
         nreq = batchNreq;
+        nextFence = batchNextFence;
         lastCtrl = batchLastCtrl;
         lastDs = batchLastDs;
         lastInline = batchLastInline;
@@ -329,6 +360,7 @@ public final class SqBuffer {
         nreq = 0;
         batchCurPost = curPost;
         batchNreq = 0;
+        batchNextFence = nextFence;
     }
 
     // ---- completion side ----
@@ -354,6 +386,8 @@ public final class SqBuffer {
         nreq = 0;
         batchCurPost = 0;
         batchNreq = 0;
+        nextFence = 0;
+        batchNextFence = 0;
         held = false;
         ctrl = -1;
     }

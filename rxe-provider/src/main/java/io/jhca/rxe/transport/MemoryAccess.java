@@ -48,14 +48,33 @@ final class MemoryAccess {
         return mr.contains(addr, length & 0xFFFFFFFFL) ? OK : OUT_OF_BOUNDS;
     }
 
-    /** The MR a remote request may use, or null: rkey known, same PD, access granted, span inside. */
-    MemoryRegion checkRemote(final ProtectionDomain pd, final int rkey, final long va, final long length,
+    /**
+     * The MR a remote request to {@code qp} may use, or null: rkey known, same PD, access granted, span inside.
+     * An rkey that names no MR may name a memory window ({@link Window#check}): then the window's state, PD, QP,
+     * rights and bounds decide, and the MR behind it must still be registered.
+     */
+    MemoryRegion checkRemote(final TransportQp qp, final int rkey, final long va, final long length,
             final int accessBit) {
         final MemoryRegion mr = mrs.byRkey(rkey);
-        if (mr == null || mr.pd() != pd || (mr.access() & accessBit) == 0 || !mr.contains(va, length)) {
+        if (mr == null) {
+            final Window w = mrs.windowAt(rkey);
+            final MemoryRegion behind = w == null ? null : w.check(qp, rkey, va, length, accessBit);
+            return behind != null && mrs.byLkey(behind.lkey()) == behind ? behind : null;
+        }
+        if (mr.pd() != qp.pd || (mr.access() & accessBit) == 0 || !mr.contains(va, length)) {
             return null;
         }
         return mr;
+    }
+
+    /** The registered MR whose lkey is {@code lkey}, or null. */
+    MemoryRegion mrByLkey(final int lkey) {
+        return mrs.byLkey(lkey);
+    }
+
+    /** The window whose index {@code key} names, or null. */
+    Window windowAt(final int key) {
+        return mrs.windowAt(key);
     }
 
     /**

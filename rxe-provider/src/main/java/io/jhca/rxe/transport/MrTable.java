@@ -9,19 +9,22 @@ import io.jhca.verbs.MemoryRegion;
  * The device's memory keys, as rxe and the IBTA build them: key = 24-bit table index &lt;&lt; 8 | 8-bit tag
  * (rxe_mr.c: {@code lkey = index << 8 | key}). The tag changes each time an index is reused, so a stale key of a
  * deregistered MR is refused instead of reaching the new one. The rkey equals the lkey when any remote access
- * was asked for, else it is 0 (no remote access), as rxe does.
+ * was asked for, else it is 0 (no remote access), as rxe does. Memory windows ({@link Window}) take indexes from
+ * the same table (rxe keeps MR and MW indexes in disjoint ranges to the same end), so a remote rkey names one or the
+ * other; a window's key byte changes with each bind, so it is matched by the window, not by the table's tag.
  *
  * <p>Registration and deregistration run on application threads (synchronized); lookups run on the
  * engine without locks ({@link #byLkey}, {@link #byRkey}): slots are published with release stores and read with acquire loads.
  */
 public final class MrTable {
 
-    private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(MemoryRegion[].class);
+    private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Object[].class);
     /** Index 0 is never used: key 0 means "no key" (rkey 0 = no remote access). */
     private static final int FIRST_INDEX = 1;
     private static final int MAX_INDEX = 0xFFFFFF;
 
-    private volatile MemoryRegion[] slots = new MemoryRegion[256];
+    /** MemoryRegion or {@link Window}: MRs and windows share the key space, as a remote rkey may name either. */
+    private volatile Object[] slots = new Object[256];
     private byte[] tags = new byte[256];
     private int[] free = new int[16];
     private int freeCount;
@@ -51,7 +54,7 @@ public final class MrTable {
         while (n <= index) {
             n <<= 1;
         }
-        final MemoryRegion[] s = java.util.Arrays.copyOf(slots, n);
+        final Object[] s = java.util.Arrays.copyOf(slots, n);
         tags = java.util.Arrays.copyOf(tags, n);
         slots = s; // volatile write publishes the copied entries
     }
@@ -62,11 +65,36 @@ public final class MrTable {
         live++;
     }
 
+    /** Makes a window reachable by its index (reserved with {@link #reserveKey}); its key byte changes with binds. */
+    public synchronized void publishWindow(final int key, final Window w) {
+        SLOT.setRelease(slots, key >>> 8, w);
+    }
+
+    /** Forgets a window's index; reused later. */
+    public synchronized void removeWindow(final int key) {
+        final int index = key >>> 8;
+        final Object[] s = slots;
+        if (index < s.length && SLOT.getAcquire(s, index) instanceof Window) {
+            SLOT.setRelease(s, index, null);
+        }
+        if (freeCount == free.length) {
+            free = java.util.Arrays.copyOf(free, free.length * 2);
+        }
+        free[freeCount++] = index;
+    }
+
+    /** The window at {@code key}'s index whatever its key byte, or null. Engine side. */
+    public Window windowAt(final int key) {
+        final int index = key >>> 8;
+        final Object[] s = slots;
+        return index < s.length && SLOT.getAcquire(s, index) instanceof Window w ? w : null;
+    }
+
     /** Forgets the key; the index is reused later with another tag. The caller makes sure the engine saw it. */
     public synchronized void remove(final int key) {
         final int index = key >>> 8;
-        final MemoryRegion[] s = slots;
-        if (index < s.length && SLOT.getAcquire(s, index) != null) {
+        final Object[] s = slots;
+        if (index < s.length && SLOT.getAcquire(s, index) instanceof MemoryRegion) {
             SLOT.setRelease(s, index, null);
             live--;
         }
@@ -142,8 +170,8 @@ public final class MrTable {
 
     private MemoryRegion slot(final int key) {
         final int index = key >>> 8;
-        final MemoryRegion[] s = slots;
-        return index < s.length ? (MemoryRegion) SLOT.getAcquire(s, index) : null;
+        final Object[] s = slots;
+        return index < s.length && SLOT.getAcquire(s, index) instanceof MemoryRegion mr ? mr : null;
     }
 
     public synchronized int liveCount() {

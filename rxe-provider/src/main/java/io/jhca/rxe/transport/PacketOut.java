@@ -99,6 +99,11 @@ final class PacketOut {
         return immDt.wrap(buffer, Opcode.immDtOffset(opcode));
     }
 
+    /** The IETH (IBTA 5.2.10): the R_Key the responder invalidates, big-endian. */
+    void ieth(final int rkey) {
+        buffer.putInt(Opcode.iethOffset(opcode), rkey, java.nio.ByteOrder.BIG_ENDIAN);
+    }
+
     Deth deth() {
         return deth.wrap(buffer, Opcode.dethOffset(opcode));
     }

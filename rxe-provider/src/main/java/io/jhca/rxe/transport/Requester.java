@@ -88,6 +88,14 @@ final class Requester {
                 qp.completer.completeFailedHead();
                 break;
             }
+            if (w.opcode.isLocal()) {
+                if (sq.compIndex != sq.reqIndex) {
+                    break; // runs once everything before it completed, so it is ordered with the QP's traffic
+                }
+                executeLocal(w);
+                sent++;
+                continue;
+            }
             if (!w.assigned && !start(w, rc)) {
                 break;
             }
@@ -159,6 +167,22 @@ final class Requester {
         return true;
     }
 
+    /**
+     * BIND_MW or LOCAL_INV at the head of the queue (rxe_req.c rxe_do_local_ops): done at once, no packet; a
+     * refused bind completes with MW_BIND_ERR, a refused invalidation with LOC_QP_OP_ERR, and the QP goes to ERR.
+     */
+    private void executeLocal(final SendWqe w) {
+        final boolean bind = w.opcode == WrOpcode.BIND_MW;
+        final String error = bind ? WindowOps.bind(qp, w) : WindowOps.invalidate(qp, w.invalidateRkey);
+        qp.sq.reqIndex++;
+        if (error != null) {
+            qp.count(RxeCounters.Counter.SEND_ERR);
+            qp.completer.completeHead(bind ? WcStatus.MW_BIND_ERR : WcStatus.LOC_QP_OP_ERR);
+            return;
+        }
+        qp.completer.completeHead(WcStatus.SUCCESS);
+    }
+
     /** A local error: the WQE completes with {@code status} when it is the oldest, then the QP goes to ERR. */
     void fail(final SendWqe w, final WcStatus status) {
         w.error = status;
@@ -225,16 +249,19 @@ final class Requester {
         final boolean first = offset == 0;
         final boolean last = remaining <= mtu;
         final WrOpcode op = w.opcode;
-        final boolean send = op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM;
+        final boolean send = op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.SEND_WITH_INV;
+        final boolean inv = op == WrOpcode.SEND_WITH_INV;
         final int base = qp.type == QpType.UC ? 0x20 : 0x00; // ib_pack.h IB_OPCODE_UC = 0x20
         int opcode;
         if (send) {
             if (first && last) {
-                opcode = op.hasImmediate() ? Opcode.RC_SEND_ONLY_WITH_IMMEDIATE : Opcode.RC_SEND_ONLY;
+                opcode = inv ? Opcode.RC_SEND_ONLY_WITH_INVALIDATE
+                        : op.hasImmediate() ? Opcode.RC_SEND_ONLY_WITH_IMMEDIATE : Opcode.RC_SEND_ONLY;
             } else if (first) {
                 opcode = Opcode.RC_SEND_FIRST;
             } else if (last) {
-                opcode = op.hasImmediate() ? Opcode.RC_SEND_LAST_WITH_IMMEDIATE : Opcode.RC_SEND_LAST;
+                opcode = inv ? Opcode.RC_SEND_LAST_WITH_INVALIDATE
+                        : op.hasImmediate() ? Opcode.RC_SEND_LAST_WITH_IMMEDIATE : Opcode.RC_SEND_LAST;
             } else {
                 opcode = Opcode.RC_SEND_MIDDLE;
             }
@@ -260,6 +287,9 @@ final class Requester {
         }
         if (Opcode.immDtOffset(opcode) != Opcode.NO_HEADER) {
             out.immDt().immediate(w.imm);
+        }
+        if (Opcode.iethOffset(opcode) != Opcode.NO_HEADER) {
+            out.ieth(w.invalidateRkey);
         }
         if (!copyPayload(w, offset, at, payload)) {
             return false;

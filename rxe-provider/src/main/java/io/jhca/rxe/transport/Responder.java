@@ -138,10 +138,6 @@ final class Responder {
             invalid(p, rc, WcStatus.REM_INV_REQ_ERR);
             return;
         }
-        if ((flags & Opcode.HAS_IETH) != 0) {
-            invalid(p, rc, WcStatus.REM_INV_REQ_ERR); // SEND with invalidate: memory windows are not supported
-            return;
-        }
         // QP access (rxe check_op_valid)
         final int need = kind == WRITE ? Access.REMOTE_WRITE.bit()
                 : (flags & Opcode.READ) != 0 ? Access.REMOTE_READ.bit()
@@ -237,7 +233,13 @@ final class Responder {
             current = NONE;
             msn = Psn.next(msn); // MSN is 24 bits like a PSN
             final boolean imm = p.has(Opcode.HAS_IMMDT);
+            if (p.has(Opcode.HAS_IETH) && invalidateFailed(p, w)) {
+                return;
+            }
             final WorkCompletion wc = qp.completeRecv(w, WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset);
+            if (wc != null && p.has(Opcode.HAS_IETH)) {
+                wc.invalidatedRkey(p.ieth());
+            }
             qp.rq.completeHead();
             qp.commitRecv(wc, imm, imm ? p.imm() : 0, -1, false, p.se);
             recvInProgress = false;
@@ -256,7 +258,7 @@ final class Responder {
             writeRkey = reth.rkey();
             writeResid = reth.dmaLengthUnsigned();
             writeLength = writeResid;
-            if (writeResid > 0 && qp.engine.memory.checkRemote(qp.pd, writeRkey, writeVa, writeResid,
+            if (writeResid > 0 && qp.engine.memory.checkRemote(qp, writeRkey, writeVa, writeResid,
                     Access.REMOTE_WRITE.bit()) == null) {
                 accessError(p, rc);
                 return;
@@ -274,7 +276,7 @@ final class Responder {
         }
         if (n > 0) {
             // looked up again per packet: the MR may have been deregistered since FIRST
-            final MemoryRegion mr = qp.engine.memory.checkRemote(qp.pd, writeRkey, writeVa, n, Access.REMOTE_WRITE.bit());
+            final MemoryRegion mr = qp.engine.memory.checkRemote(qp, writeRkey, writeVa, n, Access.REMOTE_WRITE.bit());
             if (mr == null) {
                 accessError(p, rc);
                 return;
@@ -308,7 +310,7 @@ final class Responder {
         final long length = reth.dmaLengthUnsigned();
         final long va = reth.va();
         final int rkey = reth.rkey();
-        if (length > 0 && qp.engine.memory.checkRemote(qp.pd, rkey, va, length, Access.REMOTE_READ.bit()) == null) {
+        if (length > 0 && qp.engine.memory.checkRemote(qp, rkey, va, length, Access.REMOTE_READ.bit()) == null) {
             accessError(p, true);
             return;
         }
@@ -332,7 +334,7 @@ final class Responder {
             invalid(p, true, WcStatus.REM_INV_REQ_ERR); // rxe: misaligned atomic = invalid request
             return;
         }
-        final MemoryRegion mr = qp.engine.memory.checkRemote(qp.pd, a.rkey(), va, 8, Access.REMOTE_ATOMIC.bit());
+        final MemoryRegion mr = qp.engine.memory.checkRemote(qp, a.rkey(), va, 8, Access.REMOTE_ATOMIC.bit());
         if (mr == null) {
             accessError(p, true);
             return;
@@ -379,6 +381,27 @@ final class Responder {
             return;
         }
         sendAtomicAck(p.psn, e.original); // the cached result: never executed twice
+    }
+
+    /**
+     * A SEND_WITH_INV's invalidation, after its data is in (rxe_resp.c execute): if the rkey cannot be invalidated,
+     * class J: the receive completes with REM_INV_REQ_ERR, the message is acknowledged as rxe does, and the QP goes to
+     * ERR. True if it failed (all of that done).
+     */
+    private boolean invalidateFailed(final RxPacket p, final RecvWqe w) {
+        final String error = WindowOps.invalidate(qp, p.ieth());
+        if (error == null) {
+            return false;
+        }
+        // the message was taken (ePsn, MSN and the opcode sequence already moved on): acknowledged, then ERR
+        qp.markError(AsyncEvent.Type.QP_REQ_ERR, "SEND_WITH_INV: " + error);
+        sendAck(Aeth.SYNDROME_ACK, p.psn);
+        final WorkCompletion wc = qp.completeRecv(w, WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, 0);
+        qp.rq.completeHead();
+        qp.commitRecv(wc, false, 0, -1, false, false);
+        recvInProgress = false;
+        qp.flush();
+        return true;
     }
 
     /** The receive WQE a packet consumes; an embedding model may refill an empty queue first (see Engine). */
@@ -494,7 +517,7 @@ final class Responder {
         final boolean last = readResid <= mtu;
         final int opcode = readFirst ? (last ? Opcode.RC_RDMA_READ_RESPONSE_ONLY : Opcode.RC_RDMA_READ_RESPONSE_FIRST)
                 : (last ? Opcode.RC_RDMA_READ_RESPONSE_LAST : Opcode.RC_RDMA_READ_RESPONSE_MIDDLE);
-        final MemoryRegion mr = n > 0 ? qp.engine.memory.checkRemote(qp.pd, readRkey, readVa, n, Access.REMOTE_READ.bit())
+        final MemoryRegion mr = n > 0 ? qp.engine.memory.checkRemote(qp, readRkey, readVa, n, Access.REMOTE_READ.bit())
                 : null;
         if (n > 0 && mr == null) {
             // the MR went away under a READ in progress

@@ -84,6 +84,11 @@ final class RxPacket {
         return immDt.wrap(buffer, Opcode.immDtOffset(opcode)).immediate();
     }
 
+    /** The IETH's R_Key (SEND with invalidate). */
+    int ieth() {
+        return buffer.getInt(Opcode.iethOffset(opcode), java.nio.ByteOrder.BIG_ENDIAN);
+    }
+
     Deth deth() {
         return deth.wrap(buffer, Opcode.dethOffset(opcode));
     }

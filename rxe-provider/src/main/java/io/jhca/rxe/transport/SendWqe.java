@@ -34,6 +34,15 @@ public final class SendWqe {
     public Peer udPeer;
     public int remoteQpn;
     public int remoteQkey;
+    /** LOCAL_INV, SEND_WITH_INV: the rkey to invalidate. */
+    public int invalidateRkey;
+    /** BIND_MW: the window, its new rkey and what it binds to. */
+    public Window window;
+    public int bindRkey;
+    public io.jhca.verbs.MemoryRegion bindMr;
+    public long bindAddr;
+    public long bindLength;
+    public int bindAccess;
 
     // ---- engine bookkeeping
     /** PSNs assigned: firstPsn..lastPsn are this WQE's (requests, or the responses of a READ). */
@@ -70,6 +79,9 @@ public final class SendWqe {
         this.udPeer = null;
         this.remoteQpn = 0;
         this.remoteQkey = 0;
+        this.invalidateRkey = 0;
+        this.window = null;
+        this.bindMr = null;
         this.assigned = false;
         this.rdAtomicCounted = false;
         this.error = null;

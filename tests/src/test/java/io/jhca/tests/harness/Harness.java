@@ -156,6 +156,22 @@ public final class Harness implements AutoCloseable {
         return new Peer(this, ctx, pd, mem, mr, sendCq, recvCq, qp, psn, gidIndex, gid);
     }
 
+    /**
+     * A second QP in {@code sibling}'s PD, over the same memory and MR (its own CQs): another connection to the same
+     * registrations, e.g. to show that a type 2 memory window answers only its own QP.
+     */
+    public Peer peerSharing(Peer sibling, PeerSpec spec) {
+        Context ctx = sibling.ctx();
+        CompletionQueue sendCq = track(ctx.createCq(spec.cqDepth, spec.channel));
+        CompletionQueue recvCq = spec.separateCqs ? track(ctx.createCq(spec.cqDepth, spec.channel)) : sendCq;
+        QueuePair qp = track(sibling.pd().createQp(QpInitAttributes.of(spec.type, sendCq, recvCq)
+                .maxSendWr(spec.maxSendWr).maxRecvWr(spec.maxRecvWr)
+                .maxSendSge(spec.maxSendSge).maxRecvSge(spec.maxRecvSge)
+                .maxInlineData(spec.maxInlineData).sqSigAll(spec.sqSigAll)));
+        return new Peer(this, ctx, sibling.pd(), sibling.mem(), sibling.mr(), sendCq, recvCq, qp,
+                random.nextInt() & 0xFFFFFF, sibling.gidIndex(), sibling.gid());
+    }
+
     /** The smaller active MTU of the two ports: what rdma-core's tools would pick. */
     public Mtu activeMtu() {
         Mtu ma = a.queryPort(1).activeMtu();
