@@ -146,4 +146,9 @@ public abstract class Context extends VerbsResource {
     protected abstract ProtectionDomain driverAllocPd();
 
     protected abstract CompletionQueue driverCreateCq(int cqe);
+
+    /** True if {@link QpInitAttributes#gsi} QPs (QP1, for management datagrams) can be created on this device. */
+    public boolean supportsGsi() {
+        return false;
+    }
 }

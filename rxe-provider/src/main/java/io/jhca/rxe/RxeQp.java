@@ -26,7 +26,8 @@ import io.jhca.verbs.VerbsException;
 /**
  * A QP of an rxe device. Posting writes WQEs straight into preallocated ring slots (SGE descriptors copied,
  * data not; INLINE data copied into the slot) and publishes them with one release store (the doorbell); the
- * device's engine does the rest. QP numbers start at 0x11 as in rxe; QP1 (GSI) is not provided.
+ * device's engine does the rest. QP numbers start at 0x11 as in rxe; QP1 (GSI) is created on request
+ * ({@link QpInitAttributes#gsi}), once per device.
  */
 final class RxeQp extends QueuePair implements TransportQp.Events {
 
@@ -39,7 +40,7 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
     RxeQp(final RxePd pd, final QpInitAttributes init, final QpCapabilities requested) {
         super(pd, init, requested);
         this.context = pd.rxe();
-        final int qpn = context.allocateQpn();
+        final int qpn = init.isGsi() ? context.claimGsiQpn() : context.allocateQpn();
         qpn(qpn);
         this.sq = new SendRing(requested.maxSendWr(), requested.maxSendSge(), requested.maxInlineData());
         this.rq = new RecvRing(requested.maxRecvWr(), requested.maxRecvSge());
@@ -175,5 +176,8 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
     @Override
     protected void destroy() {
         context.engine().removeQp(transport);
+        if (qpn() == 1) {
+            context.releaseGsiQpn();
+        }
     }
 }
