@@ -286,9 +286,11 @@ public final class CmId implements AutoCloseable {
         int psn = ThreadLocalRandom.current().nextInt(1 << 24);
         int resp = Math.min(p.responderResources(), req.initiatorDepth());
         int depth = Math.min(p.initiatorDepth(), req.responderResources());
-        QpAttributes rtr = QpAttributes.toRtr(req.localQpn(), req.startingPsn(),
+        // The REQ's starting PSN is what the active side receives, the REP's what it sends (Linux cm.c:
+        // ib_send_cm_req sets rq_psn from the REQ, cm_rep_handler sq_psn from the REP)
+        QpAttributes rtr = QpAttributes.toRtr(req.localQpn(), psn,
                 AhAttributes.to(remoteGid).sgidIndex(gidIndex).hopLimit(HOP_LIMIT), mtu).maxDestRdAtomic(Math.max(1, resp));
-        QpAttributes rts = QpAttributes.toRts(psn).timeout(req.localAckTimeout()).retryCnt(req.retryCount())
+        QpAttributes rts = QpAttributes.toRts(req.startingPsn()).timeout(req.localAckTimeout()).retryCnt(req.retryCount())
                 .rnrRetry(req.rnrRetryCount()).maxRdAtomic(Math.max(1, depth));
         agent.lock();
         try {
@@ -420,10 +422,10 @@ public final class CmId implements AutoCloseable {
             ReqMessage req = c.req();
             Mtu mtu = Mtu.of(req.pathMtu());
             try {
-                qp.modify(QpAttributes.toRtr(rep.localQpn(), rep.startingPsn(),
+                qp.modify(QpAttributes.toRtr(rep.localQpn(), req.startingPsn(),
                         AhAttributes.to(remoteGid).sgidIndex(gidIndex).hopLimit(HOP_LIMIT), mtu)
                         .maxDestRdAtomic(Math.max(1, req.responderResources())));
-                qp.modify(QpAttributes.toRts(req.startingPsn()).timeout(req.localAckTimeout())
+                qp.modify(QpAttributes.toRts(rep.startingPsn()).timeout(req.localAckTimeout())
                         .retryCnt(req.retryCount()).rnrRetry(rep.rnrRetryCount())
                         .maxRdAtomic(Math.max(1, rep.responderResources())));
             } catch (VerbsException e) {

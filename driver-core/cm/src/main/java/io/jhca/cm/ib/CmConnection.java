@@ -298,9 +298,15 @@ public final class CmConnection {
         }
     }
 
-    /** A REQ we already have: answer what it asks again (IBTA 12.9.7.1, Linux cm_dup_req_handler). */
+    /**
+     * A REQ we already have: answer what it asks again (IBTA 12.9.7.1, Linux cm_dup_req_handler). While the owner
+     * has not answered yet, the active side is retrying because we are slow: an MRA asks it to wait twice its
+     * response time instead of giving up.
+     */
     void onDuplicateReq() {
-        if (state == CmState.MRA_REQ_SENT && pending != null) {
+        if (state == CmState.REQ_RCVD) {
+            sendMra(Math.min(31, req.remoteCmResponseTimeout() + 1));
+        } else if (state == CmState.MRA_REQ_SENT && pending != null) {
             send(pending);
         } else if (state == CmState.REP_SENT && pending != null) {
             send(pending);
