@@ -21,19 +21,31 @@ public final class CmDevices {
     private CmDevices() {
     }
 
-    /** Lets connection management use this device (creates its QP1 and CM thread once). */
-    public static void attach(Context context) {
+    private static final Map<Context, Integer> USERS = new ConcurrentHashMap<>();
+
+    /**
+     * Lets connection management use this device (creates its QP1 and CM thread on the first call); every attach
+     * is paired with a {@link #detach}.
+     */
+    public static synchronized void attach(Context context) {
         if (!context.supportsGsi()) {
             throw new CmException(context.name() + " has no GSI QP (QP1): connection management cannot use it");
         }
         AGENTS.computeIfAbsent(context, CmAgent::new);
+        USERS.merge(context, 1, Integer::sum);
     }
 
-    /** Stops connection management on this device (its QP1 and thread); connections on it are abandoned. */
-    public static void detach(Context context) {
-        CmAgent a = AGENTS.remove(context);
-        if (a != null) {
-            a.close();
+    /**
+     * Undoes one {@link #attach}; the last stops connection management on the device (its QP1 and thread), so the
+     * context can close. Connections still on it are abandoned.
+     */
+    public static synchronized void detach(Context context) {
+        Integer left = USERS.computeIfPresent(context, (c, n) -> n > 1 ? n - 1 : null);
+        if (left == null) {
+            CmAgent a = AGENTS.remove(context);
+            if (a != null) {
+                a.close();
+            }
         }
     }
 
