@@ -123,6 +123,13 @@ class InteropVmTest {
     }
 
     @Test
+    void rpingOverRdmaCmInBothRoles() {
+        for (String v : new String[] {"r-guest-server:", "r-jhca-server:"}) {
+            assertTrue(summary.contains("PASS " + v), "scenario " + v + " failed:\n" + summary + "\n" + tail(log));
+        }
+    }
+
+    @Test
     void guestIbvRcPingpongServerWithJhcaClient() {
         assertTrue(summary.contains("PASS a:"), "scenario a failed:\n" + summary + "\n" + tail(log));
     }
