@@ -37,10 +37,11 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
     private final TransportQp transport;
     private final RxeSendQueue builder;
 
-    RxeQp(final RxePd pd, final QpInitAttributes init, final QpCapabilities requested) {
+    /** @param gsiQpn 1 for the GSI QP (claimed by the PD), 0 to allocate a QPN */
+    RxeQp(final RxePd pd, final QpInitAttributes init, final QpCapabilities requested, final int gsiQpn) {
         super(pd, init, requested);
         this.context = pd.rxe();
-        final int qpn = init.isGsi() ? context.claimGsiQpn() : context.allocateQpn();
+        final int qpn = gsiQpn != 0 ? gsiQpn : context.allocateQpn();
         qpn(qpn);
         this.sq = new SendRing(requested.maxSendWr(), requested.maxSendSge(), requested.maxInlineData());
         this.rq = new RecvRing(requested.maxRecvWr(), requested.maxRecvSge());
