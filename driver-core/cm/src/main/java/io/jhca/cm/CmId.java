@@ -350,13 +350,25 @@ public final class CmId implements AutoCloseable {
         }
     }
 
-    /** Destroys the ID ({@code rdma_destroy_id}): stops listening; the QP is the caller's to close. */
+    /**
+     * Destroys the ID ({@code rdma_destroy_id}): stops listening, rejects a request or reply in progress and
+     * disconnects an established connection (as Linux's cm_destroy_id); the QP is the caller's to close.
+     */
     @Override
     public void close() {
         if (closed) {
             return;
         }
         closed = true;
+        CmConnection c = conn;
+        if (c != null && agent != null) {
+            agent.lock();
+            try {
+                c.abandon(System.nanoTime());
+            } finally {
+                agent.unlock();
+            }
+        }
         for (CmAgent a : listening) {
             a.lock();
             try {
@@ -375,6 +387,9 @@ public final class CmId implements AutoCloseable {
     }
 
     private void post(CmEventType t, int status, byte[] pd) {
+        if (closed) {
+            return;
+        }
         channel.post(new CmEvent(t, this, listener, status, pd));
     }
 

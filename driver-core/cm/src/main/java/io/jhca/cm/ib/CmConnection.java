@@ -172,6 +172,63 @@ public final class CmConnection {
         finish(CmState.IDLE);
     }
 
+    /**
+     * The owner goes away (Linux cm_destroy_id): a request or reply in progress is rejected (our own REQ with
+     * TIMEOUT, the peer's with CONSUMER_DEFINED), an established connection is disconnected; the connection then
+     * finishes on its own (DREP, time wait) without telling anyone.
+     */
+    public void abandon(long now) {
+        Upcall quiet = new Upcall() {
+            @Override
+            public RejectReason onReply(CmConnection c, RepMessage r) {
+                return RejectReason.CONSUMER_DEFINED;
+            }
+
+            @Override
+            public void onEstablished(CmConnection c) {
+            }
+
+            @Override
+            public void onRejected(CmConnection c, RejectReason reason, int code, byte[] pd) {
+            }
+
+            @Override
+            public void onUnreachable(CmConnection c) {
+            }
+
+            @Override
+            public void onDisconnected(CmConnection c, byte[] pd) {
+            }
+
+            @Override
+            public void onTimewaitExit(CmConnection c) {
+            }
+        };
+        this.upcall = quiet;
+        switch (state) {
+            case REQ_SENT:
+            case MRA_REQ_RCVD:
+                send(ShortMessages.rej(tid, localCommId, remoteCommId, CmMessages.MSG_OTHER, RejectReason.TIMEOUT,
+                        guidAri(), NONE));
+                finish(CmState.IDLE);
+                break;
+            case REQ_RCVD:
+            case MRA_REQ_SENT:
+                reject(RejectReason.CONSUMER_DEFINED, NONE, now);
+                break;
+            case REP_SENT:
+                send(ShortMessages.rej(tid, localCommId, remoteCommId, CmMessages.MSG_REP,
+                        RejectReason.CONSUMER_DEFINED, NONE, NONE));
+                finish(CmState.IDLE);
+                break;
+            case ESTABLISHED:
+                disconnect(NONE, now);
+                break;
+            default:
+                break;
+        }
+    }
+
     /** Sends a DREQ (ESTABLISHED) and waits for the DREP; the QP is the owner's to move to ERR. */
     public void disconnect(byte[] privateData, long now) {
         if (state != CmState.ESTABLISHED) {
@@ -329,10 +386,10 @@ public final class CmConnection {
                     // IBTA 12.9.7.1: the connection times out; the passive side tells the active one by REJ
                     if (state == CmState.REP_SENT) {
                         send(ShortMessages.rej(tid, localCommId, remoteCommId, CmMessages.MSG_REP,
-                                RejectReason.TIMEOUT, NONE, NONE));
+                                RejectReason.TIMEOUT, guidAri(), NONE));
                     } else {
                         send(ShortMessages.rej(tid, localCommId, remoteCommId, CmMessages.MSG_REQ,
-                                RejectReason.TIMEOUT, NONE, NONE));
+                                RejectReason.TIMEOUT, guidAri(), NONE));
                     }
                     finish(CmState.IDLE);
                     upcall.onUnreachable(this);
@@ -389,6 +446,20 @@ public final class CmConnection {
         if (s == CmState.IDLE) {
             cm.forget(this);
         }
+    }
+
+    /**
+     * A TIMEOUT REJ carries the sender's CA GUID as its additional information, so a peer that does not know our
+     * communication ID yet finds the connection by (our ID, GUID) (IBTA 12.6.7.2, Linux cm_acquire_rejected_id).
+     */
+    private byte[] guidAri() {
+        byte[] b = new byte[8];
+        long g = cm.caGuid();
+        for (int i = 7; i >= 0; i--) {
+            b[i] = (byte) g;
+            g >>>= 8;
+        }
+        return b;
     }
 
     private void send(Mad m) {

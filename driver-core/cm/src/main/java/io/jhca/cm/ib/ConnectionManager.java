@@ -113,6 +113,13 @@ public final class ConnectionManager {
         }
         int ours = m.getInt(CmMessages.REMOTE_COMM_ID);
         CmConnection c = byLocalId.get(ours);
+        if (c == null && m.attributeId() == CmMessages.REJ
+                && m.getInt(CmMessages.Rej.REASON) == RejectReason.TIMEOUT.code()
+                && m.getInt(CmMessages.Rej.REJECTED_INFO_LENGTH) >= 8) {
+            // a REQ withdrawn before its sender knew our ID: found by the sender's ID and CA GUID (in the ARI)
+            long guid = m.get(new io.jhca.cm.mad.MadField("ARI CA GUID", CmMessages.Rej.ARI, 0, 64));
+            c = byRemote.get(new RemoteKey(m.getInt(CmMessages.LOCAL_COMM_ID), guid));
+        }
         if (c == null) {
             if (m.attributeId() == CmMessages.DREQ) {
                 send(ShortMessages.drep(m.tid(), ours, m.getInt(CmMessages.LOCAL_COMM_ID), NONE), source, 0);

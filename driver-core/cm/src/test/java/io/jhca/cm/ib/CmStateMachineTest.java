@@ -276,4 +276,37 @@ class CmStateMachineTest {
         }
         assertNotEquals(0, a.retries() + c3.retries() + b.retries(), "20% loss caused retries (seed " + seed + ")");
     }
+
+    @Test
+    void anAbandonedConnectionIsRejectedOrDisconnected() {
+        Recorder server = new Recorder();
+        b.listen(SID, 4, server);
+        Recorder client = new Recorder();
+        CmConnection c = connect(a, client, 3);
+        wire.drain();
+        server.requests.get(0).abandon(wire.now); // the passive owner went away before answering
+        wire.drain();
+        assertEquals(RejectReason.CONSUMER_DEFINED, client.rejected);
+        assertEquals(CmState.IDLE, c.state());
+
+        Recorder client2 = new Recorder();
+        CmConnection c2 = connect(a, client2, 3);
+        wire.drain();
+        CmConnection s2 = server.requests.get(1);
+        s2.accept(rep(s2), wire.now);
+        wire.drain();
+        c2.abandon(wire.now); // established: a DREQ, no more events for the owner
+        wire.drain();
+        assertEquals(CmState.TIMEWAIT, c2.state());
+        assertEquals(CmState.TIMEWAIT, s2.state());
+        assertEquals(List.of("REPLY", "ESTABLISHED"), client2.events);
+        assertEquals("DISCONNECTED", server.events.get(server.events.size() - 1));
+
+        Recorder client3 = new Recorder();
+        CmConnection c3 = connect(a, client3, 3);
+        c3.abandon(wire.now); // our own REQ withdrawn
+        wire.drain();
+        assertEquals(CmState.IDLE, c3.state());
+        assertEquals(CmState.IDLE, server.requests.get(2).state(), "the REJ withdrew the request");
+    }
 }
