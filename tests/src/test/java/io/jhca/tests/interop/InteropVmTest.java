@@ -123,8 +123,9 @@ class InteropVmTest {
     }
 
     @Test
-    void rpingOverRdmaCmInBothRoles() {
-        for (String v : new String[] {"r-guest-server:", "r-jhca-server:"}) {
+    void rpingAndUcmatoseOverRdmaCmInBothRoles() {
+        for (String v : new String[] {"r-guest-server:", "r-jhca-server:", "r-ucmatose-guest-server:",
+                "r-ucmatose-jhca-server:"}) {
             assertTrue(summary.contains("PASS " + v), "scenario " + v + " failed:\n" + summary + "\n" + tail(log));
         }
     }

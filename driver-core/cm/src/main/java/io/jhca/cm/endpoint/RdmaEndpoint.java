@@ -54,6 +54,8 @@ public final class RdmaEndpoint implements AutoCloseable {
     private final long recvOffset;
     private final long dataOffset;
     private boolean closed;
+    /** Receives completed while a send, read or write was awaited: slot << 32 | length, in arrival order. */
+    private final java.util.ArrayDeque<Long> arrived = new java.util.ArrayDeque<>();
 
     /** Creates the resources on the ID's device; the caller then connects or accepts. */
     RdmaEndpoint(CmId id, CmEventChannel channel, boolean ownsChannel, EndpointConfig config) {
@@ -170,9 +172,18 @@ public final class RdmaEndpoint implements AutoCloseable {
 
     /** Waits for the next message and returns a copy of it. */
     public byte[] receive() {
-        WorkCompletion c = await(WcOpcode.RECV);
-        int slot = (int) c.wrId();
-        byte[] m = new byte[c.byteLen()];
+        int slot;
+        int len;
+        if (!arrived.isEmpty()) {
+            long a = arrived.poll();
+            slot = (int) (a >>> 32);
+            len = (int) a;
+        } else {
+            WorkCompletion c = await(WcOpcode.RECV);
+            slot = (int) c.wrId();
+            len = c.byteLen();
+        }
+        byte[] m = new byte[len];
         all.getBytes((int) (recvOffset + (long) slot * config.messageSize()), m);
         postRecv(slot);
         return m;
@@ -205,6 +216,11 @@ public final class RdmaEndpoint implements AutoCloseable {
                     throw new CmException(wc.opcode() + " on " + qp.describe() + " completed with " + wc.status()
                             + (id.isConnected() ? "" : " (the connection is down)"));
                 }
+                if (wc.opcode() == WcOpcode.RECV && op != WcOpcode.RECV) {
+                    // a message arrived while we wait for our own work: kept for the next receive()
+                    arrived.add(((long) wc.wrId() << 32) | (wc.byteLen() & 0xFFFFFFFFL));
+                    continue;
+                }
                 if (wc.opcode() != op) {
                     throw new CmException("expected a " + op + " completion, got " + wc.opcode());
                 }
@@ -215,6 +231,19 @@ public final class RdmaEndpoint implements AutoCloseable {
             }
             Thread.onSpinWait();
         }
+    }
+
+    /** Waits until the peer disconnects (its DREQ arrived); false if it did not within the timeout. */
+    public boolean awaitDisconnected(long millis) {
+        long until = System.currentTimeMillis() + millis;
+        while (id.isConnected() || id.cmState() == io.jhca.cm.ib.CmState.ESTABLISHED) {
+            if (System.currentTimeMillis() > until) {
+                return false;
+            }
+            ctx.progress();
+            Thread.onSpinWait();
+        }
+        return true;
     }
 
     /** Disconnects (if connected) and frees everything the endpoint owns. */
