@@ -25,10 +25,10 @@ import io.jhca.verbs.Verbs;
  * or accept, then each side SENDs {@code -C} messages of {@code -S} bytes and receives as many; the server
  * disconnects (the client does if the server has not within 10 s). Wire-compatible with ucmatose in either role.
  */
-@Command(name = "cmatose", mixinStandardHelpOptions = true,
+@Command(name = "cm-messages", mixinStandardHelpOptions = true,
         description = {"RDMA CM connection test, like rdmacm-utils' ucmatose: with -s connect to that server,",
                 "without it listen (-b ADDR). Each side sends -C messages of -S bytes and receives as many."})
-public final class CmatoseCommand implements Callable<Integer> {
+public final class CmMessagesCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
@@ -61,7 +61,7 @@ public final class CmatoseCommand implements Callable<Integer> {
                 if (want == null) {
                     throw new ParameterException(spec.commandLine(), "the server needs -b ADDR (its device's address)");
                 }
-                out.println("cmatose: starting server");
+                out.println("cm-messages: starting server");
                 try (RdmaServerEndpoint srv = RdmaServerEndpoint.listen(ctx, new InetSocketAddress(want, port), 8,
                         new EndpointConfig(size, count, 4096, 600_000, ConnParam.defaults()));
                      RdmaEndpoint ep = srv.accept()) {
@@ -69,7 +69,7 @@ public final class CmatoseCommand implements Callable<Integer> {
                     out.println("disconnecting"); // as cmatose.c's server does; its client waits for it
                 }
             } else {
-                out.println("cmatose: starting client");
+                out.println("cm-messages: starting client");
                 try (RdmaEndpoint ep = RdmaClientEndpoint.connect(ctx,
                         new InetSocketAddress(InetAddress.getByName(server), port), config)) {
                     exchange(out, ep, message);
