@@ -160,4 +160,9 @@ public abstract class Context extends VerbsResource {
     protected GidType driverQueryGidType(int port, int index) {
         return driverQueryPort(port).linkLayer() == LinkLayer.ETHERNET ? GidType.ROCE_V2 : GidType.IB;
     }
+
+    /** True if {@link QpInitAttributes#gsi} QPs (QP1, for management datagrams) can be created on this device. */
+    public boolean supportsGsi() {
+        return false;
+    }
 }

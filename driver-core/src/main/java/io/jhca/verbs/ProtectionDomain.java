@@ -61,6 +61,10 @@ public abstract class ProtectionDomain extends VerbsResource {
         if (init.sendCq().context() != context || init.recvCq().context() != context) {
             throw new VerbsException(VerbsException.EINVAL, "create QP: CQ belongs to another device");
         }
+        if (init.isGsi() && !context.supportsGsi()) {
+            throw new VerbsException(VerbsException.EOPNOTSUPP, "create QP: " + context.name()
+                    + " has no GSI QP (QP1)");
+        }
         QpCapabilities caps = init.capabilities();
         caps.checkAgainst(context.queryDevice());
         return driverCreateQp(init, caps);

@@ -103,4 +103,21 @@ public final class QpInitAttributes {
     public QpCapabilities capabilities() {
         return new QpCapabilities(maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData);
     }
+
+    private boolean gsi;
+
+    /**
+     * The port's general services interface QP (IBTA 16.1: QP1, UD semantics, Q_Key 0x80010000), which carries
+     * management datagrams such as the connection manager's. One per device; the kernel's ib_mad owns it in Linux.
+     */
+    public static QpInitAttributes gsi(CompletionQueue sendCq, CompletionQueue recvCq) {
+        QpInitAttributes a = new QpInitAttributes(QpType.UD, sendCq, recvCq);
+        a.gsi = true;
+        return a;
+    }
+
+    /** True for the GSI QP (QPN 1). */
+    public boolean isGsi() {
+        return gsi;
+    }
 }

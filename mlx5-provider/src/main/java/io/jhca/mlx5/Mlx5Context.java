@@ -307,4 +307,10 @@ public final class Mlx5Context extends Context {
     void event(AsyncEvent e) {
         postAsyncEvent(e);
     }
+
+    /** QP1 is created with qpc.st QP1, as mlx5_ib creates its GSI QP (the device puts it at QPN 1). */
+    @Override
+    public boolean supportsGsi() {
+        return true;
+    }
 }

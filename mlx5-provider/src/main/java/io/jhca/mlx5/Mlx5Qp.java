@@ -90,7 +90,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
             int pages = g.bufferBytes() / 4096;
             PrmCommand c = PrmCommand.of(CmdOpcode.CREATE_QP, QpLayouts.CREATE_QP_IN, QpLayouts.CREATE_QP_IN.sizeBytes(pages),
                             QpLayouts.CREATE_QP_OUT, QpLayouts.CREATE_QP_OUT.sizeBytes())
-                    .set("qpc.st", QpModify.qpcSt(init.type()))
+                    .set("qpc.st", init.isGsi() ? QpLayouts.ST_QP1 : QpModify.qpcSt(init.type()))
                     .set("qpc.pm_state", QpLayouts.PM_STATE_MIGRATED)
                     .set("qpc.pd", pd.pdn())
                     .set("qpc.uar_page", ctx.hca().uar())

@@ -212,7 +212,8 @@ final class QpModify {
         int mask = a.mask();
         QpAttributes now = qp.attributesNow();
         QpType type = qp.type();
-        c.set("qpc.st", qpcSt(type)).set("qpc.pm_state", QpLayouts.PM_STATE_MIGRATED);
+        // QPN 1 is only ever the GSI QP, which keeps its service type QP1 through every transition
+        c.set("qpc.st", qp.qpn() == 1 ? QpLayouts.ST_QP1 : qpcSt(type)).set("qpc.pm_state", QpLayouts.PM_STATE_MIGRATED);
         if (type == QpType.UD) {
             c.set("qpc.mtu", QpLayouts.MTU_4096).set("qpc.log_msg_max", UD_LOG_MSG_MAX);
         } else if (a.has(QpAttrMask.PATH_MTU)) {

@@ -40,6 +40,7 @@ public final class RxeContext extends Context {
     private final Tracer tracer;
     private final AtomicInteger nextQpn = new AtomicInteger(RxeDeviceAttributes.FIRST_QPN);
     private final AtomicInteger nextCqn = new AtomicInteger(1);
+    private final java.util.concurrent.atomic.AtomicBoolean gsiClaimed = new java.util.concurrent.atomic.AtomicBoolean();
 
     RxeContext(final RxeDeviceConfig config) {
         super(RxeProvider.info(config));
@@ -133,6 +134,23 @@ public final class RxeContext extends Context {
             throw new VerbsException(VerbsException.ENOMEM, "create QP: QP numbers exhausted on " + name());
         }
         return qpn;
+    }
+
+    /** QP1: one per device (IBTA 16.1; rxe creates it with the port). */
+    int claimGsiQpn() {
+        if (!gsiClaimed.compareAndSet(false, true)) {
+            throw new VerbsException(VerbsException.EBUSY, "create QP: " + name() + " already has its GSI QP (QP1)");
+        }
+        return 1;
+    }
+
+    void releaseGsiQpn() {
+        gsiClaimed.set(false);
+    }
+
+    @Override
+    public boolean supportsGsi() {
+        return true;
     }
 
     int allocateCqn() {

@@ -68,7 +68,16 @@ final class RxePd extends ProtectionDomain {
 
     @Override
     protected QueuePair driverCreateQp(final QpInitAttributes init, final QpCapabilities requested) {
-        return new RxeQp(this, init, requested);
+        // QP1 is claimed before the QP exists, so a refused claim leaves nothing registered with the PD or CQs
+        final int qpn = init.isGsi() ? context.claimGsiQpn() : 0;
+        try {
+            return new RxeQp(this, init, requested, qpn);
+        } catch (RuntimeException e) {
+            if (qpn == 1) {
+                context.releaseGsiQpn();
+            }
+            throw e;
+        }
     }
 
     @Override

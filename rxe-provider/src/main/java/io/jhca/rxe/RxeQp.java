@@ -28,7 +28,8 @@ import io.jhca.verbs.WrOpcode;
 /**
  * A QP of an rxe device. Posting writes WQEs straight into preallocated ring slots (SGE descriptors copied,
  * data not; INLINE data copied into the slot) and publishes them with one release store (the doorbell); the
- * device's engine does the rest. QP numbers start at 0x11 as in rxe; QP1 (GSI) is not provided.
+ * device's engine does the rest. QP numbers start at 0x11 as in rxe; QP1 (GSI) is created on request
+ * ({@link QpInitAttributes#gsi}), once per device.
  */
 final class RxeQp extends QueuePair implements TransportQp.Events {
 
@@ -38,10 +39,11 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
     private final TransportQp transport;
     private final RxeSendQueue builder;
 
-    RxeQp(final RxePd pd, final QpInitAttributes init, final QpCapabilities requested) {
+    /** @param gsiQpn 1 for the GSI QP (claimed by the PD), 0 to allocate a QPN */
+    RxeQp(final RxePd pd, final QpInitAttributes init, final QpCapabilities requested, final int gsiQpn) {
         super(pd, init, requested);
         this.context = pd.rxe();
-        final int qpn = context.allocateQpn();
+        final int qpn = gsiQpn != 0 ? gsiQpn : context.allocateQpn();
         qpn(qpn);
         this.sq = new SendRing(requested.maxSendWr(), requested.maxSendSge(), requested.maxInlineData());
         this.rq = new RecvRing(requested.maxRecvWr(), requested.maxRecvSge());
@@ -188,5 +190,8 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
     @Override
     protected void destroy() {
         context.engine().removeQp(transport);
+        if (qpn() == 1) {
+            context.releaseGsiQpn();
+        }
     }
 }

@@ -56,10 +56,10 @@ final class QpCommands {
             type = QpType.RC;
         } else if (st0 == QpLayouts.ST_UC) {
             type = QpType.UC;
-        } else if (st0 == QpLayouts.ST_UD) {
+        } else if (st0 == QpLayouts.ST_UD || st0 == QpLayouts.ST_QP1) {
             type = QpType.UD;
         } else {
-            throw CmdError.badParam(CmdSyndromes.QP_TYPE, "qpc.st " + st0 + " (the model has RC 0, UC 1, UD 2)");
+            throw CmdError.badParam(CmdSyndromes.QP_TYPE, "qpc.st " + st0 + " (the model has RC 0, UC 1, UD 2, QP1 8)");
         }
         DevicePd pd = objects.pd(in.get(i, 0, q + "pd"));
         int uar = objects.uar(in.get(i, 0, q + "uar_page"));
@@ -97,7 +97,10 @@ final class QpCommands {
                 throw new CmdError(CmdStatus.NO_RES_ERR, CmdSyndromes.TABLE_FULL, "no private key left");
             }
         }
-        QueuePair rxeQp = pd.rxePd.createQp(QpInitAttributes.of(type, scq.rxeCq, rcq.rxeCq)
+        // QP1 (GSI) is the mirror device's own QP1: QPN 1 and the GSI Q_Key on the wire (IBTA 16.1)
+        QpInitAttributes base = st0 == QpLayouts.ST_QP1 ? QpInitAttributes.gsi(scq.rxeCq, rcq.rxeCq)
+                : QpInitAttributes.of(type, scq.rxeCq, rcq.rxeCq);
+        QueuePair rxeQp = pd.rxePd.createQp(base
                 .maxSendWr(Math.max(1, sqCount)).maxRecvWr(Math.max(1, rqCount))
                 .maxSendSge(ModelCaps.MAX_SGE)
                 .maxRecvSge(Math.max(1, Math.min(ModelCaps.MAX_SGE, (1 << strideShift) / 16))));

@@ -17,6 +17,8 @@ public final class QpLayouts {
     public static final int ST_UD = 0x2;
     public static final int ST_XRC = 0x3;
     public static final int ST_RAW_DATAGRAM = 0x9;
+    /** mlx5_ifc {@code MLX5_QPC_ST_QP1}: the GSI QP, QPN 1 on the wire, UD semantics (mlx5_ib's gsi QP). */
+    public static final int ST_QP1 = 0x8;
     /** qpc.pm_state, mlx5_ifc {@code MLX5_QPC_PM_STATE_MIGRATED} (what the kernel sets at create). */
     public static final int PM_STATE_MIGRATED = 0x3;
     /** qpc.mtu, mlx5_ifc {@code MLX5_QPC_MTU_*}: 1 = 256 B ... 5 = 4096 B, 7 = raw Ethernet QP. */

@@ -123,6 +123,14 @@ class InteropVmTest {
     }
 
     @Test
+    void rpingAndUcmatoseOverRdmaCmInBothRoles() {
+        for (String v : new String[] {"r-guest-server:", "r-jhca-server:", "r-ucmatose-guest-server:",
+                "r-ucmatose-jhca-server:"}) {
+            assertTrue(summary.contains("PASS " + v), "scenario " + v + " failed:\n" + summary + "\n" + tail(log));
+        }
+    }
+
+    @Test
     void guestIbvRcPingpongServerWithJhcaClient() {
         assertTrue(summary.contains("PASS a:"), "scenario a failed:\n" + summary + "\n" + tail(log));
     }
