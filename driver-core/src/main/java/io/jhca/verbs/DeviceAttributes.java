@@ -31,7 +31,21 @@ public record DeviceAttributes(
         int maxPkeys,
         int localCaAckDelay,
         int physPortCnt,
-        int maxInlineData) {
+        int maxInlineData,
+        int maxSrq,
+        int maxSrqWr,
+        int maxSrqSge) {
+
+    /** A device without shared receive queues (max_srq 0). */
+    public DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, long maxMrSize, long pageSizeCap,
+            int vendorId, int vendorPartId, int hwVer, String boardId, int maxQp, int maxQpWr, long deviceCapFlags,
+            int maxSge, int maxSgeRd, int maxCq, int maxCqe, int maxMr, int maxPd, int maxQpRdAtom,
+            int maxQpInitRdAtom, int maxResRdAtom, int atomicCap, int maxAh, int maxPkeys, int localCaAckDelay,
+            int physPortCnt, int maxInlineData) {
+        this(fwVer, nodeGuid, sysImageGuid, maxMrSize, pageSizeCap, vendorId, vendorPartId, hwVer, boardId, maxQp,
+                maxQpWr, deviceCapFlags, maxSge, maxSgeRd, maxCq, maxCqe, maxMr, maxPd, maxQpRdAtom, maxQpInitRdAtom,
+                maxResRdAtom, atomicCap, maxAh, maxPkeys, localCaAckDelay, physPortCnt, maxInlineData, 0, 0, 0);
+    }
 
     /** {@code IBV_ATOMIC_HCA}: atomics are atomic with respect to this HCA's other operations. */
     public static final int ATOMIC_HCA = 1;
