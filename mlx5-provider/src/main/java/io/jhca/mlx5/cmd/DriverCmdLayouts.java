@@ -18,7 +18,11 @@ public final class DriverCmdLayouts {
             QpModifyLayouts.SQERR2RTS_QP_IN, QpModifyLayouts.SQERR2RTS_QP_OUT,
             QCounterLayouts.ALLOC_Q_COUNTER_IN, QCounterLayouts.ALLOC_Q_COUNTER_OUT,
             QCounterLayouts.DEALLOC_Q_COUNTER_IN, QCounterLayouts.DEALLOC_Q_COUNTER_OUT,
-            QCounterLayouts.QUERY_Q_COUNTER_IN, QCounterLayouts.QUERY_Q_COUNTER_OUT);
+            QCounterLayouts.QUERY_Q_COUNTER_IN, QCounterLayouts.QUERY_Q_COUNTER_OUT,
+            SrqLayouts.SRQC, SrqLayouts.CREATE_SRQ_IN, SrqLayouts.CREATE_SRQ_OUT,
+            SrqLayouts.DESTROY_SRQ_IN, SrqLayouts.DESTROY_SRQ_OUT,
+            SrqLayouts.QUERY_SRQ_IN, SrqLayouts.QUERY_SRQ_OUT,
+            SrqLayouts.ARM_RQ_IN, SrqLayouts.ARM_RQ_OUT);
 
     private static final Map<Integer, Layout[]> BY_OPCODE = Map.of(
             CmdOpcode.SET_ROCE_ADDRESS,
@@ -44,12 +48,18 @@ public final class DriverCmdLayouts {
     /** Input layout for an opcode described here or in {@link CmdLayouts}; null if neither does. */
     public static Layout input(int opcode) {
         Layout[] p = BY_OPCODE.get(opcode);
+        if (p == null) {
+            p = SrqLayouts.forOpcode(opcode);
+        }
         return p != null ? p[0] : CmdLayouts.input(opcode);
     }
 
     /** Output layout for an opcode described here or in {@link CmdLayouts}; null if neither does. */
     public static Layout output(int opcode) {
         Layout[] p = BY_OPCODE.get(opcode);
+        if (p == null) {
+            p = SrqLayouts.forOpcode(opcode);
+        }
         return p != null ? p[1] : CmdLayouts.output(opcode);
     }
 }
