@@ -18,11 +18,7 @@ public final class DriverCmdLayouts {
             QpModifyLayouts.SQERR2RTS_QP_IN, QpModifyLayouts.SQERR2RTS_QP_OUT,
             QCounterLayouts.ALLOC_Q_COUNTER_IN, QCounterLayouts.ALLOC_Q_COUNTER_OUT,
             QCounterLayouts.DEALLOC_Q_COUNTER_IN, QCounterLayouts.DEALLOC_Q_COUNTER_OUT,
-            QCounterLayouts.QUERY_Q_COUNTER_IN, QCounterLayouts.QUERY_Q_COUNTER_OUT,
-            SrqLayouts.SRQC, SrqLayouts.CREATE_SRQ_IN, SrqLayouts.CREATE_SRQ_OUT,
-            SrqLayouts.DESTROY_SRQ_IN, SrqLayouts.DESTROY_SRQ_OUT,
-            SrqLayouts.QUERY_SRQ_IN, SrqLayouts.QUERY_SRQ_OUT,
-            SrqLayouts.ARM_RQ_IN, SrqLayouts.ARM_RQ_OUT);
+            QCounterLayouts.QUERY_Q_COUNTER_IN, QCounterLayouts.QUERY_Q_COUNTER_OUT);
 
     private static final Map<Integer, Layout[]> BY_OPCODE = Map.of(
             CmdOpcode.SET_ROCE_ADDRESS,

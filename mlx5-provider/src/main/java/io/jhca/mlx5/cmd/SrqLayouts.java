@@ -69,7 +69,7 @@ public final class SrqLayouts {
     private SrqLayouts() {
     }
 
-    /** Every layout here (golden-tested with {@link DriverCmdLayouts#all()}). */
+    /** Every layout here (golden-tested by SrqGoldenTest; the opcodes resolve through {@link DriverCmdLayouts}). */
     public static List<Layout> all() {
         return ALL;
     }
