@@ -2,6 +2,7 @@ package io.jhca.tests.srq;
 
 import io.jhca.memory.DmaRegion;
 import io.jhca.tests.harness.DevicePair;
+import io.jhca.tests.harness.DevicePairs;
 import io.jhca.tests.harness.Harness;
 import io.jhca.tests.harness.Payloads;
 import io.jhca.tests.harness.Peer;
@@ -31,9 +32,11 @@ import io.jhca.verbs.WrOpcode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -53,11 +56,16 @@ class SharedReceiveQueueTest {
     /** The GRH area in front of every UD receive. */
     private static final int GRH = 40;
 
-    @ParameterizedTest
-    @MethodSource("io.jhca.tests.harness.DevicePairs#all")
-    void rcAndUdQpsShareOnePool(DevicePair pair) {
+    /** Every pair, with the SRQ on side B and on side A (so a mixed pair has it on each kind of device). */
+    static Stream<Arguments> sides() {
+        return DevicePairs.cross(Boolean.FALSE, Boolean.TRUE);
+    }
+
+    @ParameterizedTest(name = "{0} SRQ on A: {1}")
+    @MethodSource("sides")
+    void rcAndUdQpsShareOnePool(DevicePair pair, boolean srqOnA) {
         try (Harness h = Harness.open(pair)) {
-            Side s = new Side(h, 64);
+            Side s = new Side(h, 64, srqOnA);
             long seed = System.nanoTime();
             System.out.println("SharedReceiveQueueTest seed " + seed + " on " + pair);
             int n = 24;
@@ -91,11 +99,11 @@ class SharedReceiveQueueTest {
         }
     }
 
-    @ParameterizedTest
-    @MethodSource("io.jhca.tests.harness.DevicePairs#all")
-    void limitEventExactlyWhenTheCountDropsBelowTheLimit(DevicePair pair) {
+    @ParameterizedTest(name = "{0} SRQ on A: {1}")
+    @MethodSource("sides")
+    void limitEventExactlyWhenTheCountDropsBelowTheLimit(DevicePair pair, boolean srqOnA) {
         try (Harness h = Harness.open(pair)) {
-            Side s = new Side(h, 16);
+            Side s = new Side(h, 16, srqOnA);
             int n = 10;
             int limit = 4;
             for (int i = 0; i < n; i++) {
@@ -108,12 +116,12 @@ class SharedReceiveQueueTest {
                 s.sendRc(k, 0);
             }
             h.run(QUIET);
-            assertEquals(List.of(), events(h.b(), AsyncEvent.Type.SRQ_LIMIT_REACHED), "no limit event with " + limit
+            assertEquals(List.of(), events(s.ctx, AsyncEvent.Type.SRQ_LIMIT_REACHED), "no limit event with " + limit
                     + " WQEs left and limit " + limit);
             assertEquals(limit, s.srq.query().srqLimit(), "still armed");
             // one more leaves L - 1: the event, once, and the limit is disarmed
             s.sendRc(n - limit, 1);
-            List<AsyncEvent> ev = awaitEvents(h, AsyncEvent.Type.SRQ_LIMIT_REACHED, "the SRQ limit event");
+            List<AsyncEvent> ev = awaitEvents(h, s.ctx, AsyncEvent.Type.SRQ_LIMIT_REACHED, "the SRQ limit event");
             assertEquals(1, ev.size(), "one limit event: " + ev);
             assertEquals(s.srq.describe(), ev.get(0).resource(), "the event names the SRQ");
             assertEquals(0, s.srq.query().srqLimit(), "the event disarms the limit");
@@ -121,30 +129,30 @@ class SharedReceiveQueueTest {
                 s.sendRc(k, k % 2);
             }
             h.run(QUIET);
-            assertEquals(List.of(), events(h.b(), AsyncEvent.Type.SRQ_LIMIT_REACHED), "a disarmed limit stays quiet");
+            assertEquals(List.of(), events(s.ctx, AsyncEvent.Type.SRQ_LIMIT_REACHED), "a disarmed limit stays quiet");
 
             // re-armed above what is posted: the next WQE taken reports at once
             s.post(50, 0);
             s.post(51, 1);
             s.srq.modify(SrqAttributes.limit(3), SrqAttributes.LIMIT);
             s.sendRc(50, 0);
-            assertEquals(1, awaitEvents(h, AsyncEvent.Type.SRQ_LIMIT_REACHED, "the re-armed limit's event").size());
+            assertEquals(1, awaitEvents(h, s.ctx, AsyncEvent.Type.SRQ_LIMIT_REACHED, "the re-armed limit's event").size());
             s.sendRc(51, 1);
         }
     }
 
-    @ParameterizedTest
-    @MethodSource("io.jhca.tests.harness.DevicePairs#all")
-    void qpErrorReportsLastWqeReachedAndLeavesTheSrqToTheOthers(DevicePair pair) {
+    @ParameterizedTest(name = "{0} SRQ on A: {1}")
+    @MethodSource("sides")
+    void qpErrorReportsLastWqeReachedAndLeavesTheSrqToTheOthers(DevicePair pair, boolean srqOnA) {
         try (Harness h = Harness.open(pair)) {
-            Side s = new Side(h, 16);
+            Side s = new Side(h, 16, srqOnA);
             for (int i = 0; i < 4; i++) {
                 s.post(i, i);
             }
             s.sendRc(0, 0);
             Peer dead = s.receivers[0];
             dead.qp().modify(new QpAttributes().state(QpState.ERR));
-            List<AsyncEvent> ev = awaitEvents(h, AsyncEvent.Type.QP_LAST_WQE_REACHED, "last WQE reached");
+            List<AsyncEvent> ev = awaitEvents(h, s.ctx, AsyncEvent.Type.QP_LAST_WQE_REACHED, "last WQE reached");
             assertEquals(1, ev.size(), "one last-WQE event: " + ev);
             assertEquals(dead.qp().describe(), ev.get(0).resource(), "the event names the QP in error");
             h.assertNoCompletion(dead.recvCq(), QUIET, "the QP held no WQE: the SRQ's WQEs are not flushed by it");
@@ -152,15 +160,15 @@ class SharedReceiveQueueTest {
             s.sendRc(1, 1);
             s.sendRc(2, 1);
             h.run(QUIET);
-            assertEquals(List.of(), events(h.b(), AsyncEvent.Type.QP_LAST_WQE_REACHED), "reported once");
+            assertEquals(List.of(), events(s.ctx, AsyncEvent.Type.QP_LAST_WQE_REACHED), "reported once");
         }
     }
 
-    @ParameterizedTest
-    @MethodSource("io.jhca.tests.harness.DevicePairs#all")
-    void verbsRulesAreEnforced(DevicePair pair) {
+    @ParameterizedTest(name = "{0} SRQ on A: {1}")
+    @MethodSource("sides")
+    void verbsRulesAreEnforced(DevicePair pair, boolean srqOnA) {
         try (Harness h = Harness.open(pair).expectErrors()) {
-            Context b = h.b();
+            Context b = srqOnA ? h.a() : h.b();
             assertTrue(b.queryDevice().maxSrq() > 0 && b.queryDevice().maxSrqWr() > 0
                     && b.queryDevice().maxSrqSge() > 0, "device attributes max_srq, max_srq_wr, max_srq_sge: "
                     + b.queryDevice());
@@ -192,7 +200,7 @@ class SharedReceiveQueueTest {
             assertEquals(q.maxWr(), srq.postRecv(chain), "a full SRQ takes what fits");
             assertEquals(0, srq.postRecv(new RecvWr(1).wrId(99).sge(mr, 0, 64)), "a full SRQ takes nothing");
 
-            Peer p = h.peerB(PeerSpec.rc().pd(pd).srq(srq));
+            Peer p = h.peer(b, PeerSpec.rc().pd(pd).srq(srq), 0);
             assertEquals(srq, p.qp().srq());
             assertEquals(0, p.qp().capabilities().maxRecvWr(), "a QP of an SRQ has no receive queue");
             p.toInit(Access.mask(Access.LOCAL_WRITE));
@@ -220,24 +228,25 @@ class SharedReceiveQueueTest {
         return out;
     }
 
-    /** Waits for at least one event of {@code type} on side B, then a quiet spell, and returns all of them. */
-    private static List<AsyncEvent> awaitEvents(Harness h, AsyncEvent.Type type, String what) {
+    /** Waits for at least one event of {@code type} on {@code ctx}, then a quiet spell, and returns all of them. */
+    private static List<AsyncEvent> awaitEvents(Harness h, Context ctx, AsyncEvent.Type type, String what) {
         List<AsyncEvent> got = new ArrayList<>();
         h.awaitCondition(() -> {
-            got.addAll(events(h.b(), type));
+            got.addAll(events(ctx, type));
             return !got.isEmpty();
         }, what, Harness.DEFAULT_WAIT);
         h.run(QUIET);
-        got.addAll(events(h.b(), type));
+        got.addAll(events(ctx, type));
         return got;
     }
 
     /**
-     * Side B: one PD, an SRQ with {@code depth} WQEs over one buffer of {@link #SLOT}-byte slots, two RC QPs and a UD
-     * QP attached to it; side A: their peers.
+     * The SRQ side (B, or A with {@code srqOnA}): one PD, an SRQ with {@code depth} WQEs over one buffer of
+     * {@link #SLOT}-byte slots, two RC QPs and a UD QP attached to it; the other side: their peers.
      */
     private static final class Side {
         final Harness h;
+        final Context ctx;
         final SharedReceiveQueue srq;
         final MemoryRegion mr;
         final UnsafeBuffer buf;
@@ -245,20 +254,22 @@ class SharedReceiveQueueTest {
         final Peer[] receivers = new Peer[3];
         final AddressHandle ah;
 
-        Side(Harness h, int depth) {
+        Side(Harness h, int depth, boolean srqOnA) {
             this.h = h;
-            ProtectionDomain pd = h.track(h.b().allocatePd());
+            this.ctx = srqOnA ? h.a() : h.b();
+            Context other = srqOnA ? h.b() : h.a();
+            ProtectionDomain pd = h.track(ctx.allocatePd());
             srq = h.track(pd.createSrq(SrqInitAttributes.create().maxWr(depth).maxSge(1)));
             DmaRegion mem = h.allocate((long) SLOT * 64);
             mr = h.track(pd.register(mem, Access.LOCAL_WRITE));
             buf = mem.buffer();
             for (int i = 0; i < 2; i++) {
-                senders[i] = h.peerA(PeerSpec.rc());
-                receivers[i] = h.peerB(PeerSpec.rc().pd(pd).srq(srq));
+                senders[i] = h.peer(other, PeerSpec.rc(), h.random().nextInt() & 0xFFFFFF);
+                receivers[i] = h.peer(ctx, PeerSpec.rc().pd(pd).srq(srq), h.random().nextInt() & 0xFFFFFF);
                 h.connect(senders[i], receivers[i]);
             }
-            senders[2] = h.peerA(PeerSpec.ud());
-            receivers[2] = h.peerB(PeerSpec.ud().pd(pd).srq(srq));
+            senders[2] = h.peer(other, PeerSpec.ud(), h.random().nextInt() & 0xFFFFFF);
+            receivers[2] = h.peer(ctx, PeerSpec.ud().pd(pd).srq(srq), h.random().nextInt() & 0xFFFFFF);
             senders[2].readyUd();
             receivers[2].readyUd();
             ah = h.track(senders[2].pd().createAh(senders[2].avTo(receivers[2])));
