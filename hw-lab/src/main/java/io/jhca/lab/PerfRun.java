@@ -289,7 +289,7 @@ final class PerfRun {
 
     private void postRecvs(int qp, RecvWr rwr, int count) {
         for (int i = 0; i < count; i++) {
-            if (s.qps[qp].postRecv(rwr) != 1) {
+            if (s.postRecv(s.qps[qp], rwr) != 1) {
                 throw new IllegalStateException("Couldn't post receive " + (i + 1) + " of " + count + " (receive queue full)");
             }
         }
