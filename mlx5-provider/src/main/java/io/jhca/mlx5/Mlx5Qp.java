@@ -232,7 +232,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
 
     /** After 2RST: stale CQEs out of the CQs, rings and doorbell record back to 0 (rdma-core mlx5_modify_qp). */
     private void resetQueues() {
-        recvCq.clean(qpn());
+        recvCq.clean(qpn(), srqRing);
         if (sendCq != recvCq) {
             sendCq.clean(qpn());
         }
@@ -342,7 +342,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
             throw Mlx5Errors.of("destroy " + describe() + " on " + ctx.name(), e);
         }
         ctx.qps().remove(qpn());
-        recvCq.clean(qpn());
+        recvCq.clean(qpn(), srqRing);
         if (sendCq != recvCq) {
             sendCq.clean(qpn());
         }

@@ -164,6 +164,35 @@ class SharedReceiveQueueTest {
         }
     }
 
+    /**
+     * A QP destroyed with a receive completion still in its CQ gives the WQE back: the SRQ takes as many WRs as before
+     * (rdma-core's CQ clean frees the SRQ WQE of each receive CQE it drops).
+     */
+    @ParameterizedTest(name = "{0} SRQ on A: {1}")
+    @MethodSource("sides")
+    void destroyingAQpWithAnUnpolledReceiveKeepsTheSrqWhole(DevicePair pair, boolean srqOnA) {
+        try (Harness h = Harness.open(pair)) {
+            Side s = new Side(h, 4, srqOnA);
+            int depth = s.srq.query().maxWr();
+            for (int i = 0; i < depth; i++) {
+                s.post(i, i);
+            }
+            assertEquals(0, s.srq.postRecv(new RecvWr(1).wrId(99).sge(s.mr, 0, SLOT)), "full");
+            Peer from = s.senders[0];
+            from.post(from.wr(0, WrOpcode.SEND, 0, 32));
+            Wcs.assertSuccess(h.await(from.sendCq(), "SEND"), WcOpcode.SEND, 0, from.qpn(), "send");
+            // the receive completed (the send's ACK came after it) but is not polled: the QP goes with it in its CQ
+            s.receivers[0].qp().close();
+            RecvWr two = new RecvWr(1).wrId(100).sge(s.mr, 0, SLOT).next(new RecvWr(1).wrId(101).sge(s.mr, SLOT, SLOT));
+            assertEquals(1, s.srq.postRecv(two), "the destroyed QP's WQE is free again, and only it");
+            // the other RC QP takes the remaining WQEs in order
+            for (int k = 1; k < depth; k++) {
+                s.sendRc(k, 1);
+            }
+            s.sendRc(100, 1);
+        }
+    }
+
     @ParameterizedTest(name = "{0} SRQ on A: {1}")
     @MethodSource("sides")
     void verbsRulesAreEnforced(DevicePair pair, boolean srqOnA) {
