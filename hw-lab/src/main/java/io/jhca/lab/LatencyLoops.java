@@ -101,7 +101,7 @@ final class LatencyLoops {
                 }
                 check(wc, "receive", rcnt);
                 rcnt++;
-                if (clock != null || rcnt + s.rxDepth <= iters) {
+                if (clock != null || rcnt + s.recvPerQp() <= iters) {
                     repostRecv(s, qp, rwr, rcnt);
                 }
             }

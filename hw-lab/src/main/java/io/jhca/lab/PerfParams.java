@@ -34,7 +34,7 @@ import java.util.List;
  * @param plot         --plot file or null
  * @param udpBaseline  print the UDP floor
  * @param stallMillis  a wait without progress for this long fails the run (0 = never)
- * @param useSrq       --use_srq: SEND tests receive through a shared receive queue
+ * @param useSrq       --use-srq: SEND tests receive through a shared receive queue
  */
 public record PerfParams(PerfTest test, Role role, String device, String peerDevice, int ibPort, int size, boolean all,
                          int iters, int duration, int margin, int mtu, Integer gidIndex, int tcpPort, int numQps, int inlineSize,

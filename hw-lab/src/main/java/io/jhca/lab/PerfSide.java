@@ -54,7 +54,7 @@ public final class PerfSide implements AutoCloseable {
     CompletionQueue sendCq;
     CompletionQueue recvCq;
     QueuePair[] qps;
-    /** --use_srq on a side that receives: the SRQ every QP takes its receives from, else null. */
+    /** --use-srq on a side that receives: the SRQ every QP takes its receives from, else null. */
     SharedReceiveQueue srq;
     PerftestDest[] mine;
     PerftestDest[] remote;
@@ -127,9 +127,10 @@ public final class PerfSide implements AutoCloseable {
         recvCq = ctx.createCq(Math.min(maxCqe, Math.max(1, rxDepth * n)), CqFlags.SINGLE_THREADED);
         qps = new QueuePair[n];
         mine = new PerftestDest[n];
-        // perftest ctx_init: with --use_srq an SRQ on the sides that receive (both in latency tests, the server in BW)
+        // perftest ctx_init: with --use-srq an SRQ of rx_depth WRs on the sides that receive (both in latency tests,
+        // the server in BW)
         if (p.useSrq() && p.test().verb() == PerfTest.Verb.SEND && (p.test().latency() || receives())) {
-            srq = pd.createSrq(SrqInitAttributes.create().maxWr(Math.min(dev.maxSrqWr(), rxDepth * n)).maxSge(1));
+            srq = pd.createSrq(SrqInitAttributes.create().maxWr(Math.min(dev.maxSrqWr(), rxDepth)).maxSge(1));
         }
         for (int i = 0; i < n; i++) {
             qps[i] = pd.createQp(QpInitAttributes.rc(sendCq, recvCq).singleThreaded().maxSendWr(txDepth)
@@ -143,6 +144,11 @@ public final class PerfSide implements AutoCloseable {
     /** True on the side that receives in a bandwidth test: the server (in-process: the server's side). */
     private boolean receives() {
         return p.role() == PerfParams.Role.SERVER;
+    }
+
+    /** Receives posted for each QP: rx_depth, or with an SRQ rx_depth / num_qps (perftest size_per_qp). */
+    int recvPerQp() {
+        return srq != null ? Math.max(1, rxDepth / qps.length) : rxDepth;
     }
 
     /** Posts a receive for QP {@code qp}: to the SRQ when there is one ({@code ibv_post_srq_recv}), else to the QP. */

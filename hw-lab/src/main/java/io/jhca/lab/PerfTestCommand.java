@@ -109,7 +109,8 @@ public abstract class PerfTestCommand implements Callable<Integer> {
             description = "fail when a wait sees no progress for this long; 0 = forever (default ${DEFAULT-VALUE})")
     int stallSeconds = 30;
 
-    @Option(names = "--use_srq", description = "SEND tests: receive through a shared receive queue (perftest --use_srq)")
+    @Option(names = {"--use-srq", "--use_srq"},
+            description = "SEND tests: receive through a shared receive queue of rx-depth WRs (perftest --use-srq)")
     boolean useSrq;
 
     @Parameters(arity = "0..1", paramLabel = "SERVER", description = "server to connect to (client role)")
@@ -157,7 +158,7 @@ public abstract class PerfTestCommand implements Callable<Integer> {
         check(qpTimeout >= 0 && qpTimeout <= 31, "-u/--qp-timeout must be 0..31");
         check(sl >= 0 && sl <= 15, "-S/--sl must be 0..15");
         check(stallSeconds >= 0, "--stall-timeout must be >= 0");
-        check(!useSrq || test.verb() == PerfTest.Verb.SEND, "--use_srq is for SEND tests only (perftest: SRQ only works with SEND)");
+        check(!useSrq || test.verb() == PerfTest.Verb.SEND, "--use-srq is for SEND tests only");
         if (plot != null) {
             String n = plot.getFileName().toString().toLowerCase(Locale.ROOT);
             check(n.endsWith(".png") || n.endsWith(".svg"), "--plot FILE must end in .png or .svg");

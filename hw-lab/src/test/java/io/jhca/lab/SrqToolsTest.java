@@ -110,7 +110,9 @@ class SrqToolsTest {
     @Test
     void perfSendTestsUseAnSrq() {
         for (String test : List.of("send-lat", "send-bw")) {
-            List<String> args = new ArrayList<>(List.of("perf", test, "-d", "rxe0", "--peer-dev", "rxe1", "--use_srq",
+            // perftest spells it --use-srq; --use_srq is taken too
+            List<String> args = new ArrayList<>(List.of("perf", test, "-d", "rxe0", "--peer-dev", "rxe1",
+                    test.equals("send-bw") ? "--use-srq" : "--use_srq",
                     "-n", "200", "-s", "64"));
             if (test.equals("send-bw")) {
                 args.addAll(List.of("-q", "2"));
@@ -123,9 +125,9 @@ class SrqToolsTest {
             assertTrue(row.find(), out);
             assertEquals(test.equals("send-bw") ? 400 : 200, Integer.parseInt(row.group(1)), out);
         }
-        ToolsEndToEnd.Run refused = ToolsEndToEnd.run("perf", "write-lat", "--use_srq");
+        ToolsEndToEnd.Run refused = ToolsEndToEnd.run("perf", "write-lat", "--use-srq");
         assertEquals(HwLab.EXIT_USAGE, refused.rc(), refused.err());
-        assertTrue(refused.err().contains("--use_srq is for SEND tests only"), refused.err());
+        assertTrue(refused.err().contains("--use-srq is for SEND tests only"), refused.err());
     }
 
     /** The rc_pingpong-style address lines: side, QPN, PSN, GID. */
