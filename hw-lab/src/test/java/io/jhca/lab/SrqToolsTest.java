@@ -130,6 +130,14 @@ class SrqToolsTest {
         assertTrue(refused.err().contains("--use-srq is for SEND tests only"), refused.err());
     }
 
+    @Test
+    void devinfoShowsTheSrqLimits() {
+        String out = ToolsEndToEnd.run("devinfo", "-d", "rxe0", "-v").ok().out();
+        // rxe_param.h: RXE_MAX_SRQ = 2^20 - 0x20001, RXE_MAX_SRQ_WR = 2^20, RXE_MAX_SRQ_SGE = 27
+        assertTrue(out.contains("\tmax_ah:\t\t\t\t1048576\n\tmax_srq:\t\t\t917503\n\tmax_srq_wr:\t\t\t1048576\n"
+                + "\tmax_srq_sge:\t\t\t27\n\tmax_pkeys:"), out);
+    }
+
     /** The rc_pingpong-style address lines: side, QPN, PSN, GID. */
     private static List<String[]> addresses(String out) {
         List<String[]> l = new ArrayList<>();
