@@ -112,9 +112,12 @@ class SrqGoldenTest {
             if (f.isAlias()) {
                 continue;
             }
+            // a flexible array has no size: its offset and its element width (u8 pas[][0x40]: one u8 per bit)
+            String width = f.kind() == Field.Kind.ARRAY ? "(size_t)(sizeof(((struct mlx5_ifc_" + t + "_bits *)0)->"
+                    + f.name() + "[0]))" : "(size_t)__devx_bit_sz(" + t + ", " + f.name() + ")";
             c.append("\t\tprintf(\"F ").append(t).append('.').append(f.name())
                     .append(" %zu %zu\\n\", (size_t)__devx_bit_off(").append(t).append(", ").append(f.name())
-                    .append("), (size_t)__devx_bit_sz(").append(t).append(", ").append(f.name()).append("));\n");
+                    .append("), ").append(width).append(");\n");
             if (f.kind() == Field.Kind.ARRAY) {
                 for (int k = 0; k < elements; k++) {
                     long v = r.nextLong();
@@ -153,9 +156,7 @@ class SrqGoldenTest {
                 String n = l.name() + "." + f.name();
                 assertNotNull(K.get(n + "@off"), n);
                 assertEquals(K.get(n + "@off"), (long) f.bitOffset(), n + " bit offset");
-                if (f.kind() != Field.Kind.ARRAY) {
-                    assertEquals(K.get(n + "@bits"), (long) f.bitWidth(), n + " width");
-                }
+                assertEquals(K.get(n + "@bits"), (long) f.bitWidth(), n + (f.kind() == Field.Kind.ARRAY ? " element width" : " width"));
                 checked++;
             }
             assertArrayEquals(BYTES.get(l.name() + "0"), JAVA_LAYOUT_BYTES.get(l.name() + "0"), "DEVX_SET bytes of " + l.name());
