@@ -66,8 +66,50 @@ public abstract class ProtectionDomain extends VerbsResource {
                     + " has no GSI QP (QP1)");
         }
         QpCapabilities caps = init.capabilities();
+        SharedReceiveQueue srq = init.srq();
+        if (srq != null) {
+            if (srq.pd().context() != context) {
+                throw new VerbsException(VerbsException.EINVAL, "create QP: " + srq.describe() + " belongs to another device");
+            }
+            if (init.type() != QpType.RC && init.type() != QpType.UD) {
+                throw new VerbsException(VerbsException.EINVAL, "create QP: a " + init.type()
+                        + " QP cannot take its receives from an SRQ (RC and UD can)");
+            }
+            srq.checkOpen();
+            // ibv_create_qp(3): with an SRQ the receive queue sizes are ignored; the QP has no receive queue
+            caps = new QpCapabilities(caps.maxSendWr(), 0, caps.maxSendSge(), 0, caps.maxInlineData());
+        }
         caps.checkAgainst(context.queryDevice());
         return driverCreateQp(init, caps);
+    }
+
+    /**
+     * A shared receive queue ({@code ibv_create_srq}): max_wr 1..max_srq_wr, max_sge 1..max_srq_sge, srq_limit
+     * 0..max_wr (armed at once when not 0).
+     */
+    public final SharedReceiveQueue createSrq(SrqInitAttributes init) {
+        checkOpen();
+        DeviceAttributes dev = context.queryDevice();
+        if (dev.maxSrq() == 0) {
+            throw new VerbsException(VerbsException.EOPNOTSUPP, "create SRQ: " + context.describe() + " has no SRQs");
+        }
+        if (init.maxWr() < 1 || init.maxWr() > dev.maxSrqWr()) {
+            throw new VerbsException(VerbsException.EINVAL, "create SRQ: max_wr " + init.maxWr() + " out of range 1.."
+                    + dev.maxSrqWr());
+        }
+        if (init.maxSge() < 1 || init.maxSge() > dev.maxSrqSge()) {
+            throw new VerbsException(VerbsException.EINVAL, "create SRQ: max_sge " + init.maxSge() + " out of range 1.."
+                    + dev.maxSrqSge());
+        }
+        if (init.srqLimit() < 0 || init.srqLimit() > init.maxWr()) {
+            throw new VerbsException(VerbsException.EINVAL, "create SRQ: srq_limit " + init.srqLimit()
+                    + " out of range 0.." + init.maxWr());
+        }
+        SharedReceiveQueue srq = driverCreateSrq(init);
+        if (init.srqLimit() > 0) {
+            srq.modify(SrqAttributes.limit(init.srqLimit()), SrqAttributes.LIMIT);
+        }
+        return srq;
     }
 
     public final AddressHandle createAh(AhAttributes attributes) {
@@ -103,4 +145,9 @@ public abstract class ProtectionDomain extends VerbsResource {
     protected abstract QueuePair driverCreateQp(QpInitAttributes init, QpCapabilities requested);
 
     protected abstract AddressHandle driverCreateAh(AhAttributes attributes);
+
+    /** Create the SRQ; {@code init} is within device limits, the provider may round the depth up. */
+    protected SharedReceiveQueue driverCreateSrq(SrqInitAttributes init) {
+        throw new VerbsException(VerbsException.EOPNOTSUPP, "create SRQ: not supported by " + context.describe());
+    }
 }

@@ -12,6 +12,7 @@ public final class QpInitAttributes {
     private int maxInlineData;
     private boolean sqSigAll;
     private boolean singleThreaded;
+    private SharedReceiveQueue srq;
 
     private QpInitAttributes(QpType type, CompletionQueue sendCq, CompletionQueue recvCq) {
         if (sendCq == null || recvCq == null) {
@@ -119,5 +120,19 @@ public final class QpInitAttributes {
     /** True for the GSI QP (QPN 1). */
     public boolean isGsi() {
         return gsi;
+    }
+
+    /**
+     * The QP takes its receives from {@code srq} ({@code ibv_qp_init_attr.srq}): it has no receive queue of its own,
+     * so max_recv_wr and max_recv_sge are ignored and posting receives on the QP is refused. RC and UD only.
+     */
+    public QpInitAttributes srq(SharedReceiveQueue srq) {
+        this.srq = srq;
+        return this;
+    }
+
+    /** The SRQ the QP takes its receives from, or null. */
+    public SharedReceiveQueue srq() {
+        return srq;
     }
 }

@@ -31,6 +31,7 @@ public abstract class QueuePair extends VerbsResource {
     private volatile long maxMsgSize;
     private final ThreadGuard sendGuard;
     private final ThreadGuard recvGuard;
+    private final SharedReceiveQueue srq;
 
     protected QueuePair(ProtectionDomain pd, QpInitAttributes init, QpCapabilities caps) {
         super("QP", pd, init.sendCq(), init.recvCq());
@@ -43,6 +44,15 @@ public abstract class QueuePair extends VerbsResource {
         this.recvCq = init.recvCq();
         this.sqSigAll = init.sqSigAll();
         this.caps = caps;
+        this.srq = init.srq();
+        if (srq != null) {
+            alsoUses(srq); // an SRQ refuses to close while a QP takes receives from it
+        }
+    }
+
+    /** The SRQ this QP takes its receives from, or null if it has a receive queue of its own. */
+    public final SharedReceiveQueue srq() {
+        return srq;
     }
 
     /** Provider side: the QP number, set once while the QP is created. */
@@ -250,6 +260,11 @@ public abstract class QueuePair extends VerbsResource {
         recvGuard.enter(this);
         try {
             checkOpen();
+            if (srq != null) {
+                // rxe post_recv, mlx5: a QP attached to an SRQ has no receive queue
+                throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + ": the QP takes its receives from "
+                        + srq.describe() + "; post them there");
+            }
             if (state == QpState.RESET) {
                 throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + " in state RESET (needs INIT or later)");
             }

@@ -159,7 +159,7 @@ final class BandwidthLoops {
         long tot = clock == null ? out.iters : Long.MAX_VALUE;
         long[] posted = new long[n];
         for (int i = 0; i < n; i++) {
-            posted[i] = s.rxDepth;
+            posted[i] = s.recvPerQp();
         }
         WorkCompletion[] wcs = new WorkCompletion[POLL_BATCH];
         for (int i = 0; i < wcs.length; i++) {

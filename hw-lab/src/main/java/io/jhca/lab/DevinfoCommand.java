@@ -161,6 +161,12 @@ public final class DevinfoCommand implements Runnable {
         out.printf("\tatomic_cap:\t\t\t%s (%d)%n", atomicCap(a.atomicCap()), a.atomicCap());
         out.printf("\tmax_mw:\t\t\t\t%d%n", a.maxMw());   // devinfo.c prints it after max_ee and max_rdd
         out.printf("\tmax_ah:\t\t\t\t%d%n", a.maxAh());
+        // ibv_devinfo.c: max_srq, and its WR and SGE limits only for a device that has SRQs
+        out.printf("\tmax_srq:\t\t\t%d%n", a.maxSrq());
+        if (a.maxSrq() != 0) {
+            out.printf("\tmax_srq_wr:\t\t\t%d%n", a.maxSrqWr());
+            out.printf("\tmax_srq_sge:\t\t\t%d%n", a.maxSrqSge());
+        }
         out.printf("\tmax_pkeys:\t\t\t%d%n", a.maxPkeys());
         out.printf("\tlocal_ca_ack_delay:\t\t%d%n", a.localCaAckDelay());
         out.printf("\tmax_inline_data:\t\t%d%n", a.maxInlineData());

@@ -16,7 +16,8 @@ import java.io.PrintWriter;
         description = "jhca lab tools: devices, devinfo, rc-pingpong, perftest-style benchmarks, counters and PCI (vfio) binding.",
         subcommands = {CommandLine.HelpCommand.class, DevicesCommand.class, DevinfoCommand.class,
                 RcPingpongCommand.class, PerfCommand.class, StatsCommand.class, PciCommand.class,
-                LinkCommand.class, RpingCommand.class, CmMessagesCommand.class})
+                LinkCommand.class, RpingCommand.class, CmMessagesCommand.class,
+                SrqPingpongCommand.class})
 public final class HwLab implements Runnable {
     public static final int EXIT_FAILURE = 1;
     public static final int EXIT_USAGE = 2;

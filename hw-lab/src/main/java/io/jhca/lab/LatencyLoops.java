@@ -101,7 +101,7 @@ final class LatencyLoops {
                 }
                 check(wc, "receive", rcnt);
                 rcnt++;
-                if (clock != null || rcnt + s.rxDepth <= iters) {
+                if (clock != null || rcnt + s.recvPerQp() <= iters) {
                     repostRecv(s, qp, rwr, rcnt);
                 }
             }
@@ -199,7 +199,7 @@ final class LatencyLoops {
     /** Re-posts a consumed receive; a provider may free the slot a moment after the completion (see queueFull). */
     static void repostRecv(PerfSide s, QueuePair qp, RecvWr rwr, long rcnt) {
         long since = 0;
-        for (long tries = 0; qp.postRecv(rwr) != 1; tries++) {
+        for (long tries = 0; s.postRecv(qp, rwr) != 1; tries++) {
             if (tries == 0) {
                 since = System.nanoTime();
             }

@@ -30,7 +30,7 @@ public final class PerfReport {
         out.printf(" Dual-port       : %s\t\tDevice         : %s%n", "OFF", s.ctx.name());
         out.printf(" Number of qps   : %d\t\tTransport type : %s%n", s.p.numQps(),
                 DevinfoCommand.transportValue(s.ctx.device().transport()) == 1 ? "IW" : "IB");
-        out.printf(" Connection type : %s\t\tUsing SRQ      : %s%n", "RC", "OFF");
+        out.printf(" Connection type : %s\t\tUsing SRQ      : %s%n", "RC", s.p.useSrq() ? "ON" : "OFF");
         out.printf(" PCIe relax order: %s%n", "Unsupported");
         out.printf(" ibv_wr* API     : %s%n", "ON");
         if (!server) {

@@ -193,7 +193,7 @@ final class PerfRun {
         JvmReport jvm = null;
         for (int size : p.sizes()) {
             RecvWr rwr = new RecvWr(1).wrId(0).sge(s.mr, s.recvSlot(0), size);
-            postRecvs(0, rwr, s.rxDepth);
+            postRecvs(0, rwr, s.recvPerQp());
             // sync so the client does not send before the server's receives are posted
             comm.handshake(s.mine[0]);
             LatencySamples smp = samples(size);
@@ -250,7 +250,7 @@ final class PerfRun {
             if (server) {
                 for (int i = 0; i < rwrs.length; i++) {
                     rwrs[i] = new RecvWr(1).wrId(i).sge(s.mr, s.recvSlot(i), size);
-                    postRecvs(i, rwrs[i], s.rxDepth);
+                    postRecvs(i, rwrs[i], s.recvPerQp());
                 }
             }
             comm.handshake(s.mine[0]);
@@ -289,7 +289,7 @@ final class PerfRun {
 
     private void postRecvs(int qp, RecvWr rwr, int count) {
         for (int i = 0; i < count; i++) {
-            if (s.qps[qp].postRecv(rwr) != 1) {
+            if (s.postRecv(s.qps[qp], rwr) != 1) {
                 throw new IllegalStateException("Couldn't post receive " + (i + 1) + " of " + count + " (receive queue full)");
             }
         }

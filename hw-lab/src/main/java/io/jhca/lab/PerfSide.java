@@ -15,6 +15,9 @@ import io.jhca.verbs.QpAttributes;
 import io.jhca.verbs.QpInitAttributes;
 import io.jhca.verbs.QpState;
 import io.jhca.verbs.QueuePair;
+import io.jhca.verbs.RecvWr;
+import io.jhca.verbs.SharedReceiveQueue;
+import io.jhca.verbs.SrqInitAttributes;
 import io.jhca.verbs.VerbsException;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -51,6 +54,8 @@ public final class PerfSide implements AutoCloseable {
     CompletionQueue sendCq;
     CompletionQueue recvCq;
     QueuePair[] qps;
+    /** --use-srq on a side that receives: the SRQ every QP takes its receives from, else null. */
+    SharedReceiveQueue srq;
     PerftestDest[] mine;
     PerftestDest[] remote;
 
@@ -122,13 +127,33 @@ public final class PerfSide implements AutoCloseable {
         recvCq = ctx.createCq(Math.min(maxCqe, Math.max(1, rxDepth * n)), CqFlags.SINGLE_THREADED);
         qps = new QueuePair[n];
         mine = new PerftestDest[n];
+        // perftest ctx_init: with --use-srq an SRQ of rx_depth WRs on the sides that receive (both in latency tests,
+        // the server in BW)
+        if (p.useSrq() && p.test().verb() == PerfTest.Verb.SEND && (p.test().latency() || receives())) {
+            srq = pd.createSrq(SrqInitAttributes.create().maxWr(Math.min(dev.maxSrqWr(), rxDepth)).maxSge(1));
+        }
         for (int i = 0; i < n; i++) {
             qps[i] = pd.createQp(QpInitAttributes.rc(sendCq, recvCq).singleThreaded().maxSendWr(txDepth)
-                    .maxRecvWr(p.test().verb() == PerfTest.Verb.SEND ? rxDepth : 1).maxInlineData(inlineSize));
+                    .maxRecvWr(p.test().verb() == PerfTest.Verb.SEND ? rxDepth : 1).maxInlineData(inlineSize).srq(srq));
             qps[i].modify(new QpAttributes().state(QpState.INIT).pkeyIndex(0).port(p.ibPort()).accessFlags(p.test().qpAccess()));
             mine[i] = new PerftestDest(port.lid(), outReads, qps[i].qpn(), ThreadLocalRandom.current().nextInt(1 << 24),
                     mr.rkey(), mr.address() + (long) (n + i) * slot, gid, 0);
         }
+    }
+
+    /** True on the side that receives in a bandwidth test: the server (in-process: the server's side). */
+    private boolean receives() {
+        return p.role() == PerfParams.Role.SERVER;
+    }
+
+    /** Receives posted for each QP: rx_depth, or with an SRQ rx_depth / num_qps (perftest size_per_qp). */
+    int recvPerQp() {
+        return srq != null ? Math.max(1, rxDepth / qps.length) : rxDepth;
+    }
+
+    /** Posts a receive for QP {@code qp}: to the SRQ when there is one ({@code ibv_post_srq_recv}), else to the QP. */
+    int postRecv(QueuePair qp, RecvWr wr) {
+        return srq != null ? srq.postRecv(wr) : qp.postRecv(wr);
     }
 
     /** Offset of QP i's send slot and receive (remotely written) slot in {@link #buf}. */
@@ -162,13 +187,14 @@ public final class PerfSide implements AutoCloseable {
     @Override
     public void close() {
         RuntimeException first = null;
-        AutoCloseable[] all = new AutoCloseable[(qps == null ? 0 : qps.length) + 6];
+        AutoCloseable[] all = new AutoCloseable[(qps == null ? 0 : qps.length) + 7];
         int k = 0;
         if (qps != null) {
             for (QueuePair q : qps) {
                 all[k++] = q;
             }
         }
+        all[k++] = srq;
         all[k++] = sendCq;
         all[k++] = recvCq;
         all[k++] = mr;

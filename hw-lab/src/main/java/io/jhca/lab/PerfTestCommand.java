@@ -109,6 +109,10 @@ public abstract class PerfTestCommand implements Callable<Integer> {
             description = "fail when a wait sees no progress for this long; 0 = forever (default ${DEFAULT-VALUE})")
     int stallSeconds = 30;
 
+    @Option(names = {"--use-srq", "--use_srq"},
+            description = "SEND tests: receive through a shared receive queue of rx-depth WRs (perftest --use-srq)")
+    boolean useSrq;
+
     @Parameters(arity = "0..1", paramLabel = "SERVER", description = "server to connect to (client role)")
     String serverHost;
 
@@ -154,6 +158,7 @@ public abstract class PerfTestCommand implements Callable<Integer> {
         check(qpTimeout >= 0 && qpTimeout <= 31, "-u/--qp-timeout must be 0..31");
         check(sl >= 0 && sl <= 15, "-S/--sl must be 0..15");
         check(stallSeconds >= 0, "--stall-timeout must be >= 0");
+        check(!useSrq || test.verb() == PerfTest.Verb.SEND, "--use-srq is for SEND tests only");
         if (plot != null) {
             String n = plot.getFileName().toString().toLowerCase(Locale.ROOT);
             check(n.endsWith(".png") || n.endsWith(".svg"), "--plot FILE must end in .png or .svg");
@@ -166,7 +171,7 @@ public abstract class PerfTestCommand implements Callable<Integer> {
         boolean udp = udpBaseline != null ? udpBaseline : role == PerfParams.Role.BOTH && test.latency();
         return new PerfParams(test, role, device, peerDevice, ibPort, sz, all, it, duration, margin, mtu, gidIndex, tcp,
                 numQps, inlineSize != null ? inlineSize : -1, txDepth != null ? txDepth : -1, rxDepth != null ? rxDepth : -1,
-                cq, reportGbits, qpTimeout, sl, serverHost, bind, json, plot, udp, stallSeconds * 1000L);
+                cq, reportGbits, qpTimeout, sl, serverHost, bind, json, plot, udp, stallSeconds * 1000L, useSrq);
     }
 
     private void check(boolean ok, String message) {

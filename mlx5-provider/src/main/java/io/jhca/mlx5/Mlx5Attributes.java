@@ -31,6 +31,11 @@ final class Mlx5Attributes {
     static final int MAX_INLINE = 512;
     /** The longest send WQE: 63 DS of 16 bytes (the control segment's DS field is 6 bits). */
     static final int MAX_SEND_WQE = 63 * 16;
+    /**
+     * SGEs of an SRQ WQE: the longest receive WQE less its 16-byte next segment (mlx5_ib_query_device: max_srq_sge =
+     * max_wqe_sz_rq / sizeof(mlx5_wqe_data_seg) - 1; max_srq_wr = 2^log_max_srq_sz - 1).
+     */
+    static final int MAX_SRQ_SGE = 512 / 16 - 1;
     /** The longest receive WQE (max_wqe_sz_rq of ConnectX-4 and later). */
     static final int MAX_RECV_WQE = 512;
     /** verbs.h IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT. */
@@ -53,7 +58,9 @@ final class Mlx5Attributes {
                 pow2(c.logMaxPd()), maxQpRdAtom, pow2(c.logMaxRaResQp()), (int) Math.min(Integer.MAX_VALUE,
                 (long) maxQpRdAtom * maxQp), c.atomic() ? DeviceAttributes.ATOMIC_HCA : 0, Integer.MAX_VALUE,
                 128 << Math.min(c.pkeyTableSize(), 8), c.localCaAckDelay(), Math.max(1, c.numPorts()), MAX_INLINE,
-                c.memoryWindows() ? pow2(c.logMaxMkey()) : 0);
+                c.memoryWindows() ? pow2(c.logMaxMkey()) : 0,
+                c.logMaxSrqSz() == 0 ? 0 : pow2(c.logMaxSrq()), c.logMaxSrqSz() == 0 ? 0 : pow2(c.logMaxSrqSz()) - 1,
+                MAX_SRQ_SGE);
     }
 
     static PortAttributes port(HcaCaps c, RoceGids gids) {

@@ -44,6 +44,7 @@ public final class Mlx5Context extends Context {
     private final NumberTable<Mlx5Qp> qps = new NumberTable<>();
     private final NumberTable<Mlx5Cq> cqs = new NumberTable<>();
     private final NumberTable<MemoryRegion> mrs = new NumberTable<>();
+    private final NumberTable<Mlx5Srq> srqs = new NumberTable<>();
     private final Map<DmaRegion, int[]> mappings = new IdentityHashMap<>();
     private final AtomicInteger mkeyTag = new AtomicInteger();
     private final Mlx5Events events;
@@ -266,6 +267,10 @@ public final class Mlx5Context extends Context {
 
     NumberTable<MemoryRegion> mrs() {
         return mrs;
+    }
+
+    NumberTable<Mlx5Srq> srqs() {
+        return srqs;
     }
 
     Mlx5Events events() {

@@ -162,6 +162,11 @@ final class Mlx5Cq extends CompletionQueue {
         return exclusive(() -> ring.clean(qpn));
     }
 
+    /** {@link #clean(int)} for a QP of an SRQ: the receive WQEs of the CQEs dropped go back to the SRQ. */
+    int clean(int qpn, io.jhca.mlx5.ring.SrqBuffer srq) {
+        return exclusive(() -> ring.clean(qpn, srq));
+    }
+
     @Override
     protected void destroy() {
         try {

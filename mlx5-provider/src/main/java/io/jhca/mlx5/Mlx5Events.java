@@ -206,6 +206,20 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
                 }
                 break;
             }
+            case EventType.SRQ_RQ_LIMIT: {
+                Mlx5Srq srq = ctx.srqs().get(Eqe.qpSrqNumber(eqes, e));
+                if (srq != null) {
+                    srq.limitReached();
+                }
+                break;
+            }
+            case EventType.SRQ_LAST_WQE: {
+                Mlx5Qp qp = ctx.qps().get(Eqe.qpSrqNumber(eqes, e));
+                if (qp != null) {
+                    qp.lastWqeReached();
+                }
+                break;
+            }
             case EventType.PORT_CHANGE: {
                 int sub = Eqe.subType(eqes, e);
                 ctx.event(new AsyncEvent(sub == EventType.PORT_CHANGE_ACTIVE ? AsyncEvent.Type.PORT_ACTIVE

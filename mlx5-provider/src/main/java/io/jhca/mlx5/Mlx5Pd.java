@@ -65,6 +65,11 @@ final class Mlx5Pd extends ProtectionDomain {
     }
 
     @Override
+    protected io.jhca.verbs.SharedReceiveQueue driverCreateSrq(io.jhca.verbs.SrqInitAttributes init) {
+        return Mlx5Srq.create(this, init);
+    }
+
+    @Override
     protected AddressHandle driverCreateAh(AhAttributes attributes) {
         return new Mlx5Ah(this, attributes);
     }

@@ -56,6 +56,8 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
     private final DbrPool.Slot dbr;
     private final SqBuffer sq;
     private final RqBuffer rq;
+    /** The SRQ's ring when the QP takes its receives from one, else null. */
+    private final io.jhca.mlx5.ring.SrqBuffer srqRing;
     private final Mlx5SendQueue builder;
     private final UnsafeBuffer inlineView = new UnsafeBuffer(0, 0);
 
@@ -73,6 +75,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         this.sq = g.sqWqeCnt() > 0 ? new SqBuffer(buf, g.rqBytes(), g.sqWqeCnt(), g.sqMaxPost(), qpn,
                 init.sqSigAll(), dbr.record(), ctx.bfreg(), ctx.blueFlameMode()) : null;
         this.builder = new Mlx5SendQueue(this, sq);
+        this.srqRing = init.srq() != null ? ((Mlx5Srq) init.srq()).ring() : null;
     }
 
     static Mlx5Qp create(Mlx5Pd pd, QpInitAttributes init, QpCapabilities requested) {
@@ -99,7 +102,14 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
                     .set("qpc.cqn_snd", init.sendCq().cqn())
                     .set("qpc.cqn_rcv", init.recvCq().cqn())
                     .set("qpc.dbr_addr", slot.iova());
-            if (g.rqWqeCnt() > 0) {
+            if (init.srq() != null) {
+                if (!(init.srq() instanceof Mlx5Srq)) {
+                    throw new VerbsException(VerbsException.EINVAL, "create QP: SRQ of another provider");
+                }
+                // the QP has no RQ of its own: its receives take the SRQ's WQEs (kernel mlx5_ib create_qp_common)
+                c.set("qpc.rq_type", QpModifyLayouts.RQ_TYPE_SRQ)
+                        .set("qpc.srqn_rmpn_xrqn", init.srq().srqn());
+            } else if (g.rqWqeCnt() > 0) {
                 c.set("qpc.log_rq_stride", g.rqWqeShift() - 4)
                         .set("qpc.log_rq_size", Integer.numberOfTrailingZeros(g.rqWqeCnt()))
                         .set("qpc.rq_type", QpModifyLayouts.RQ_TYPE_REGULAR);
@@ -222,7 +232,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
 
     /** After 2RST: stale CQEs out of the CQs, rings and doorbell record back to 0 (rdma-core mlx5_modify_qp). */
     private void resetQueues() {
-        recvCq.clean(qpn());
+        recvCq.clean(qpn(), srqRing);
         if (sendCq != recvCq) {
             sendCq.clean(qpn());
         }
@@ -356,7 +366,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
             throw Mlx5Errors.of("destroy " + describe() + " on " + ctx.name(), e);
         }
         ctx.qps().remove(qpn());
-        recvCq.clean(qpn());
+        recvCq.clean(qpn(), srqRing);
         if (sendCq != recvCq) {
             sendCq.clean(qpn());
         }
@@ -374,6 +384,17 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
     @Override
     public RqBuffer recvRing() {
         return rq;
+    }
+
+    @Override
+    public io.jhca.mlx5.ring.SrqBuffer srqRing() {
+        return srqRing;
+    }
+
+    /** The device reported that this QP, in error, took its last WQE from its SRQ. */
+    void lastWqeReached() {
+        ctx.event(new AsyncEvent(AsyncEvent.Type.QP_LAST_WQE_REACHED, describe(), "device event type 0x"
+                + Integer.toHexString(EventType.SRQ_LAST_WQE)));
     }
 
     @Override

@@ -153,6 +153,13 @@ public final class RxeContext extends Context {
         return true;
     }
 
+    /** rxe_param.h RXE_MIN_SRQ_INDEX: the first SRQ number. */
+    private final AtomicInteger nextSrqn = new AtomicInteger(0x20001);
+
+    int allocateSrqn() {
+        return nextSrqn.getAndIncrement();
+    }
+
     int allocateCqn() {
         return nextCqn.getAndIncrement();
     }

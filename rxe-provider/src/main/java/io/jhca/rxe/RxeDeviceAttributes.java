@@ -40,6 +40,10 @@ public final class RxeDeviceAttributes {
     static final int LOCAL_CA_ACK_DELAY = 15;
     /** rxe_param.h RXE_MAX_INLINE_DATA (older kernels; rocev2.md §3.6). */
     static final int MAX_INLINE_DATA = 400;
+    /** rxe_param.h RXE_MAX_SRQ: RXE_MAX_SRQ_INDEX (DEFAULT_MAX_VALUE) - RXE_MIN_SRQ_INDEX 0x20001. */
+    static final int MAX_SRQ = DEFAULT_MAX_VALUE - 0x20001;
+    /** rxe_param.h RXE_MAX_SRQ_SGE. */
+    static final int MAX_SRQ_SGE = 27;
     /** rxe_param.h RXE_MIN_QP_INDEX 16: the first QPN handed out is 0x11 (as seen in rxe tool output). */
     static final int FIRST_QPN = 0x11;
     /** rxe_param.h RXE_PORT_GID_TBL_LEN. */
@@ -78,7 +82,7 @@ public final class RxeDeviceAttributes {
                 VENDOR_ID, 0, 0, "", DEFAULT_MAX_VALUE - 16, DEFAULT_MAX_VALUE, DEVICE_CAP_FLAGS, MAX_SGE, MAX_SGE,
                 DEFAULT_MAX_VALUE, MAX_CQE, DEFAULT_MAX_VALUE - 1, DEFAULT_MAX_VALUE, MAX_QP_RD_ATOM, MAX_QP_RD_ATOM,
                 MAX_RES_RD_ATOM, DeviceAttributes.ATOMIC_HCA, DEFAULT_MAX_VALUE, MAX_PKEYS, LOCAL_CA_ACK_DELAY, 1,
-                MAX_INLINE_DATA, MAX_MW);
+                MAX_INLINE_DATA, MAX_MW, MAX_SRQ, DEFAULT_MAX_VALUE, MAX_SRQ_SGE);
         final Mtu active = activeMtu(netdevMtu);
         // width 1X, speed 1 (rxe_param.h RXE_PORT_ACTIVE_SPEED), phys state 5 = LinkUp
         this.port = new PortAttributes(PortState.ACTIVE, Mtu.MTU_4096, active, GID_TBL_LEN, PORT_CAP_FLAGS,

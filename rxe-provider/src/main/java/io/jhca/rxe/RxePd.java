@@ -81,6 +81,11 @@ final class RxePd extends ProtectionDomain {
     }
 
     @Override
+    protected io.jhca.verbs.SharedReceiveQueue driverCreateSrq(final io.jhca.verbs.SrqInitAttributes init) {
+        return new RxeSrq(this, init);
+    }
+
+    @Override
     protected AddressHandle driverCreateAh(final AhAttributes attributes) {
         return new RxeAh(this, attributes);
     }

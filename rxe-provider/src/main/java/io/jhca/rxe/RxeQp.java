@@ -4,6 +4,7 @@ import org.agrona.UnsafeApi;
 
 import io.jhca.rxe.transport.Peer;
 import io.jhca.rxe.transport.RecvRing;
+import io.jhca.rxe.transport.RecvSource;
 import io.jhca.rxe.transport.RecvWqe;
 import io.jhca.rxe.transport.SendRing;
 import io.jhca.rxe.transport.SendWqe;
@@ -35,6 +36,7 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
 
     private final RxeContext context;
     private final SendRing sq;
+    /** The QP's own receive queue; null when it takes its receives from an SRQ. */
     private final RecvRing rq;
     private final TransportQp transport;
     private final RxeSendQueue builder;
@@ -46,11 +48,12 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
         final int qpn = gsiQpn != 0 ? gsiQpn : context.allocateQpn();
         qpn(qpn);
         this.sq = new SendRing(requested.maxSendWr(), requested.maxSendSge(), requested.maxInlineData());
-        this.rq = new RecvRing(requested.maxRecvWr(), requested.maxRecvSge());
-        capabilities(new QpCapabilities(sq.capacity(), rq.capacity(), requested.maxSendSge(), requested.maxRecvSge(),
-                requested.maxInlineData()));
+        this.rq = init.srq() == null ? new RecvRing(requested.maxRecvWr(), requested.maxRecvSge()) : null;
+        capabilities(new QpCapabilities(sq.capacity(), rq == null ? 0 : rq.capacity(), requested.maxSendSge(),
+                requested.maxRecvSge(), requested.maxInlineData()));
+        final RecvSource recv = rq != null ? rq : ((RxeSrq) init.srq()).transport().receiver();
         this.transport = new TransportQp(context.engine(), qpn, init.type(), pd, ((RxeCq) init.sendCq()).ring(),
-                ((RxeCq) init.recvCq()).ring(), init.sqSigAll(), sq, rq, this);
+                ((RxeCq) init.recvCq()).ring(), init.sqSigAll(), sq, recv, this);
         this.builder = new RxeSendQueue(this, sq);
         context.engine().addQp(transport);
     }
@@ -185,6 +188,12 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
         if (event != null) {
             context.post(new AsyncEvent(event, describe(), detail));
         }
+    }
+
+    @Override
+    public void lastWqeReached() {
+        context.post(new AsyncEvent(AsyncEvent.Type.QP_LAST_WQE_REACHED, describe(),
+                "the QP is in the error state and takes no more WQEs from " + srq().describe()));
     }
 
     @Override

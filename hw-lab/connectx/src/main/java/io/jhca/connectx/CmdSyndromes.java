@@ -80,6 +80,9 @@ public final class CmdSyndromes {
     public static final int QP_BAD_RD_ATOMIC = 0x5d000509;
     public static final int QP_ATTRIBUTES = 0x5d00050a;
     public static final int QP_BAD_PORT = 0x5d00050b;
+    public static final int BAD_SRQN = 0x5d00050c;
+    public static final int SRQ_SIZE = 0x5d00050d;
+    public static final int SRQ_BAD_LWM = 0x5d00050e;
 
     // ---- RoCE address table
     public static final int GID_INDEX = 0x5d000601;

@@ -112,6 +112,7 @@ public final class ConnectXModel implements Agent {
                 work += rxe.progress();
                 work += dataPath.drainCompletions();
                 work += dataPath.resolvePending();
+                work += SrqCommands.forwardEvents(st);
             }
         } catch (RuntimeException e) {
             failed(e);

@@ -11,6 +11,7 @@ import io.jhca.mlx5.wqe.DataSeg;
 import io.jhca.mlx5.wqe.Mlx5Opcode;
 import io.jhca.mlx5.wqe.RecvWqeLayout;
 import io.jhca.mlx5.wqe.SendWqeLayout;
+import io.jhca.mlx5.wqe.SrqNextSeg;
 import io.jhca.verbs.AddressHandle;
 import io.jhca.verbs.AhAttributes;
 import io.jhca.verbs.Gid;
@@ -66,14 +67,77 @@ final class DataPath {
             work += fetchRecv(qp);
             work += fetchSend(qp);
         }
+        for (int i = 0; i < st.srqList.size(); i++) {
+            work += fetchSrq(st.srqList.get(i));
+        }
         return work;
+    }
+
+    /**
+     * SRQ WQEs up to the doorbell record's counter go to the mirror rxe SRQ in free-list order, each with wr_id = its
+     * index; the next one fetched is the one its next_wqe_index names.
+     */
+    int fetchSrq(DeviceSrq srq) {
+        int work = 0;
+        int dbr = srq.dbrCounter();
+        while (((dbr - srq.hwCount) & 0xffff) != 0) {
+            long base = srq.slotOffset(srq.hwHead);
+            srq.buffer.wrap(view, base, SrqNextSeg.SIZE);
+            int next = SrqNextSeg.next(view, 0);
+            int n = scatterList(srq.pd, srq.buffer, base + SrqNextSeg.SIZE,
+                    ((1 << srq.strideShift) - SrqNextSeg.SIZE) / DataSeg.SIZE);
+            recv.wrId(srq.hwHead).numSge(n);
+            try {
+                if (srq.rxeSrq.postRecv(recv) == 0) {
+                    break; // cannot happen while the rxe SRQ is as deep as ours; retried next cycle
+                }
+            } catch (VerbsException e) {
+                counters.increment(ModelCounters.Counter.MODEL_ERRORS);
+                break;
+            }
+            srq.hwHead = next & (srq.wqeCnt - 1);
+            srq.hwCount = (srq.hwCount + 1) & 0xffff;
+            counters.increment(ModelCounters.Counter.RECV_WQES);
+            work++;
+        }
+        return work;
+    }
+
+    /** Reads a receive scatter list (data segments ended by MLX5_INVALID_LKEY) into {@link #recv}; its length. */
+    private int scatterList(DevicePd pd, PagedBuffer buffer, long base, int maxSegs) {
+        int max = Math.min(ModelCaps.MAX_SGE, maxSegs);
+        int n = 0;
+        for (int i = 0; i < max; i++) {
+            buffer.wrap(view, base + (long) i * DataSeg.SIZE, DataSeg.SIZE);
+            int lkey = DataSeg.lkey(view, 0);
+            if (lkey == RecvWqeLayout.INVALID_LKEY) {
+                break;
+            }
+            int len = DataSeg.byteCount(view, 0);
+            if (len == 0) {
+                continue;
+            }
+            long addr = DataSeg.addr(view, 0);
+            DeviceMkey k = st.mkeys.get(lkey >>> 8);
+            if (k != null && k.key == lkey && k.valid && k.pd == pd && k.contains(addr, len & 0xffffffffL)) {
+                recv.sge(n).set(addr, len, lkey);
+            } else {
+                recv.sge(n).set(addr, len, 0); // refused with LOC_PROT_ERR when a message arrives (see postRecv)
+            }
+            n++;
+        }
+        return n;
     }
 
     /** The wire found {@code qpn}'s receive queue empty: take what the driver posted since the last fetch. */
     void refillRecv(int qpn) {
         DeviceQp qp = st.qp(qpn);
         if (qp != null && !qp.faulted) {
-            fetchRecv(qp);
+            if (qp.srq != null) {
+                fetchSrq(qp.srq);
+            } else {
+                fetchRecv(qp);
+            }
         }
     }
 
@@ -421,7 +485,9 @@ final class DataPath {
 
     private void onRecv(DeviceQp qp) {
         int index = (int) wc.wrId() & 0xffff;
-        qp.rqOutstanding--;
+        if (qp.srq == null) {
+            qp.rqOutstanding--;
+        }
         WcStatus s = wc.status();
         if (s != WcStatus.SUCCESS) {
             error(qp, false, 0, index, CqeErrors.syndromeOf(s),

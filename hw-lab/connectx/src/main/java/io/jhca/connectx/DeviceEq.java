@@ -88,6 +88,17 @@ final class DeviceEq {
         }
     }
 
+    /**
+     * A QP or SRQ event (device.h {@code struct mlx5_eqe_qp_srq}: the QPN or SRQN in qp_srq_n), e.g. SRQ_RQ_LIMIT or
+     * SRQ_LAST_WQE.
+     */
+    void qpSrqEvent(int type, int number) {
+        if (claim()) {
+            Eqe.setQpEvent(view, 0, type, number);
+            publish();
+        }
+    }
+
     /** A completion event for an armed CQ (device.h {@code struct mlx5_eqe_comp}, type COMP). */
     void completion(int cqn) {
         if (claim()) {

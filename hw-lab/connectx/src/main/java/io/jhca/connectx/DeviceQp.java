@@ -84,6 +84,9 @@ final class DeviceQp {
     /** The Q counter set it is counted in (qpc.counter_set_id at RST2INIT), or null. */
     QCounterSet counterSet;
 
+    /** The SRQ its receives come from (rq_type SRQ), else null. */
+    DeviceSrq srq;
+
     /** Stopped because its memory was unmapped under it. */
     boolean faulted;
 

@@ -51,6 +51,9 @@ final class DeviceState {
     /** The same CQs, for draining rxe completions. */
     final List<DeviceCq> cqList = new ArrayList<>();
     /** Q counter sets by counter_set_id (ALLOC_Q_COUNTER). */
+    /** Shared receive queues by SRQN, and the same in a list for the data path. */
+    final ObjectTable<DeviceSrq> srqs = new ObjectTable<>(1, (1 << ModelCaps.LOG_MAX_SRQ) - 1);
+    final List<DeviceSrq> srqList = new ArrayList<>();
     final ObjectTable<QCounterSet> qCounters = new ObjectTable<>(1, ModelCaps.MAX_Q_COUNTERS);
 
     // ---- RoCE address table (SET_ROCE_ADDRESS)
@@ -89,6 +92,14 @@ final class DeviceState {
         DeviceEq eq = asyncEq(EventType.CQ_ERROR);
         if (eq != null) {
             eq.cqError(cq.cqn, syndrome);
+        }
+    }
+
+    /** Reports a QP or SRQ event on the EQ that asked for {@code type}, if any. */
+    void reportQpSrqEvent(int type, int number) {
+        DeviceEq eq = asyncEq(type);
+        if (eq != null) {
+            eq.qpSrqEvent(type, number);
         }
     }
 

@@ -37,6 +37,7 @@ final class Firmware implements CmdQueueDevice.Handler {
     private final ObjectCommands objects;
     private final QpCommands qps;
     private final QCounterCommands qCounters;
+    private final SrqCommands srqs;
     private volatile String lastError;
 
     Firmware(DeviceState st, DataPath dataPath) {
@@ -44,6 +45,8 @@ final class Firmware implements CmdQueueDevice.Handler {
         this.objects = new ObjectCommands(st, dataPath);
         this.qCounters = new QCounterCommands(st);
         this.qps = new QpCommands(st, dataPath, objects, qCounters);
+        this.srqs = new SrqCommands(st, dataPath, objects);
+        qps.srqs(srqs);
     }
 
     /** The last refusal, for diagnostics ("CREATE_CQ: log_cq_size 30 > 22"). */
@@ -158,6 +161,10 @@ final class Firmware implements CmdQueueDevice.Handler {
             case CmdOpcode.ALLOC_Q_COUNTER: qCounters.alloc(o, out); return;
             case CmdOpcode.DEALLOC_Q_COUNTER: qCounters.dealloc(i, in); return;
             case CmdOpcode.QUERY_Q_COUNTER: qCounters.query(i, o, in, out); return;
+            case CmdOpcode.CREATE_SRQ: srqs.createSrq(cmd, i, o, in, out); return;
+            case CmdOpcode.DESTROY_SRQ: srqs.destroySrq(i, in); return;
+            case CmdOpcode.QUERY_SRQ: srqs.querySrq(i, o, in, out); return;
+            case CmdOpcode.ARM_RQ: srqs.armRq(cmd.opMod(), i, in); return;
             default:
                 throw new CmdError(CmdStatus.BAD_OP_ERR, CmdSyndromes.UNSUPPORTED_OPCODE,
                         String.format("opcode 0x%x (%s) is not implemented by the model", op, CmdOpcode.name(op)));
@@ -372,6 +379,8 @@ final class Firmware implements CmdQueueDevice.Handler {
                     + " (the model reports fast_teardown 0)");
         }
         requireInitialized();
+        qps.destroyAll();
+        srqs.destroyAll();
         objects.destroyAll(qps);
         st.initialized = false;
         // teardown_hca_out.state 0: success (the output is zero already)
@@ -379,6 +388,8 @@ final class Firmware implements CmdQueueDevice.Handler {
 
     /** TEARDOWN_HCA without a command: the function is being closed or reset. */
     void reset() {
+        qps.destroyAll();
+        srqs.destroyAll();
         objects.destroyAll(qps);
         st.initialized = false;
         st.enabled = false;

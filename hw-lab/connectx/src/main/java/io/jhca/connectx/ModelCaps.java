@@ -17,6 +17,9 @@ public final class ModelCaps {
 
     public static final int LOG_MAX_QP = 12;
     public static final int LOG_MAX_QP_SZ = 15;
+    /** SRQs (log2) and WQEs per SRQ (log2): max_srq 4096, max_srq_wr 32767. */
+    public static final int LOG_MAX_SRQ = 12;
+    public static final int LOG_MAX_SRQ_SZ = 15;
     public static final int LOG_MAX_CQ = 12;
     public static final int LOG_MAX_CQ_SZ = 22;
     public static final int LOG_MAX_EQ = 4;
@@ -100,6 +103,8 @@ public final class ModelCaps {
         HcaCap.CMD_HCA_CAP.clear(b, base);
         set(b, base, "log_max_qp_sz", LOG_MAX_QP_SZ);
         set(b, base, "log_max_qp", LOG_MAX_QP);
+        set(b, base, "log_max_srq_sz", LOG_MAX_SRQ_SZ);
+        set(b, base, "log_max_srq", LOG_MAX_SRQ);
         set(b, base, "log_max_cq_sz", LOG_MAX_CQ_SZ);
         set(b, base, "log_max_cq", LOG_MAX_CQ);
         set(b, base, "log_max_eq_sz", LOG_MAX_EQ_SZ);

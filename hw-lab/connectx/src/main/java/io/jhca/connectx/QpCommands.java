@@ -37,12 +37,17 @@ final class QpCommands {
     private final DataPath dataPath;
     private final ObjectCommands objects;
     private final QCounterCommands qCounters;
+    private SrqCommands srqs;
 
     QpCommands(DeviceState st, DataPath dataPath, ObjectCommands objects, QCounterCommands qCounters) {
         this.st = st;
         this.dataPath = dataPath;
         this.objects = objects;
         this.qCounters = qCounters;
+    }
+
+    void srqs(SrqCommands srqs) {
+        this.srqs = srqs;
     }
 
     void createQp(DeviceCommand cmd, DirectBuffer i, MutableDirectBuffer o, Layout in, Layout out) throws CmdError {
@@ -66,8 +71,17 @@ final class QpCommands {
         DeviceCq scq = objects.cq(in.get(i, 0, q + "cqn_snd"));
         DeviceCq rcq = objects.cq(in.get(i, 0, q + "cqn_rcv"));
         long rqType = in.get(i, 0, q + "rq_type");
-        if (rqType != QpModifyLayouts.RQ_TYPE_REGULAR && rqType != QpModifyLayouts.RQ_TYPE_ZERO_LEN) {
-            throw CmdError.badParam(CmdSyndromes.QP_RQ_TYPE, "rq_type " + rqType + " (no SRQs in the model)");
+        if (rqType != QpModifyLayouts.RQ_TYPE_REGULAR && rqType != QpModifyLayouts.RQ_TYPE_ZERO_LEN
+                && rqType != QpModifyLayouts.RQ_TYPE_SRQ) {
+            throw CmdError.badParam(CmdSyndromes.QP_RQ_TYPE, "rq_type " + rqType + " (the model has regular 0, SRQ 1,"
+                    + " zero-length 3)");
+        }
+        DeviceSrq srq = null;
+        if (rqType == QpModifyLayouts.RQ_TYPE_SRQ) {
+            if (type == QpType.UC) {
+                throw CmdError.badParam(CmdSyndromes.QP_RQ_TYPE, "a UC QP cannot use an SRQ");
+            }
+            srq = srqs.srq(in.get(i, 0, q + "srqn_rmpn_xrqn"));
         }
         int logSq = (int) in.get(i, 0, q + "log_sq_size");
         int logRq = (int) in.get(i, 0, q + "log_rq_size");
@@ -78,7 +92,7 @@ final class QpCommands {
             throw CmdError.badParam(CmdSyndromes.QP_RQ_SIZE, "log_rq_size " + logRq + " > " + ModelCaps.LOG_MAX_QP_SZ);
         }
         int sqCount = in.get(i, 0, q + "no_sq") != 0 ? 0 : 1 << logSq;
-        int rqCount = rqType == QpModifyLayouts.RQ_TYPE_ZERO_LEN ? 0 : 1 << logRq;
+        int rqCount = rqType != QpModifyLayouts.RQ_TYPE_REGULAR ? 0 : 1 << logRq;
         int strideShift = (int) in.get(i, 0, q + "log_rq_stride") + 4; // log2(RQ WQE bytes) - 4
         if (in.get(i, 0, q + "page_offset") != 0) {
             throw CmdError.badParam(CmdSyndromes.PAGE_OFFSET_UNSUPPORTED, "qpc.page_offset must be 0");
@@ -103,7 +117,8 @@ final class QpCommands {
         QueuePair rxeQp = pd.rxePd.createQp(base
                 .maxSendWr(Math.max(1, sqCount)).maxRecvWr(Math.max(1, rqCount))
                 .maxSendSge(ModelCaps.MAX_SGE)
-                .maxRecvSge(Math.max(1, Math.min(ModelCaps.MAX_SGE, (1 << strideShift) / 16))));
+                .maxRecvSge(Math.max(1, Math.min(ModelCaps.MAX_SGE, (1 << strideShift) / 16)))
+                .srq(srq == null ? null : srq.rxeSrq));
         DeviceQp qp = new DeviceQp(rxeQp.qpn(), type, pd, scq, rcq, uar, (int) in.get(i, 0, q + "user_index"), buffer,
                 rqCount, strideShift, sqCount, dbrHost, rxeQp);
         if (sqCount > 0) {
@@ -120,6 +135,10 @@ final class QpCommands {
         QpLayouts.QPC.set(qp.qpc, 0, "state", QpLayouts.STATE_RST);
         st.qps.put(qp.qpn, qp);
         st.qpList.add(qp);
+        qp.srq = srq;
+        if (srq != null) {
+            srq.users++;
+        }
         pd.users++;
         scq.users++;
         rcq.users++;
@@ -140,6 +159,9 @@ final class QpCommands {
         }
         st.qps.remove(qp.qpn);
         st.qpList.remove(qp);
+        if (qp.srq != null) {
+            qp.srq.users--;
+        }
         qp.pd.users--;
         qp.sendCq.users--;
         qp.recvCq.users--;

@@ -88,6 +88,10 @@ public final class CmdOpcode {
     public static final int CREATE_RQT = 0x916;
     public static final int DESTROY_RQT = 0x918;
     public static final int CREATE_GENERAL_OBJECT = 0xa00;
+    public static final int CREATE_SRQ = 0x700;
+    public static final int DESTROY_SRQ = 0x701;
+    public static final int QUERY_SRQ = 0x702;
+    public static final int ARM_RQ = 0x703;
 
     private static final Map<Integer, String> NAMES;
 

@@ -44,12 +44,18 @@ public final class DriverCmdLayouts {
     /** Input layout for an opcode described here or in {@link CmdLayouts}; null if neither does. */
     public static Layout input(int opcode) {
         Layout[] p = BY_OPCODE.get(opcode);
+        if (p == null) {
+            p = SrqLayouts.forOpcode(opcode);
+        }
         return p != null ? p[0] : CmdLayouts.input(opcode);
     }
 
     /** Output layout for an opcode described here or in {@link CmdLayouts}; null if neither does. */
     public static Layout output(int opcode) {
         Layout[] p = BY_OPCODE.get(opcode);
+        if (p == null) {
+            p = SrqLayouts.forOpcode(opcode);
+        }
         return p != null ? p[1] : CmdLayouts.output(opcode);
     }
 }

@@ -20,6 +20,10 @@ public final class EventType {
     public static final int PAGE_REQUEST = 0x0b;
     public static final int WQ_INVAL_REQ_ERROR = 0x10;
     public static final int WQ_ACCESS_ERROR = 0x11;
+    /** A QP of an SRQ in error took its last WQE (device.h {@code MLX5_EVENT_TYPE_SRQ_LAST_WQE}); data: the QPN. */
+    public static final int SRQ_LAST_WQE = 0x13;
+    /** Fewer WQEs than the armed lwm are posted (device.h {@code MLX5_EVENT_TYPE_SRQ_RQ_LIMIT}); data: the SRQN. */
+    public static final int SRQ_RQ_LIMIT = 0x14;
 
     /** PORT_CHANGE sub_type, device.h {@code MLX5_PORT_CHANGE_SUBTYPE_DOWN / _ACTIVE}. */
     public static final int PORT_CHANGE_DOWN = 1;

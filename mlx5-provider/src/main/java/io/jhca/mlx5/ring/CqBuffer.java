@@ -87,6 +87,14 @@ public final class CqBuffer {
      * @return CQEs removed
      */
     public int clean(int qpn) {
+        return clean(qpn, null);
+    }
+
+    /**
+     * {@link #clean(int)} for a QP of an SRQ: each receive CQE removed gives its SRQ WQE back to the free list
+     * (rdma-core __mlx5_cq_clean: mlx5_free_srq_wqe for a responder CQE), else that WQE would be lost.
+     */
+    public int clean(int qpn, SrqBuffer srq) {
         int prod = ci;
         while (isSoftwareOwnedAt(prod) && prod - ci < ncqe - 1) {
             prod++;
@@ -96,6 +104,10 @@ public final class CqBuffer {
         while (--prod - ci >= 0) {
             int from = (prod & (ncqe - 1)) * Cqe64.SIZE;
             if ((cqe.wrap(buf, from).sopDropQpn() & 0xffffff) == qpn) {
+                int op = cqe.opcode();
+                if (srq != null && op != CqeOpcode.REQ && op != CqeOpcode.REQ_ERR) {
+                    srq.complete(cqe.wqeCounter());
+                }
                 freed++;
             } else if (freed > 0) {
                 int to = ((prod + freed) & (ncqe - 1)) * Cqe64.SIZE;

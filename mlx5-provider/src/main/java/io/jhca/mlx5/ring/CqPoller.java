@@ -100,10 +100,16 @@ public final class CqPoller {
 
     private boolean responder(CqeOwner qp, int opcode, WorkCompletion wc) {
         RqBuffer rq = qp.recvRing();
-        if (rq == null) {
-            return false;
+        long wrId;
+        if (rq != null) {
+            wrId = rq.complete(cqe.wqeCounter());
+        } else {
+            SrqBuffer srq = qp.srqRing();
+            if (srq == null) {
+                return false;
+            }
+            wrId = srq.complete(cqe.wqeCounter());   // the CQE names the SRQ WQE by its index
         }
-        long wrId = rq.complete(cqe.wqeCounter());
         wc.set(wrId, WcStatus.SUCCESS, CompletionOpcodes.responder(opcode), qp.qpn(), cqe.byteCnt());
         if (cqe.se() != 0) {
             wc.solicited(true);
@@ -139,10 +145,11 @@ public final class CqPoller {
             sq.retire(counter);
         } else {
             RqBuffer rq = qp.recvRing();
-            if (rq == null) {
+            SrqBuffer srq = rq == null ? qp.srqRing() : null;
+            if (rq == null && srq == null) {
                 return false;
             }
-            wc.set(rq.complete(counter), status, WcOpcode.RECV, qp.qpn(), 0);
+            wc.set(rq != null ? rq.complete(counter) : srq.complete(counter), status, WcOpcode.RECV, qp.qpn(), 0);
         }
         wc.vendorErr(err.vendorErrSynd());
         if (syndrome != CqeSyndrome.WR_FLUSH_ERR) {

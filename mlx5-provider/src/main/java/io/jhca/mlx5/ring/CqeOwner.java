@@ -13,6 +13,11 @@ public interface CqeOwner {
     /** The receive ring, or null if the QP has none. */
     RqBuffer recvRing();
 
+    /** The shared receive queue's ring when the QP takes its receives from an SRQ, else null. */
+    default SrqBuffer srqRing() {
+        return null;
+    }
+
     /** UD QPs report the sender's QPN and P_Key index on receive. */
     boolean isUd();
 

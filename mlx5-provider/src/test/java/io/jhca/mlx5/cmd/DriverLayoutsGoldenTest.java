@@ -163,6 +163,8 @@ class DriverLayoutsGoldenTest {
         m.put("MLX5_EVENT_TYPE_PAGE_REQUEST", (long) EventType.PAGE_REQUEST);
         m.put("MLX5_EVENT_TYPE_WQ_INVAL_REQ_ERROR", (long) EventType.WQ_INVAL_REQ_ERROR);
         m.put("MLX5_EVENT_TYPE_WQ_ACCESS_ERROR", (long) EventType.WQ_ACCESS_ERROR);
+        m.put("MLX5_EVENT_TYPE_SRQ_LAST_WQE", (long) EventType.SRQ_LAST_WQE);
+        m.put("MLX5_EVENT_TYPE_SRQ_RQ_LIMIT", (long) EventType.SRQ_RQ_LIMIT);
         m.put("MLX5_PORT_CHANGE_SUBTYPE_DOWN", (long) EventType.PORT_CHANGE_DOWN);
         m.put("MLX5_PORT_CHANGE_SUBTYPE_ACTIVE", (long) EventType.PORT_CHANGE_ACTIVE);
         return m;

@@ -7,7 +7,7 @@ import java.lang.invoke.VarHandle;
  * A QP's receive queue: preallocated {@link RecvWqe} slots; the posting thread fills and publishes with a
  * release store of {@code pi}, the engine consumes at {@code ci} (release store when a WQE completes).
  */
-public final class RecvRing {
+public final class RecvRing extends RecvSource {
 
     private static final VarHandle PI;
     private static final VarHandle CI;
@@ -68,21 +68,35 @@ public final class RecvRing {
     // ------------------------------------------------------------------------------------------------ engine
 
     /** The oldest posted, not completed WQE, or null if none is posted. */
+    @Override
     RecvWqe peek() {
         return head == (long) PI.getAcquire(this) ? null : slots[(int) head & mask];
     }
 
+    @Override
     boolean hasPosted() {
         return head != (long) PI.getAcquire(this);
     }
 
+    @Override
     void completeHead() {
         head++;
         CI.setRelease(this, head);
     }
 
+    @Override
     void discardAll() {
         head = (long) PI.getAcquire(this);
         CI.setRelease(this, head);
+    }
+
+    @Override
+    RecvWqe peekFlush() {
+        return peek();
+    }
+
+    /** Posted and not yet taken (the engine's view). */
+    long count() {
+        return (long) PI.getAcquire(this) - head;
     }
 }

@@ -24,6 +24,10 @@ public final class TransportQp {
     public interface Events {
         /** The QP moved to the error state; {@code event} (may be null) is the async event to report. */
         void enteredError(AsyncEvent.Type event, String detail);
+
+        /** A QP of an SRQ in the error state will take no more WQEs from it (IBTA 11.6.3.2, rxe flush_recv_queue). */
+        default void lastWqeReached() {
+        }
     }
 
     /** rxe_param.h RXE_MAX_UNACKED_PSNS: the requester stops this far ahead of the oldest unacked PSN. */
@@ -39,7 +43,10 @@ public final class TransportQp {
     final CqRing recvCq;
     final boolean sqSigAll;
     final SendRing sq;
-    final RecvRing rq;
+    final RecvSource rq;
+    /** The QP takes its receives from an SRQ; its error reports the last WQE reached once. */
+    private final boolean srq;
+    private boolean lastWqeReported;
     private final Events events;
 
     QpState state = QpState.RESET;
@@ -69,7 +76,7 @@ public final class TransportQp {
     final RxeCounters counters = new RxeCounters();
 
     public TransportQp(final Engine engine, final int qpn, final QpType type, final ProtectionDomain pd,
-            final CqRing sendCq, final CqRing recvCq, final boolean sqSigAll, final SendRing sq, final RecvRing rq,
+            final CqRing sendCq, final CqRing recvCq, final boolean sqSigAll, final SendRing sq, final RecvSource rq,
             final Events events) {
         this.engine = engine;
         this.qpn = qpn;
@@ -80,6 +87,7 @@ public final class TransportQp {
         this.sqSigAll = sqSigAll;
         this.sq = sq;
         this.rq = rq;
+        this.srq = rq instanceof SrqReceiver;
         this.events = events;
         this.requester = new Requester(this);
         this.completer = new Completer(this);
@@ -156,6 +164,7 @@ public final class TransportQp {
         }
         switch (next) {
             case RESET:
+                lastWqeReported = false;
                 resetQueues();
                 state = QpState.RESET;
                 break;
@@ -231,12 +240,16 @@ public final class TransportQp {
 
     private void flushRecv() {
         RecvWqe w;
-        while ((w = rq.peek()) != null) {
+        while ((w = rq.peekFlush()) != null) {
             final WorkCompletion wc = completeRecv(w, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0);
             rq.completeHead();
             commitRecv(wc, false, 0, -1, false, false);
         }
         responder.recvInProgress = false;
+        if (srq && !lastWqeReported) {
+            lastWqeReported = true;
+            events.lastWqeReached();
+        }
     }
 
     /** Engine cycle: queued WRs of a QP in ERR are flushed as soon as they are posted. */
@@ -244,7 +257,7 @@ public final class TransportQp {
         if (state != QpState.ERR) {
             return 0;
         }
-        if (sq.compIndex == sq.published() && !rq.hasPosted()) {
+        if (sq.compIndex == sq.published() && rq.peekFlush() == null) {
             return 0;
         }
         flush();

@@ -142,7 +142,7 @@ public final class Harness implements AutoCloseable {
 
     /** A peer on {@code ctx} starting its send PSNs at {@code psn}. */
     public Peer peer(Context ctx, PeerSpec spec, int psn) {
-        ProtectionDomain pd = track(ctx.allocatePd());
+        ProtectionDomain pd = spec.pd != null ? spec.pd : track(ctx.allocatePd());
         DmaRegion mem = allocate(spec.bufferBytes);
         MemoryRegion mr = track(pd.register(mem, 0, mem.length(), spec.mrAccess));
         CompletionQueue sendCq = track(ctx.createCq(spec.cqDepth, spec.channel));
@@ -150,7 +150,7 @@ public final class Harness implements AutoCloseable {
         QueuePair qp = track(pd.createQp(QpInitAttributes.of(spec.type, sendCq, recvCq)
                 .maxSendWr(spec.maxSendWr).maxRecvWr(spec.maxRecvWr)
                 .maxSendSge(spec.maxSendSge).maxRecvSge(spec.maxRecvSge)
-                .maxInlineData(spec.maxInlineData).sqSigAll(spec.sqSigAll)));
+                .maxInlineData(spec.maxInlineData).sqSigAll(spec.sqSigAll).srq(spec.srq)));
         int gidIndex = Gids.roceIndex(ctx);
         Gid gid = ctx.queryGid(1, gidIndex);
         return new Peer(this, ctx, pd, mem, mr, sendCq, recvCq, qp, psn, gidIndex, gid);

@@ -18,6 +18,8 @@ public final class PeerSpec {
     boolean sqSigAll;
     boolean separateCqs = true;
     CompletionChannel channel;
+    io.jhca.verbs.ProtectionDomain pd;
+    io.jhca.verbs.SharedReceiveQueue srq;
 
     public static PeerSpec rc() {
         return new PeerSpec();
@@ -87,6 +89,18 @@ public final class PeerSpec {
     /** One CQ for sends and receives instead of two. */
     public PeerSpec sharedCq() {
         separateCqs = false;
+        return this;
+    }
+
+    /** The peer's QP and MR go into this PD (null: a PD of its own), e.g. several QPs of one SRQ. */
+    public PeerSpec pd(io.jhca.verbs.ProtectionDomain pd) {
+        this.pd = pd;
+        return this;
+    }
+
+    /** The peer's QP takes its receives from this SRQ (null: a receive queue of its own). */
+    public PeerSpec srq(io.jhca.verbs.SharedReceiveQueue srq) {
+        this.srq = srq;
         return this;
     }
 }

@@ -119,6 +119,11 @@ class InteropVmTest {
                 assertTrue(summary.contains("PASS " + v), v + " failed:\n" + summary + "\n" + tail(log));
             }
         }
+        // s: shared receive queues (perftest --use-srq, ibv_srq_pingpong), both roles
+        for (String v : new String[] {"s-send-lat-guest-server:", "s-send-lat-jhca-server:", "s-send-bw-guest-server:",
+                "s-send-bw-jhca-server:", "s-srq-guest-server:", "s-srq-jhca-server:"}) {
+            assertTrue(summary.contains("PASS " + v), v + " failed:\n" + summary + "\n" + tail(log));
+        }
         assertTrue(!summary.contains("FAIL"), "a scenario failed:\n" + summary);
     }
 

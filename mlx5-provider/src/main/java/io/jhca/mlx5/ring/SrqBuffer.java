@@ -1,0 +1,141 @@
+package io.jhca.mlx5.ring;
+
+import org.agrona.concurrent.UnsafeBuffer;
+
+import io.jhca.doorbell.DoorbellRecord;
+import io.jhca.doorbell.Fences;
+import io.jhca.mlx5.wqe.DataSeg;
+import io.jhca.mlx5.wqe.RecvWqeLayout;
+import io.jhca.mlx5.wqe.SrqNextSeg;
+
+/**
+ * A shared receive queue's ring, as rdma-core's mlx5 srq.c keeps it: {@code wqeCnt} (a power of two) WQEs of
+ * {@code 1 << wqeShift} bytes, each a {@link SrqNextSeg} and data segments ended, when not full, by the
+ * {@code MLX5_INVALID_LKEY} terminator. Free WQEs form a list through next_wqe_index from {@code head} to
+ * {@code tail}: posting fills the head and follows its link; a completion links the completed WQE behind the tail.
+ * The tail is never posted into ({@code head == tail}: full), so {@code wqeCnt - 1} WRs fit. Posting is published
+ * by the doorbell record alone (word 0 := the 16-bit post counter, after the WQE stores).
+ *
+ * <p>Posting and completing both change the list; they may come from different threads (a poster and a CQ poller),
+ * so every method takes this object's lock, as rdma-core takes the SRQ's spinlock in both.
+ */
+public final class SrqBuffer {
+
+    private final UnsafeBuffer buf;
+    private final int wqeCnt;
+    private final int wqeShift;
+    private final int maxGs;
+    private final DoorbellRecord dbr;
+    private final long[] wrid;
+
+    private int head;
+    private int tail;
+    private int counter;
+    private int nreq;
+    private int wqe = -1;
+    private int used;
+    private int posted;
+
+    /**
+     * @param buf      the SRQ buffer, at least {@code wqeCnt << wqeShift} bytes
+     * @param wqeCnt   WQEs, a power of two of at least 2
+     * @param wqeShift log2 of the WQE stride: room for the next segment and at least one data segment
+     * @param dbr      the SRQ's doorbell record (word 0 is the post counter)
+     */
+    public SrqBuffer(UnsafeBuffer buf, int wqeCnt, int wqeShift, DoorbellRecord dbr) {
+        if (wqeCnt < 2 || Integer.bitCount(wqeCnt) != 1 || wqeShift < 5 || ((long) wqeCnt << wqeShift) > buf.capacity()) {
+            throw new IllegalArgumentException("SRQ ring of " + wqeCnt + " x " + (1 << wqeShift)
+                    + " bytes does not fit a buffer of " + buf.capacity());
+        }
+        this.buf = buf;
+        this.wqeCnt = wqeCnt;
+        this.wqeShift = wqeShift;
+        this.maxGs = ((1 << wqeShift) - SrqNextSeg.SIZE) / DataSeg.SIZE;
+        this.dbr = dbr;
+        this.wrid = new long[wqeCnt];
+        for (int i = 0; i < wqeCnt; i++) {
+            SrqNextSeg.set(buf, i << wqeShift, (i + 1) & (wqeCnt - 1));
+        }
+        this.head = 0;
+        this.tail = wqeCnt - 1;
+    }
+
+    public int wqeCnt() {
+        return wqeCnt;
+    }
+
+    public int wqeShift() {
+        return wqeShift;
+    }
+
+    /** Scatter entries per WQE. */
+    public int maxGs() {
+        return maxGs;
+    }
+
+    /** WRs that fit at once: all WQEs but the tail. */
+    public int maxPost() {
+        return wqeCnt - 1;
+    }
+
+    /** WRs posted and not completed. */
+    public synchronized int posted() {
+        return posted;
+    }
+
+    public synchronized boolean full() {
+        return head == tail;
+    }
+
+    /** Opens the WQE at the head for {@code wrId}; the caller has checked {@link #full()}. */
+    public synchronized void begin(long wrId) {
+        wqe = head << wqeShift;
+        used = 0;
+        wrid[head] = wrId;
+    }
+
+    /** A scatter entry; zero-length entries are skipped, as for a QP's receive queue. */
+    public synchronized void sge(int lkey, long addr, int length) {
+        if (length == 0) {
+            return;
+        }
+        if (used == maxGs) {
+            throw new IllegalStateException("SRQ WQE holds " + maxGs + " scatter entries");
+        }
+        RecvWqeLayout.setSge(buf, wqe + SrqNextSeg.SIZE, used++, length, lkey, addr);
+    }
+
+    /** Ends the WQE (terminator if not full) and moves the head along the free list. */
+    public synchronized void finish() {
+        RecvWqeLayout.finish(buf, wqe + SrqNextSeg.SIZE, used, maxGs);
+        head = SrqNextSeg.next(buf, wqe);
+        nreq++;
+        posted++;
+        wqe = -1;
+    }
+
+    /** Publishes the WQEs posted since the last call: WQE stores, then record word 0 := counter (16 bits). */
+    public synchronized void ringDoorbell() {
+        if (nreq == 0) {
+            return;
+        }
+        counter = (counter + nreq) & 0xffff;
+        nreq = 0;
+        Fences.wqeBeforeDoorbellRecord();
+        dbr.setRecvCounter(counter);
+    }
+
+    // ---- completion side ----
+
+    /**
+     * The device completed WQE {@code wqeCounter} (the CQE's wqe_counter): returns its wr_id and links it behind the
+     * tail (rdma-core mlx5_free_srq_wqe), so it is posted into again after every WQE free before it.
+     */
+    public synchronized long complete(int wqeCounter) {
+        int ind = wqeCounter & (wqeCnt - 1);
+        SrqNextSeg.setNext(buf, tail << wqeShift, ind);
+        tail = ind;
+        posted--;
+        return wrid[ind];
+    }
+}
