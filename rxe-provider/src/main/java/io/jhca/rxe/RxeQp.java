@@ -173,6 +173,16 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
     }
 
     @Override
+    protected void driverAttachMcast(final io.jhca.verbs.Gid mgid, final int mlid) {
+        context.engine().attachMcast(transport, mgid);
+    }
+
+    @Override
+    protected void driverDetachMcast(final io.jhca.verbs.Gid mgid, final int mlid) {
+        context.engine().detachMcast(transport, mgid);
+    }
+
+    @Override
     protected void destroy() {
         context.engine().removeQp(transport);
     }

@@ -433,7 +433,7 @@ final class Responder {
      */
     private void buildGrh(final RxPacket p) {
         final Peer src = p.source;
-        final Peer dst = qp.engine.local;
+        final Peer dst = p.dest != null ? p.dest : qp.engine.local; // a group's address for multicast
         final int udpLength = PacketLayout.UDP_HEADER_LENGTH + p.length;
         grh.setMemory(0, GRH_LENGTH, (byte) 0);
         if (src.isIpv4()) {

@@ -32,6 +32,8 @@ final class RxPacket {
     Peer source;
     /** IPv4 Identification the ICRC was verified with (0 in strict mode). */
     int ipv4Id;
+    /** Where it was sent: the device's address, or a multicast group it joined. */
+    Peer dest;
 
     private final Reth reth = new Reth();
     private final Aeth aeth = new Aeth();
