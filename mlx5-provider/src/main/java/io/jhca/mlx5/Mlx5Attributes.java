@@ -49,7 +49,10 @@ final class Mlx5Attributes {
                 MAX_SGE, MAX_SGE_RD, pow2(c.logMaxCq()), pow2(c.logMaxCqSz()) - 1, pow2(c.logMaxMkey()),
                 pow2(c.logMaxPd()), maxQpRdAtom, pow2(c.logMaxRaResQp()), (int) Math.min(Integer.MAX_VALUE,
                 (long) maxQpRdAtom * maxQp), c.atomic() ? DeviceAttributes.ATOMIC_HCA : 0, Integer.MAX_VALUE,
-                128 << Math.min(c.pkeyTableSize(), 8), c.localCaAckDelay(), Math.max(1, c.numPorts()), MAX_INLINE);
+                128 << Math.min(c.pkeyTableSize(), 8), c.localCaAckDelay(), Math.max(1, c.numPorts()), MAX_INLINE)
+                // mlx5_ib_query_device: max_mcast_grp = 2^log_max_mcg, max_mcast_qp_attach = max_qp_mcg, total their product
+                .withMulticast(pow2(c.logMaxMcg()), c.maxQpMcg(),
+                        (int) Math.min(Integer.MAX_VALUE, (long) pow2(c.logMaxMcg()) * c.maxQpMcg()));
     }
 
     static PortAttributes port(HcaCaps c, RoceGids gids) {

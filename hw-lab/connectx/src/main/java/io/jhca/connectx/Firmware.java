@@ -36,6 +36,7 @@ final class Firmware implements CmdQueueDevice.Handler {
     private final DeviceState st;
     private final ObjectCommands objects;
     private final QpCommands qps;
+    private final McgCommands mcgs;
     private final QCounterCommands qCounters;
     private volatile String lastError;
 
@@ -44,6 +45,7 @@ final class Firmware implements CmdQueueDevice.Handler {
         this.objects = new ObjectCommands(st, dataPath);
         this.qCounters = new QCounterCommands(st);
         this.qps = new QpCommands(st, dataPath, objects, qCounters);
+        this.mcgs = new McgCommands(qps);
     }
 
     /** The last refusal, for diagnostics ("CREATE_CQ: log_cq_size 30 > 22"). */
@@ -158,6 +160,8 @@ final class Firmware implements CmdQueueDevice.Handler {
             case CmdOpcode.ALLOC_Q_COUNTER: qCounters.alloc(o, out); return;
             case CmdOpcode.DEALLOC_Q_COUNTER: qCounters.dealloc(i, in); return;
             case CmdOpcode.QUERY_Q_COUNTER: qCounters.query(i, o, in, out); return;
+            case CmdOpcode.ATTACH_TO_MCG: mcgs.attach(i, in); return;
+            case CmdOpcode.DETACH_FROM_MCG: mcgs.detach(i, in); return;
             default:
                 throw new CmdError(CmdStatus.BAD_OP_ERR, CmdSyndromes.UNSUPPORTED_OPCODE,
                         String.format("opcode 0x%x (%s) is not implemented by the model", op, CmdOpcode.name(op)));

@@ -141,6 +141,7 @@ final class QpCommands {
         qp.sendCq.users--;
         qp.recvCq.users--;
         st.uarUsers[qp.uar]--;
+        McgCommands.detachAll(qp);
         qp.rxeQp.close();
         for (int k = 0; k < qp.ahCount; k++) {
             AddressHandle ah = qp.ahs[k];
