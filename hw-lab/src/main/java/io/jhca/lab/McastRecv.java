@@ -56,6 +56,9 @@ public final class McastRecv implements Runnable {
     @Option(names = "--idle", paramLabel = "SECONDS", description = "stop when nothing came for this long after the first message (default ${DEFAULT-VALUE})")
     double idle = 5;
 
+    @Option(names = "--no-seq", description = "count datagrams only: a feed without hwlab's sequence numbers (e.g. ib_send_bw --mcg); nothing is known lost")
+    boolean noSeq;
+
     @Option(names = "--wait", paramLabel = "SECONDS", description = "give up when no first message came in this long; 0 = forever (default ${DEFAULT-VALUE})")
     double wait = 60;
 
@@ -177,7 +180,14 @@ public final class McastRecv implements Runnable {
                 throw new VerbsException(VerbsException.EIO, "receive on QP " + qp.qpn() + " completed with " + wc.status());
             }
             int at = i * slot + GRH;
-            if (wc.byteLen() >= GRH + FeedPayload.HEADER) {
+            if (noSeq) {
+                received++;
+                bytes += Math.max(0, wc.byteLen() - GRH);
+                if (received == 1) {
+                    first = now;
+                }
+                last = now;
+            } else if (wc.byteLen() >= GRH + FeedPayload.HEADER) {
                 long seq = mem.buffer().getLong(at + FeedPayload.SEQ);
                 long sess = mem.buffer().getLong(at + FeedPayload.SESSION);
                 long tot = mem.buffer().getLong(at + FeedPayload.TOTAL);
@@ -227,6 +237,9 @@ public final class McastRecv implements Runnable {
         }
 
         long expected() {
+            if (noSeq) {
+                return received;
+            }
             return total >= 0 ? total : iters > 0 ? Math.max(iters, maxSeq + 1) : maxSeq + 1;
         }
 
@@ -239,7 +252,7 @@ public final class McastRecv implements Runnable {
             long exp = expected();
             out.printf("mcast recv: QP 0x%06x received %d of %d, lost %d (%.3f%%), duplicates %d, out of order %d%s%n",
                     qp.qpn(), received, exp, lost(), exp > 0 ? 100.0 * lost() / exp : 0.0, duplicates, outOfOrder,
-                    total >= 0 ? "" : " (the publisher's last message did not arrive)");
+                    total >= 0 || noSeq ? "" : " (the publisher's last message did not arrive)");
             if (received > 1 && secs > 0) {
                 out.printf("mcast recv: QP 0x%06x %.4f Mpps, %.2f MB/s over %.3f s%n", qp.qpn(),
                         (received - 1) / secs / 1e6, bytes / secs / 1e6, secs);
