@@ -100,6 +100,9 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
                     .set("qpc.cqn_snd", init.sendCq().cqn())
                     .set("qpc.cqn_rcv", init.recvCq().cqn())
                     .set("qpc.dbr_addr", slot.iova());
+            if (init.isBlockSelfMulticastLoopback()) {
+                c.set("qpc.block_lb_mc", 1); // mlx5_ib create_qp: IB_QP_CREATE_MULTICAST_LOOPBACK_BLOCK
+            }
             if (g.rqWqeCnt() > 0) {
                 c.set("qpc.log_rq_stride", g.rqWqeShift() - 4)
                         .set("qpc.log_rq_size", Integer.numberOfTrailingZeros(g.rqWqeCnt()))

@@ -48,6 +48,7 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
         this.transport = new TransportQp(context.engine(), qpn, init.type(), pd, ((RxeCq) init.sendCq()).ring(),
                 ((RxeCq) init.recvCq()).ring(), init.sqSigAll(), sq, rq, this);
         this.builder = new RxeSendQueue(this, sq);
+        transport.blockSelfMulticastLoopback(init.isBlockSelfMulticastLoopback());
         context.engine().addQp(transport);
     }
 

@@ -63,7 +63,8 @@
  * must be a UD SEND to QPN 0xFFFFFF; its ICRC is checked with the group as destination address, and every attached
  * QP in RTR or later gets a copy, each checking its Q_Key. Sends to a group leave by the device's interface
  * (IP_MULTICAST_IF) with the kernel's multicast hop limit 1 and loop back to the host's members, the sending
- * device's own QPs included (there is no self-loopback blocking). Limits as rxe_param.h: 8192 groups, 56 QPs per
+ * device's own QPs included, except the sending QP itself if it was created with
+ * {@code blockSelfMulticastLoopback()}. Limits as rxe_param.h: 8192 groups, 56 QPs per
  * group. The loopback interface carries IPv4 groups (devices on 127.0.0.x of one namespace share them); IPv6 groups
  * need an interface with multicast (lo in a fresh namespace refuses to send them). Multicast datagrams bypass a
  * {@code FaultyLink}'s faults.

@@ -97,10 +97,14 @@ final class QpCommands {
                 throw new CmdError(CmdStatus.NO_RES_ERR, CmdSyndromes.TABLE_FULL, "no private key left");
             }
         }
-        QueuePair rxeQp = pd.rxePd.createQp(QpInitAttributes.of(type, scq.rxeCq, rcq.rxeCq)
+        QpInitAttributes mirror = QpInitAttributes.of(type, scq.rxeCq, rcq.rxeCq)
                 .maxSendWr(Math.max(1, sqCount)).maxRecvWr(Math.max(1, rqCount))
                 .maxSendSge(ModelCaps.MAX_SGE)
-                .maxRecvSge(Math.max(1, Math.min(ModelCaps.MAX_SGE, (1 << strideShift) / 16))));
+                .maxRecvSge(Math.max(1, Math.min(ModelCaps.MAX_SGE, (1 << strideShift) / 16)));
+        if (in.get(i, 0, q + "block_lb_mc") != 0) {
+            mirror.blockSelfMulticastLoopback(); // the QP's own multicast is not looped back to it
+        }
+        QueuePair rxeQp = pd.rxePd.createQp(mirror);
         DeviceQp qp = new DeviceQp(rxeQp.qpn(), type, pd, scq, rcq, uar, (int) in.get(i, 0, q + "user_index"), buffer,
                 rqCount, strideShift, sqCount, dbrHost, rxeQp);
         if (sqCount > 0) {

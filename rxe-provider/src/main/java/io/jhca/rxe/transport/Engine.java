@@ -359,7 +359,7 @@ public final class Engine implements Agent {
      * One multicast datagram: checked as any packet, its ICRC over the group as destination address; it must be a
      * UD SEND to QPN 0xFFFFFF (IBTA 10.5.2.1). Every attached QP in a state to receive gets a copy, each checking its
      * own Q_Key (the responder counts a mismatch as drop_bad_qkey), the sending QP included when the packet came
-     * back through the host's loopback, as in Linux rxe.
+     * back through the host's loopback, as in Linux rxe, unless it asked for IBV_QP_CREATE_BLOCK_SELF_MCAST_LB.
      */
     private void onGroupPacket(final InetSocketAddress src, final int length, final McastTable.Group group) {
         if (group == null) {
@@ -405,7 +405,12 @@ public final class Engine implements Agent {
             counters.increment(RxeCounters.Counter.DROP_MCAST_NO_MEMBER);
             return;
         }
+        final boolean fromHere = from.sameAddress(local);
+        final int srcQp = fromHere ? packet.deth().srcQp() : -1;
         for (final TransportQp qp : members) {
+            if (fromHere && qp.qpn == srcQp && qp.blockSelfMcastLoopback) {
+                continue; // its own send, looped back by the host: blocked at its request
+            }
             final RxeCounters qc = qp.counters;
             qc.increment(RxeCounters.Counter.RCVD_PKTS);
             qc.add(RxeCounters.Counter.RCVD_BYTES, length);

@@ -11,7 +11,11 @@ import io.jhca.verbs.AhAttributes;
 import io.jhca.verbs.Context;
 import io.jhca.verbs.DeviceAttributes;
 import io.jhca.verbs.Gid;
+import io.jhca.verbs.CompletionQueue;
+import io.jhca.verbs.QpAttributes;
+import io.jhca.verbs.QpInitAttributes;
 import io.jhca.verbs.QueuePair;
+import io.jhca.verbs.RecvWr;
 import io.jhca.verbs.SendFlags;
 import io.jhca.verbs.SendWr;
 import io.jhca.verbs.VerbsException;
@@ -94,13 +98,18 @@ class MulticastTest {
 
     /** Waits for the receives of {@code seqs}, in order, checking source QP, length, payload and the GRH's group. */
     private static void expect(Harness h, Peer receiver, Peer sender, Gid mgid, int firstSlot, long... seqs) {
+        expectFrom(h, receiver, sender.qpn(), sender.gid(), mgid, firstSlot, seqs);
+    }
+
+    private static void expectFrom(Harness h, Peer receiver, int senderQpn, Gid senderGid, Gid mgid, int firstSlot,
+            long... seqs) {
         String who = "receiver QP 0x" + Integer.toHexString(receiver.qpn()) + " on " + receiver.ctx().name();
         for (int i = 0; i < seqs.length; i++) {
             int slot = firstSlot + i;
             String what = "multicast " + seqs[i] + " at " + who;
             WorkCompletion wc = h.await(receiver.recvCq(), what);
             Wcs.assertRecv(wc, WcOpcode.RECV, 1000 + slot, receiver.qpn(), GRH + MSG, null, what);
-            assertEquals(Integer.toHexString(sender.qpn()), Integer.toHexString(wc.srcQp()), "src_qp of " + what);
+            assertEquals(Integer.toHexString(senderQpn), Integer.toHexString(wc.srcQp()), "src_qp of " + what);
             UnsafeBuffer b = receiver.buf();
             int at = slot * 256;
             assertEquals(seqs[i], b.getLong(at + GRH), "sequence number of " + what);
@@ -109,7 +118,7 @@ class MulticastTest {
                 // the IPv4 header sits at GRH offset 20; its destination (offset 16) is the group
                 assertEquals(mgid.get(12 + k), b.getByte(at + 20 + 16 + k), what + ": GRH destination byte " + k
                         + " is the group's");
-                assertEquals(sender.gid().get(12 + k), b.getByte(at + 20 + 12 + k), what + ": GRH source byte " + k);
+                assertEquals(senderGid.get(12 + k), b.getByte(at + 20 + 12 + k), what + ": GRH source byte " + k);
             }
         }
     }
@@ -247,6 +256,56 @@ class MulticastTest {
             ud.qp().detachMcast(mgid, 0);
             e = assertThrows(VerbsException.class, () -> ud.qp().detachMcast(mgid, 0), "second detach");
             assertEquals(VerbsException.EINVAL, e.errno(), "detach twice: " + e.getMessage());
+        }
+    }
+
+    /**
+     * A QP attached to the group it sends to gets its own datagrams back (the host loops them back, as with Linux
+     * rxe), unless it was created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (mlx5: qpc.block_lb_mc); the device's other
+     * attached QPs get them either way.
+     */
+    @ParameterizedTest
+    @MethodSource("io.jhca.tests.harness.DevicePairs#all")
+    void selfLoopbackUnlessTheQpBlocksIt(DevicePair pair) {
+        try (Harness h = Harness.open(pair)) {
+            Gid mgid = group("self loopback " + pair);
+            Peer loud = h.peerA(PeerSpec.ud().bufferBytes(16384));
+            Peer other = h.peerA(PeerSpec.ud().bufferBytes(8192));
+            loud.readyUd();
+            other.readyUd();
+            CompletionQueue quietCq = h.track(h.a().createCq(64));
+            QueuePair quiet = h.track(loud.pd().createQp(QpInitAttributes.ud(quietCq, quietCq).maxSendWr(8)
+                    .maxRecvWr(8).blockSelfMulticastLoopback()));
+            quiet.modify(QpAttributes.toInitUd(1, Peer.QKEY));
+            quiet.modify(QpAttributes.toRtrUd());
+            quiet.modify(QpAttributes.toRtsUd(0));
+            postRecvs(loud, 4);
+            postRecvs(other, 4);
+            for (int k = 0; k < 4; k++) {
+                quiet.postRecv(new RecvWr().wrId(2000 + k).sge(loud.mr(), 8192 + k * 256L, GRH + MSG));
+            }
+            attach(h, loud, mgid);
+            attach(h, other, mgid);
+            quiet.attachMcast(mgid, 0);
+            h.track((AutoCloseable) () -> quiet.detachMcast(mgid, 0));
+            AddressHandle ah = h.track(loud.pd().createAh(AhAttributes.to(mgid).sgidIndex(loud.gidIndex())));
+
+            sendAll(h, loud, ah, 1); // an ordinary QP: every member gets it, the sender too
+            expect(h, loud, loud, mgid, 0, 1);
+            expect(h, other, loud, mgid, 0, 1);
+            WorkCompletion wc = h.await(quietCq, "the blocking QP receives another QP's datagram");
+            assertEquals(loud.qpn(), wc.srcQp(), "src_qp at the blocking QP: " + wc);
+
+            UnsafeBuffer b = loud.buf();
+            b.putLong(4096, 2);
+            b.putLong(4096 + 8, ~2L);
+            assertEquals(1, quiet.postSend(new SendWr().wrId(2).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+                    .sge(loud.mr(), 4096, MSG).ud(ah, QueuePair.MULTICAST_QPN, Peer.QKEY)));
+            wc = h.await(quietCq, "send completion of the blocking QP");
+            assertEquals(2, wc.wrId(), "the blocking QP's send completes: " + wc);
+            expectFrom(h, loud, quiet.qpn(), loud.gid(), mgid, 1, 2);
+            expectFrom(h, other, quiet.qpn(), loud.gid(), mgid, 1, 2);
+            h.assertNoCompletion(quietCq, QUIET, "IBV_QP_CREATE_BLOCK_SELF_MCAST_LB: no copy of its own send");
         }
     }
 }
