@@ -90,6 +90,14 @@ public final class AhAttributes {
         return dlid;
     }
 
+    /**
+     * True if this vector names a multicast group (a multicast destination GID): a UD send through it goes to
+     * every QP attached to the group, and its work request names QPN 0xFFFFFF (IBTA 10.5.2.1).
+     */
+    public boolean isMulticast() {
+        return dgid.isMulticast();
+    }
+
     public AhAttributes copy() {
         AhAttributes c = new AhAttributes();
         c.dgid = dgid;

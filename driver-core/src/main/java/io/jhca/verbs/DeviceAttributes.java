@@ -35,7 +35,18 @@ public record DeviceAttributes(
         int maxMw,
         int maxSrq,
         int maxSrqWr,
-        int maxSrqSge) {
+        int maxSrqSge,
+        int maxMcastGrp,
+        int maxMcastQpAttach,
+        int maxTotalMcastQpAttach) {
+
+    /** The same attributes with the multicast limits set. */
+    public DeviceAttributes withMulticast(int maxGroups, int maxQpAttach, int maxTotalQpAttach) {
+        return new DeviceAttributes(fwVer, nodeGuid, sysImageGuid, maxMrSize, pageSizeCap, vendorId, vendorPartId,
+                hwVer, boardId, maxQp, maxQpWr, deviceCapFlags, maxSge, maxSgeRd, maxCq, maxCqe, maxMr, maxPd,
+                maxQpRdAtom, maxQpInitRdAtom, maxResRdAtom, atomicCap, maxAh, maxPkeys, localCaAckDelay, physPortCnt,
+                maxInlineData, maxMw, maxSrq, maxSrqWr, maxSrqSge, maxGroups, maxQpAttach, maxTotalQpAttach);
+    }
 
     /** {@code IBV_ATOMIC_HCA}: atomics are atomic with respect to this HCA's other operations. */
     public static final int ATOMIC_HCA = 1;
@@ -47,7 +58,7 @@ public record DeviceAttributes(
     /** {@code IBV_DEVICE_MEM_WINDOW_TYPE_2B}: type 2 windows, bound to a QP and invalidated with it. */
     public static final long CAP_MEM_WINDOW_TYPE_2B = 1L << 24;
 
-    /** A device without memory windows and shared receive queues (max_mw, max_srq 0). */
+    /** A device without memory windows, shared receive queues and multicast (max_mw, max_srq, max_mcast_grp 0). */
     public DeviceAttributes(String fwVer, long nodeGuid, long sysImageGuid, long maxMrSize, long pageSizeCap,
             int vendorId, int vendorPartId, int hwVer, String boardId, int maxQp, int maxQpWr, long deviceCapFlags,
             int maxSge, int maxSgeRd, int maxCq, int maxCqe, int maxMr, int maxPd, int maxQpRdAtom,
@@ -55,7 +66,7 @@ public record DeviceAttributes(
             int physPortCnt, int maxInlineData) {
         this(fwVer, nodeGuid, sysImageGuid, maxMrSize, pageSizeCap, vendorId, vendorPartId, hwVer, boardId, maxQp,
                 maxQpWr, deviceCapFlags, maxSge, maxSgeRd, maxCq, maxCqe, maxMr, maxPd, maxQpRdAtom, maxQpInitRdAtom,
-                maxResRdAtom, atomicCap, maxAh, maxPkeys, localCaAckDelay, physPortCnt, maxInlineData, 0, 0, 0, 0);
+                maxResRdAtom, atomicCap, maxAh, maxPkeys, localCaAckDelay, physPortCnt, maxInlineData, 0, 0, 0, 0, 0, 0, 0);
     }
 
     /** True if the device offers windows of {@code type} (device_cap_flags). */

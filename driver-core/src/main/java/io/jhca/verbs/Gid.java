@@ -82,6 +82,17 @@ public final class Gid {
         return raw[10] == (byte) 0xff && raw[11] == (byte) 0xff;
     }
 
+    /**
+     * True for a multicast GID: on RoCEv2 {@code ::ffff:224.0.0.0/100} (an IPv4 multicast group) or an IPv6
+     * address {@code ff00::/8}, which is also the IB multicast GID prefix (rdma_is_multicast_addr, ib_addr.h).
+     */
+    public boolean isMulticast() {
+        if (isIpv4Mapped()) {
+            return (raw[12] & 0xF0) == 0xE0;
+        }
+        return raw[0] == (byte) 0xff;
+    }
+
     /** The IP address this GID stands for on RoCEv2 (rdma_gid2ip). */
     public InetAddress toInetAddress() {
         try {

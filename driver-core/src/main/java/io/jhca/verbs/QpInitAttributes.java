@@ -135,4 +135,19 @@ public final class QpInitAttributes {
     public SharedReceiveQueue srq() {
         return srq;
     }
+
+    private boolean blockSelfMcastLoopback;
+
+    /**
+     * {@code IBV_QP_CREATE_BLOCK_SELF_MCAST_LB}: a multicast send of this QP is not delivered back to this QP when it
+     * is attached to the group (the device's other attached QPs still get theirs).
+     */
+    public QpInitAttributes blockSelfMulticastLoopback() {
+        this.blockSelfMcastLoopback = true;
+        return this;
+    }
+
+    public boolean isBlockSelfMulticastLoopback() {
+        return blockSelfMcastLoopback;
+    }
 }

@@ -425,4 +425,83 @@ public abstract class QueuePair extends VerbsResource {
 
     /** Provider side: tell the device about the receive WRs just queued. */
     protected abstract void driverRingRecvDoorbell();
+    // ------------------------------------------------------------------------------------------ multicast
+
+    /** The destination QPN of a UD send to a multicast group (IBTA 10.5.2.1; rxe IB_MULTICAST_QPN). */
+    public static final int MULTICAST_QPN = 0xFFFFFF;
+
+    /** The groups this QP is attached to (guarded by this). */
+    private final java.util.Set<Gid> mcastGroups = new java.util.LinkedHashSet<>();
+
+    /**
+     * Attaches this UD QP to a multicast group ({@code ibv_attach_mcast}): from now on it receives a copy of every
+     * UD send to {@code mgid} that reaches the device. Refused with EINVAL for a GID that is not multicast or a QP
+     * that is not UD (ib_attach_mcast); attaching twice is no error (rxe). {@code mlid} is the group's LID, a
+     * 16-bit value that RoCE ignores. Beyond the device's max_mcast_grp or max_mcast_qp_attach: ENOMEM.
+     */
+    public final synchronized void attachMcast(Gid mgid, int mlid) {
+        checkMcast("attach", mgid, mlid);
+        if (mcastGroups.contains(mgid)) {
+            return;
+        }
+        driverAttachMcast(mgid, mlid);
+        mcastGroups.add(mgid);
+    }
+
+    /**
+     * Detaches this QP from a group ({@code ibv_detach_mcast}): it receives no more of the group's sends. A group
+     * the QP is not attached to is refused with EINVAL (rxe_detach_mcast); the device leaves the group with its
+     * last member.
+     */
+    public final synchronized void detachMcast(Gid mgid, int mlid) {
+        checkMcast("detach", mgid, mlid);
+        if (!mcastGroups.contains(mgid)) {
+            throw new VerbsException(VerbsException.EINVAL, "detach " + describe() + " from " + mgid
+                    + ": the QP is not attached to this group");
+        }
+        driverDetachMcast(mgid, mlid);
+        mcastGroups.remove(mgid);
+    }
+
+    /** The multicast groups this QP is attached to now (a copy). */
+    public final synchronized java.util.Set<Gid> multicastGroups() {
+        return new java.util.LinkedHashSet<>(mcastGroups);
+    }
+
+    private void checkMcast(String what, Gid mgid, int mlid) {
+        checkOpen();
+        if (mgid == null || !mgid.isMulticast()) {
+            throw new VerbsException(VerbsException.EINVAL, what + " " + describe() + ": " + mgid
+                    + " is not a multicast GID (::ffff:224.0.0.0/100 or ff00::/8)");
+        }
+        if (type != QpType.UD) {
+            throw new VerbsException(VerbsException.EINVAL, what + " " + describe() + ": only UD QPs join multicast"
+                    + " groups, this one is " + type);
+        }
+        if (mlid < 0 || mlid > 0xFFFF) {
+            throw new VerbsException(VerbsException.EINVAL, what + " " + describe() + ": mlid " + mlid
+                    + " out of range 0..0xffff");
+        }
+    }
+
+    /** ibv_destroy_qp refuses a QP still attached to a group (uverbs_free_qp: EBUSY). */
+    @Override
+    void beforeDestroy() {
+        synchronized (this) {
+            if (!mcastGroups.isEmpty()) {
+                throw new VerbsException(VerbsException.EBUSY, "cannot close " + describe() + ": still attached to "
+                        + mcastGroups.size() + " multicast group(s) " + mcastGroups + "; detach first");
+            }
+        }
+    }
+
+    /** Provider side: attach to a checked, new group; throw (ENOMEM at a limit) to refuse. */
+    protected void driverAttachMcast(Gid mgid, int mlid) {
+        throw new VerbsException(VerbsException.EOPNOTSUPP, "attach " + describe() + ": the provider has no multicast");
+    }
+
+    /** Provider side: detach from a group the QP is attached to. */
+    protected void driverDetachMcast(Gid mgid, int mlid) {
+        throw new VerbsException(VerbsException.EOPNOTSUPP, "detach " + describe() + ": the provider has no multicast");
+    }
 }

@@ -57,7 +57,7 @@ class MemoryWindowRulesTest extends VerbsTestSupport {
         refused(VerbsException.EINVAL, "no type 2 memory windows", () -> qp.sendQueue().start().localInv(0x100));
         DeviceAttributes with = new DeviceAttributes("1", 1, 1, 1, 4096, 0, 0, 0, "", 1, 1,
                 DeviceAttributes.CAP_MEM_WINDOW | DeviceAttributes.CAP_MEM_WINDOW_TYPE_2B, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,
-                1, 1, 0, 1, 0, 64, 0, 0, 0);
+                1, 1, 0, 1, 0, 64, 0, 0, 0, 0, 0, 0);
         assertTrue(with.supports(MwType.TYPE_1) && with.supports(MwType.TYPE_2));
         assertEquals(64, with.maxMw());
     }

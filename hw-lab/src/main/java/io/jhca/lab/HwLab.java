@@ -13,11 +13,11 @@ import java.io.PrintWriter;
  * Exit codes: 0 success, 1 a runtime failure (with a one-line message), 2 a usage error (with the usage).
  */
 @Command(name = "hwlab", mixinStandardHelpOptions = true, version = "hwlab (jhca) 0.1.0",
-        description = "jhca lab tools: devices, devinfo, rc-pingpong, perftest-style benchmarks, counters and PCI (vfio) binding.",
+        description = "jhca lab tools: devices, devinfo, rc-pingpong, perftest-style benchmarks, counters, PCI (vfio) binding and a multicast feed.",
         subcommands = {CommandLine.HelpCommand.class, DevicesCommand.class, DevinfoCommand.class,
                 RcPingpongCommand.class, PerfCommand.class, StatsCommand.class, PciCommand.class,
                 LinkCommand.class, RpingCommand.class, CmMessagesCommand.class,
-                SrqPingpongCommand.class})
+                SrqPingpongCommand.class, McastCommand.class})
 public final class HwLab implements Runnable {
     public static final int EXIT_FAILURE = 1;
     public static final int EXIT_USAGE = 2;

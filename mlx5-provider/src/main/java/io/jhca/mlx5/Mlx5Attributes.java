@@ -60,7 +60,10 @@ final class Mlx5Attributes {
                 128 << Math.min(c.pkeyTableSize(), 8), c.localCaAckDelay(), Math.max(1, c.numPorts()), MAX_INLINE,
                 c.memoryWindows() ? pow2(c.logMaxMkey()) : 0,
                 c.logMaxSrqSz() == 0 ? 0 : pow2(c.logMaxSrq()), c.logMaxSrqSz() == 0 ? 0 : pow2(c.logMaxSrqSz()) - 1,
-                MAX_SRQ_SGE);
+                MAX_SRQ_SGE, 0, 0, 0)
+                // mlx5_ib_query_device: max_mcast_grp = 2^log_max_mcg, max_mcast_qp_attach = max_qp_mcg, total their product
+                .withMulticast(pow2(c.logMaxMcg()), c.maxQpMcg(),
+                        (int) Math.min(Integer.MAX_VALUE, (long) pow2(c.logMaxMcg()) * c.maxQpMcg()));
     }
 
     static PortAttributes port(HcaCaps c, RoceGids gids) {

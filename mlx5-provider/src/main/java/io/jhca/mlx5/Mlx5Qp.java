@@ -4,6 +4,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.memory.DmaRegion;
 import io.jhca.mlx5.cmd.CmdOpcode;
+import io.jhca.mlx5.cmd.McgLayouts;
 import io.jhca.mlx5.cmd.QpLayouts;
 import io.jhca.mlx5.cmd.QpModifyLayouts;
 import io.jhca.mlx5.eq.EventType;
@@ -102,6 +103,9 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
                     .set("qpc.cqn_snd", init.sendCq().cqn())
                     .set("qpc.cqn_rcv", init.recvCq().cqn())
                     .set("qpc.dbr_addr", slot.iova());
+            if (init.isBlockSelfMulticastLoopback()) {
+                c.set("qpc.block_lb_mc", 1); // mlx5_ib create_qp: IB_QP_CREATE_MULTICAST_LOOPBACK_BLOCK
+            }
             if (init.srq() != null) {
                 if (!(init.srq() instanceof Mlx5Srq)) {
                     throw new VerbsException(VerbsException.EINVAL, "create QP: SRQ of another provider");
@@ -349,6 +353,28 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
     @Override
     protected void driverRingRecvDoorbell() {
         rq.ringDoorbell();
+    }
+
+    /** ATTACH_TO_MCG (mlx5_ib_mcg_attach: the QPN and the GID in network order). */
+    @Override
+    protected void driverAttachMcast(io.jhca.verbs.Gid mgid, int mlid) {
+        try {
+            PrmCommand.of(CmdOpcode.ATTACH_TO_MCG, McgLayouts.ATTACH_TO_MCG_IN, McgLayouts.ATTACH_TO_MCG_OUT)
+                    .set("qpn", qpn()).setBytes("multicast_gid", mgid.bytes()).execute(ctx.hca().cmdq());
+        } catch (RuntimeException e) {
+            throw Mlx5Errors.of("attach " + describe() + " to " + mgid, e);
+        }
+    }
+
+    /** DETACH_FROM_MCG (mlx5_ib_mcg_detach). */
+    @Override
+    protected void driverDetachMcast(io.jhca.verbs.Gid mgid, int mlid) {
+        try {
+            PrmCommand.of(CmdOpcode.DETACH_FROM_MCG, McgLayouts.DETACH_FROM_MCG_IN, McgLayouts.DETACH_FROM_MCG_OUT)
+                    .set("qpn", qpn()).setBytes("multicast_gid", mgid.bytes()).execute(ctx.hca().cmdq());
+        } catch (RuntimeException e) {
+            throw Mlx5Errors.of("detach " + describe() + " from " + mgid, e);
+        }
     }
 
     @Override

@@ -82,7 +82,9 @@ public final class RxeDeviceAttributes {
                 VENDOR_ID, 0, 0, "", DEFAULT_MAX_VALUE - 16, DEFAULT_MAX_VALUE, DEVICE_CAP_FLAGS, MAX_SGE, MAX_SGE,
                 DEFAULT_MAX_VALUE, MAX_CQE, DEFAULT_MAX_VALUE - 1, DEFAULT_MAX_VALUE, MAX_QP_RD_ATOM, MAX_QP_RD_ATOM,
                 MAX_RES_RD_ATOM, DeviceAttributes.ATOMIC_HCA, DEFAULT_MAX_VALUE, MAX_PKEYS, LOCAL_CA_ACK_DELAY, 1,
-                MAX_INLINE_DATA, MAX_MW, MAX_SRQ, DEFAULT_MAX_VALUE, MAX_SRQ_SGE);
+                MAX_INLINE_DATA, MAX_MW, MAX_SRQ, DEFAULT_MAX_VALUE, MAX_SRQ_SGE, 0, 0, 0)
+                .withMulticast(io.jhca.rxe.transport.Engine.MAX_MCAST_GROUPS,
+                io.jhca.rxe.transport.Engine.MAX_MCAST_QP_ATTACH, io.jhca.rxe.transport.Engine.MAX_TOTAL_MCAST_QP_ATTACH);
         final Mtu active = activeMtu(netdevMtu);
         // width 1X, speed 1 (rxe_param.h RXE_PORT_ACTIVE_SPEED), phys state 5 = LinkUp
         this.port = new PortAttributes(PortState.ACTIVE, Mtu.MTU_4096, active, GID_TBL_LEN, PORT_CAP_FLAGS,

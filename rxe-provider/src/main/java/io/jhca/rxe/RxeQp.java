@@ -55,6 +55,7 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
         this.transport = new TransportQp(context.engine(), qpn, init.type(), pd, ((RxeCq) init.sendCq()).ring(),
                 ((RxeCq) init.recvCq()).ring(), init.sqSigAll(), sq, recv, this);
         this.builder = new RxeSendQueue(this, sq);
+        transport.blockSelfMulticastLoopback(init.isBlockSelfMulticastLoopback());
         context.engine().addQp(transport);
     }
 
@@ -194,6 +195,16 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
     public void lastWqeReached() {
         context.post(new AsyncEvent(AsyncEvent.Type.QP_LAST_WQE_REACHED, describe(),
                 "the QP is in the error state and takes no more WQEs from " + srq().describe()));
+    }
+
+    @Override
+    protected void driverAttachMcast(final io.jhca.verbs.Gid mgid, final int mlid) {
+        context.engine().attachMcast(transport, mgid);
+    }
+
+    @Override
+    protected void driverDetachMcast(final io.jhca.verbs.Gid mgid, final int mlid) {
+        context.engine().detachMcast(transport, mgid);
     }
 
     @Override

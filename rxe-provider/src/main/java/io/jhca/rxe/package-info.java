@@ -61,6 +61,20 @@
  * nothing recovered: a Linux rxe peer over IPv4 fails); {@code recover} accepts what {@code auto} accepts (kept for
  * configurations that name it). IPv6 has no such field: both sides compute exact ICRCs and check all 32 bits.
  *
+ * <h2>Multicast</h2>
+ * {@code QueuePair.attachMcast} maps a multicast GID to its IP group as Linux rxe does ({@code ::ffff:a.b.c.d} is the
+ * IPv4 group a.b.c.d, {@code ff00::/8} an IPv6 group). The device's first member joins the group on the device's
+ * interface with a UDP socket bound to {@code group:4791} (SO_REUSEADDR, IP_MULTICAST_ALL off: every device and
+ * process of the host binds it and gets its own copy); the last member's detach leaves it. A datagram for the group
+ * must be a UD SEND to QPN 0xFFFFFF; its ICRC is checked with the group as destination address, and every attached
+ * QP in RTR or later gets a copy, each checking its Q_Key. Sends to a group leave by the device's interface
+ * (IP_MULTICAST_IF) with the kernel's multicast hop limit 1 and loop back to the host's members, the sending
+ * device's own QPs included, except the sending QP itself if it was created with
+ * {@code blockSelfMulticastLoopback()}. Limits as rxe_param.h: 8192 groups, 56 QPs per
+ * group. The loopback interface carries IPv4 groups (devices on 127.0.0.x of one namespace share them); IPv6 groups
+ * need an interface with multicast (lo in a fresh namespace refuses to send them). Multicast datagrams bypass a
+ * {@code FaultyLink}'s faults.
+ *
  * <h2>JVM options</h2>
  * The link reaches the socket's file descriptor through {@code sun.nio.ch.SelChImpl#getFDVal} and Agrona reaches
  * {@code jdk.internal.misc.Unsafe}: run with {@code --add-opens java.base/sun.nio.ch=ALL-UNNAMED

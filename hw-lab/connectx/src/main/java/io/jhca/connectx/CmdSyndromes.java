@@ -89,6 +89,10 @@ public final class CmdSyndromes {
     public static final int GID_VERSION = 0x5d000602;
     public static final int GID_L3_TYPE = 0x5d000603;
 
+    // ---- multicast groups
+    public static final int MCG_BAD_GID = 0x5d000701;
+    public static final int MCG_NOT_ATTACHED = 0x5d000702;
+
     private CmdSyndromes() {
     }
 }

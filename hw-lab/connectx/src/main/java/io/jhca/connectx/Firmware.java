@@ -36,6 +36,7 @@ final class Firmware implements CmdQueueDevice.Handler {
     private final DeviceState st;
     private final ObjectCommands objects;
     private final QpCommands qps;
+    private final McgCommands mcgs;
     private final QCounterCommands qCounters;
     private final SrqCommands srqs;
     private volatile String lastError;
@@ -47,6 +48,7 @@ final class Firmware implements CmdQueueDevice.Handler {
         this.qps = new QpCommands(st, dataPath, objects, qCounters);
         this.srqs = new SrqCommands(st, dataPath, objects);
         qps.srqs(srqs);
+        this.mcgs = new McgCommands(qps);
     }
 
     /** The last refusal, for diagnostics ("CREATE_CQ: log_cq_size 30 > 22"). */
@@ -165,6 +167,8 @@ final class Firmware implements CmdQueueDevice.Handler {
             case CmdOpcode.DESTROY_SRQ: srqs.destroySrq(i, in); return;
             case CmdOpcode.QUERY_SRQ: srqs.querySrq(i, o, in, out); return;
             case CmdOpcode.ARM_RQ: srqs.armRq(cmd.opMod(), i, in); return;
+            case CmdOpcode.ATTACH_TO_MCG: mcgs.attach(i, in); return;
+            case CmdOpcode.DETACH_FROM_MCG: mcgs.detach(i, in); return;
             default:
                 throw new CmdError(CmdStatus.BAD_OP_ERR, CmdSyndromes.UNSUPPORTED_OPCODE,
                         String.format("opcode 0x%x (%s) is not implemented by the model", op, CmdOpcode.name(op)));

@@ -27,6 +27,9 @@ public final class ModelCaps {
     /** 2^15 keys for the driver; the model keeps indexes 2^15 .. 2^16 - 1 for its own (see DeviceState). */
     public static final int LOG_MAX_MKEY = 15;
     public static final int LOG_MAX_PD = 16;
+    /** Multicast: 2^13 groups of up to 56 QPs each, as the rxe wire under the model allows (rxe_param.h). */
+    public static final int LOG_MAX_MCG = 13;
+    public static final int MAX_QP_MCG = 56;
     /** max_qp_rd_atom = 1 << log_max_ra_req_qp, max_qp_init_rd_atom = 1 << log_max_ra_res_qp (mlx5_ib). */
     public static final int LOG_MAX_RA_REQ_QP = 4;
     public static final int LOG_MAX_RA_RES_QP = 4;
@@ -142,6 +145,8 @@ public final class ModelCaps {
         set(b, base, "enhanced_error_q_counters", 1);
         set(b, base, "log_uar_page_sz", 0);
         set(b, base, "num_of_uars_per_page", 1);
+        set(b, base, "log_max_mcg", LOG_MAX_MCG);
+        set(b, base, "max_qp_mcg", MAX_QP_MCG);
     }
 
     private static void set(MutableDirectBuffer b, int base, String field, long value) {

@@ -114,11 +114,15 @@ final class QpCommands {
         // QP1 (GSI) is the mirror device's own QP1: QPN 1 and the GSI Q_Key on the wire (IBTA 16.1)
         QpInitAttributes base = st0 == QpLayouts.ST_QP1 ? QpInitAttributes.gsi(scq.rxeCq, rcq.rxeCq)
                 : QpInitAttributes.of(type, scq.rxeCq, rcq.rxeCq);
-        QueuePair rxeQp = pd.rxePd.createQp(base
-                .maxSendWr(Math.max(1, sqCount)).maxRecvWr(Math.max(1, rqCount))
+        base                .maxSendWr(Math.max(1, sqCount)).maxRecvWr(Math.max(1, rqCount))
                 .maxSendSge(ModelCaps.MAX_SGE)
                 .maxRecvSge(Math.max(1, Math.min(ModelCaps.MAX_SGE, (1 << strideShift) / 16)))
-                .srq(srq == null ? null : srq.rxeSrq));
+                .srq(srq == null ? null : srq.rxeSrq);
+        if (in.get(i, 0, q + "block_lb_mc") != 0) {
+            base.blockSelfMulticastLoopback(); // the QP's own multicast is not looped back to it
+        }
+        QueuePair rxeQp = pd.rxePd.createQp(base);
+
         DeviceQp qp = new DeviceQp(rxeQp.qpn(), type, pd, scq, rcq, uar, (int) in.get(i, 0, q + "user_index"), buffer,
                 rqCount, strideShift, sqCount, dbrHost, rxeQp);
         if (sqCount > 0) {
@@ -166,6 +170,7 @@ final class QpCommands {
         qp.sendCq.users--;
         qp.recvCq.users--;
         st.uarUsers[qp.uar]--;
+        McgCommands.detachAll(qp);
         qp.rxeQp.close();
         for (int k = 0; k < qp.ahCount; k++) {
             AddressHandle ah = qp.ahs[k];

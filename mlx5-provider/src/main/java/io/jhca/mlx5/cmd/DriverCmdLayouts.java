@@ -18,7 +18,9 @@ public final class DriverCmdLayouts {
             QpModifyLayouts.SQERR2RTS_QP_IN, QpModifyLayouts.SQERR2RTS_QP_OUT,
             QCounterLayouts.ALLOC_Q_COUNTER_IN, QCounterLayouts.ALLOC_Q_COUNTER_OUT,
             QCounterLayouts.DEALLOC_Q_COUNTER_IN, QCounterLayouts.DEALLOC_Q_COUNTER_OUT,
-            QCounterLayouts.QUERY_Q_COUNTER_IN, QCounterLayouts.QUERY_Q_COUNTER_OUT);
+            QCounterLayouts.QUERY_Q_COUNTER_IN, QCounterLayouts.QUERY_Q_COUNTER_OUT,
+            McgLayouts.ATTACH_TO_MCG_IN, McgLayouts.ATTACH_TO_MCG_OUT,
+            McgLayouts.DETACH_FROM_MCG_IN, McgLayouts.DETACH_FROM_MCG_OUT);
 
     private static final Map<Integer, Layout[]> BY_OPCODE = Map.of(
             CmdOpcode.SET_ROCE_ADDRESS,
@@ -31,7 +33,9 @@ public final class DriverCmdLayouts {
             CmdOpcode.DEALLOC_Q_COUNTER,
             new Layout[] {QCounterLayouts.DEALLOC_Q_COUNTER_IN, QCounterLayouts.DEALLOC_Q_COUNTER_OUT},
             CmdOpcode.QUERY_Q_COUNTER,
-            new Layout[] {QCounterLayouts.QUERY_Q_COUNTER_IN, QCounterLayouts.QUERY_Q_COUNTER_OUT});
+            new Layout[] {QCounterLayouts.QUERY_Q_COUNTER_IN, QCounterLayouts.QUERY_Q_COUNTER_OUT},
+            CmdOpcode.ATTACH_TO_MCG, new Layout[] {McgLayouts.ATTACH_TO_MCG_IN, McgLayouts.ATTACH_TO_MCG_OUT},
+            CmdOpcode.DETACH_FROM_MCG, new Layout[] {McgLayouts.DETACH_FROM_MCG_IN, McgLayouts.DETACH_FROM_MCG_OUT});
 
     private DriverCmdLayouts() {
     }

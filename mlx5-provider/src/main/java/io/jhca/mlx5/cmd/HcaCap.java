@@ -67,6 +67,8 @@ public final class HcaCap {
             .field("log_pg_sz", 0x258, 8)
             .field("bf", 0x260, 1)
             .field("log_bf_reg_size", 0x26b, 5)
+            .field("max_qp_mcg", 0x2e7, 25)
+            .field("log_max_mcg", 0x318, 8)
             .field("log_max_transport_domain", 0x323, 5)
             .field("log_max_pd", 0x32b, 5)
             .field("log_max_wq_sz", 0x3db, 5)

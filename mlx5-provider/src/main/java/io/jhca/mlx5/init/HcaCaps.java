@@ -15,7 +15,8 @@ public record HcaCaps(
         int logMaxPd, int logMaxMrwSz, int logMaxRaReqQp, int logMaxRaResQp, int logMaxMsg, int gidTableSize,
         int pkeyTableSize, int localCaAckDelay, int portType, int numPorts, int cqeVersion, boolean roce,
         boolean atomic, boolean rc, boolean uc, boolean ud, boolean bf, int logBfRegSize, boolean fastTeardown,
-        int vhcaId, int logPgSz, int maxQpCnt, boolean imaicl, int logMaxSrq, int logMaxSrqSz) {
+        int vhcaId, int logPgSz, int maxQpCnt, boolean imaicl, int logMaxSrq, int logMaxSrqSz, int logMaxMcg,
+        int maxQpMcg) {
 
     /** Reads the capability structure at {@code capability.cmd_hca_cap} of a QUERY_HCA_CAP output. */
     public static HcaCaps from(Struct out) {
@@ -34,7 +35,8 @@ public record HcaCaps(
                 get(out, l, p + "log_bf_reg_size"), get(out, l, p + "fast_teardown") != 0,
                 get(out, l, p + "vhca_id"), get(out, l, p + "log_pg_sz"), get(out, l, p + "max_qp_cnt"),
                 get(out, l, p + "imaicl") != 0,
-                get(out, l, p + "log_max_srq"), get(out, l, p + "log_max_srq_sz"));
+                get(out, l, p + "log_max_srq"), get(out, l, p + "log_max_srq_sz"),
+                get(out, l, p + "log_max_mcg"), get(out, l, p + "max_qp_mcg"));
     }
 
     private static int get(Struct out, Layout l, String name) {

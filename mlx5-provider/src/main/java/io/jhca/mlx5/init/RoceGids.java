@@ -59,7 +59,22 @@ public final class RoceGids {
 
     /** The MAC RoCE traffic to a GID goes to: {@link #macOf} of the address the GID stands for. */
     public static byte[] macOf(Gid gid) {
+        if (gid.isMulticast()) {
+            return multicastMacOf(gid);
+        }
         return macOf(gid.toInetAddress());
+    }
+
+    /**
+     * The Ethernet group address of a multicast GID (ib_addr.h rdma_get_mcast_mac): IPv4 01:00:5e plus the group's
+     * low 23 bits (RFC 1112, ip_eth_mc_map), IPv6 33:33 plus its last four bytes (RFC 2464, ipv6_eth_mc_map).
+     */
+    static byte[] multicastMacOf(Gid gid) {
+        byte[] g = gid.bytes();
+        if (gid.isIpv4Mapped()) {
+            return new byte[] {0x01, 0x00, 0x5e, (byte) (g[13] & 0x7f), g[14], g[15]};
+        }
+        return new byte[] {0x33, 0x33, g[12], g[13], g[14], g[15]};
     }
 
     static long eui64(byte[] mac) {

@@ -219,6 +219,23 @@ class DriverLayoutsGoldenTest {
         assertEquals(QCounterLayouts.ALLOC_Q_COUNTER_OUT, DriverCmdLayouts.output(CmdOpcode.ALLOC_Q_COUNTER));
         assertEquals(QCounterLayouts.DEALLOC_Q_COUNTER_IN, DriverCmdLayouts.input(CmdOpcode.DEALLOC_Q_COUNTER));
         assertEquals(QCounterLayouts.QUERY_Q_COUNTER_OUT, DriverCmdLayouts.output(CmdOpcode.QUERY_Q_COUNTER));
+        assertEquals(McgLayouts.ATTACH_TO_MCG_IN, DriverCmdLayouts.input(CmdOpcode.ATTACH_TO_MCG));
+        assertEquals(McgLayouts.DETACH_FROM_MCG_OUT, DriverCmdLayouts.output(CmdOpcode.DETACH_FROM_MCG));
+    }
+
+    /**
+     * ATTACH_TO_MCG of QP 0x123456 to ::ffff:239.1.2.3, byte by byte as mlx5_ifc.h places it: opcode 0x0806 at 0,
+     * the QPN in the low 24 bits of dword 2, the GID in network order at byte 16 (the generated C program checks
+     * every field of the layout as well; this pins the whole command).
+     */
+    @Test
+    void attachToMcgBytes() {
+        org.agrona.concurrent.UnsafeBuffer b = new org.agrona.concurrent.UnsafeBuffer(new byte[McgLayouts.ATTACH_TO_MCG_IN.sizeBytes()]);
+        McgLayouts.ATTACH_TO_MCG_IN.set(b, 0, "opcode", CmdOpcode.ATTACH_TO_MCG).set(b, 0, "qpn", 0x123456);
+        McgLayouts.ATTACH_TO_MCG_IN.field("multicast_gid").setBytes(b, 0, new byte[] {0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                (byte) 0xff, (byte) 0xff, (byte) 239, 1, 2, 3});
+        assertEquals("080600000000000000123456000000000000000000000000" + "0000ffffef010203",
+                java.util.HexFormat.of().formatHex(b.byteArray()));
     }
 
     /** Every 32-bit counter of query_q_counter_out is reported, and nothing of the header. */

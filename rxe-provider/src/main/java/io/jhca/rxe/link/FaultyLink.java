@@ -192,6 +192,28 @@ public final class FaultyLink implements Link {
         inner.close();
     }
 
+    // multicast datagrams pass through untouched: the faults apply to the unicast path
+
+    @Override
+    public void joinGroup(final java.net.InetAddress group) {
+        inner.joinGroup(group);
+    }
+
+    @Override
+    public void leaveGroup(final java.net.InetAddress group) {
+        inner.leaveGroup(group);
+    }
+
+    @Override
+    public InetSocketAddress receiveGroup(final ByteBuffer buffer) {
+        return inner.receiveGroup(buffer);
+    }
+
+    @Override
+    public java.net.InetAddress lastGroup() {
+        return inner.lastGroup();
+    }
+
     /** One held packet. */
     private static final class Slot {
         final ByteBuffer data = ByteBuffer.allocateDirect(SLOT_BYTES);

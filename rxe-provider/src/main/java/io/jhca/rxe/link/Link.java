@@ -1,5 +1,6 @@
 package io.jhca.rxe.link;
 
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -48,4 +49,29 @@ public interface Link extends AutoCloseable {
 
     @Override
     void close();
+
+    /**
+     * Joins the IP multicast group {@code group} on the link's interface (IGMP / MLD), so datagrams sent to
+     * {@code group}:4791 come in through {@link #receiveGroup}. Joining a group already joined does nothing.
+     */
+    default void joinGroup(InetAddress group) {
+        throw new UnsupportedOperationException("this link has no multicast");
+    }
+
+    /** Leaves a group joined with {@link #joinGroup}; no more of its datagrams come in. */
+    default void leaveGroup(InetAddress group) {
+    }
+
+    /**
+     * Receives one datagram sent to a joined group, as {@link #receive}; {@link #lastGroup()} then names its group.
+     * Null when none is waiting.
+     */
+    default InetSocketAddress receiveGroup(ByteBuffer buffer) {
+        return null;
+    }
+
+    /** The group (the very object given to {@link #joinGroup}) of the datagram {@link #receiveGroup} returned last. */
+    default InetAddress lastGroup() {
+        return null;
+    }
 }

@@ -28,6 +28,13 @@ final class NativeSocket {
     /** UDP_NO_CHECK6_RX (linux/udp.h): accept UDPv6 datagrams with checksum 0, as rxe sends them. */
     static final int UDP_NO_CHECK6_RX = 102;
 
+    /** IP_MULTICAST_ALL (linux/in.h): 0 = a socket takes only the groups it joined itself. */
+    static final int IP_MULTICAST_ALL = 49;
+    /** IPPROTO_IPV6 (netinet/in.h). */
+    static final int IPPROTO_IPV6 = 41;
+    /** IPV6_MULTICAST_ALL (linux/in6.h), IPv6's IP_MULTICAST_ALL. */
+    static final int IPV6_MULTICAST_ALL = 29;
+
     /** The libc binding; public only because jnr-ffi generates its implementation in another class loader. */
     public interface LibC {
         @SaveError

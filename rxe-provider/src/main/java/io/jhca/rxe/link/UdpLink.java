@@ -31,11 +31,13 @@ public final class UdpLink implements Link {
 
     private final DatagramChannel channel;
     private final InetSocketAddress local;
+    private final GroupSockets groups;
     private long sendErrors;
 
-    private UdpLink(final DatagramChannel channel, final InetSocketAddress local) {
+    private UdpLink(final DatagramChannel channel, final InetSocketAddress local, final int socketBuffer) {
         this.channel = channel;
         this.local = local;
+        this.groups = new GroupSockets(local.getAddress(), local.getPort(), socketBuffer);
     }
 
     /** Binds {@code address:4791} with {@link #DEFAULT_SOCKET_BUFFER} socket buffers. */
@@ -63,7 +65,8 @@ public final class UdpLink implements Link {
             } else {
                 NativeSocket.setInt(fd, NativeSocket.SOL_UDP, NativeSocket.UDP_NO_CHECK6_RX, 1, "UDP_NO_CHECK6_RX");
             }
-            return new UdpLink(ch, (InetSocketAddress) ch.getLocalAddress());
+            multicastOut(ch, local.getAddress());
+            return new UdpLink(ch, (InetSocketAddress) ch.getLocalAddress(), socketBuffer);
         } catch (final IOException | RuntimeException e) {
             if (ch != null) {
                 try {
@@ -76,6 +79,43 @@ public final class UdpLink implements Link {
                     + (e instanceof java.net.BindException ? " (is another RoCE device, e.g. the kernel's rdma_rxe,"
                     + " already bound to this address and port?)" : ""), e);
         }
+    }
+
+    /**
+     * Multicast sends leave through the device's own interface (IP_MULTICAST_IF), never by the default route, and
+     * loop back to the host's other members (IP_MULTICAST_LOOP, the default), as Linux rxe's sends do; hop limit 1
+     * (the kernel's default) keeps them on the link. A device on a wildcard or unknown address keeps the kernel's
+     * choice.
+     */
+    private static void multicastOut(final DatagramChannel ch, final InetAddress address) throws IOException {
+        if (address.isAnyLocalAddress()) {
+            return;
+        }
+        final java.net.NetworkInterface ni = GroupSockets.findInterface(address);
+        if (ni != null) {
+            ch.setOption(StandardSocketOptions.IP_MULTICAST_IF, ni);
+            ch.setOption(StandardSocketOptions.IP_MULTICAST_LOOP, true);
+        }
+    }
+
+    @Override
+    public void joinGroup(final InetAddress group) {
+        groups.join(group);
+    }
+
+    @Override
+    public void leaveGroup(final InetAddress group) {
+        groups.leave(group);
+    }
+
+    @Override
+    public InetSocketAddress receiveGroup(final ByteBuffer buffer) {
+        return groups.receive(buffer);
+    }
+
+    @Override
+    public InetAddress lastGroup() {
+        return groups.last();
     }
 
     @Override
@@ -109,6 +149,7 @@ public final class UdpLink implements Link {
 
     @Override
     public void close() {
+        groups.close();
         try {
             channel.close();
         } catch (final IOException e) {

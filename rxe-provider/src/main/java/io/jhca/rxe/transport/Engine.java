@@ -42,6 +42,10 @@ public final class Engine implements Agent {
 
     public static final int RX_BUDGET = 64;
     public static final int TX_BUDGET = 32;
+    /** Multicast limits (rxe_param.h), as ibv_query_device reports them. */
+    public static final int MAX_MCAST_GROUPS = McastTable.MAX_GROUPS;
+    public static final int MAX_MCAST_QP_ATTACH = McastTable.MAX_QP_ATTACH;
+    public static final int MAX_TOTAL_MCAST_QP_ATTACH = McastTable.MAX_TOTAL_QP_ATTACH;
     /** Receive buffer: larger than any valid packet, so a full buffer means an oversize (truncated) datagram. */
     static final int RX_CAPACITY = 16 * 1024;
 
@@ -83,6 +87,7 @@ public final class Engine implements Agent {
     private InetSocketAddress lastSource;
     private Peer lastPeer;
     private Tracer tracer;
+    private final McastTable mcast;
 
     /**
      * @param threaded true if an AgentRunner will run this engine; false for the caller's own progress loop
@@ -105,6 +110,7 @@ public final class Engine implements Agent {
         }
         this.local = locals[0];
         this.out = new PacketOut(link, locals, counters);
+        this.mcast = new McastTable(link);
     }
 
     /** Records every packet sent and received to a pcap file (debugging); set before the engine starts. */
@@ -226,7 +232,7 @@ public final class Engine implements Agent {
                 out.owner(null);
             }
         }
-        return n;
+        return n + receiveGroups(RX_BUDGET - n);
     }
 
     private void onPacket(final InetSocketAddress src, final int length, final long now) {
@@ -335,6 +341,114 @@ public final class Engine implements Agent {
             e.printStackTrace();
         }
         lastError = e;
+    }
+
+    // ------------------------------------------------------------------------------------------ multicast
+
+    /** Datagrams sent to the device's groups: each goes to every attached QP (rxe_recv.c rxe_rcv_mcast_pkt). */
+    private int receiveGroups(final int budget) {
+        int n = 0;
+        while (n < budget) {
+            rxByteBuffer.clear();
+            final InetSocketAddress src = link.receiveGroup(rxByteBuffer);
+            if (src == null) {
+                break;
+            }
+            n++;
+            counters.increment(RxeCounters.Counter.RCVD_PKTS);
+            counters.increment(RxeCounters.Counter.RCVD_MCAST_PKTS);
+            final int length = rxByteBuffer.position();
+            counters.add(RxeCounters.Counter.RCVD_BYTES, length);
+            if (length >= RX_CAPACITY) {
+                counters.increment(RxeCounters.Counter.DROP_OVERSIZE);
+                continue;
+            }
+            try {
+                onGroupPacket(src, length, mcast.group(link.lastGroup()));
+            } catch (final RuntimeException e) {
+                engineError(e);
+            } finally {
+                out.owner(null);
+            }
+        }
+        return n;
+    }
+
+    /**
+     * One multicast datagram: checked as any packet, its ICRC over the group as destination address; it must be a
+     * UD SEND to QPN 0xFFFFFF (IBTA 10.5.2.1). Every attached QP in a state to receive gets a copy, each checking its
+     * own Q_Key (the responder counts a mismatch as drop_bad_qkey), the sending QP included when the packet came
+     * back through the host's loopback, as in Linux rxe, unless it asked for IBV_QP_CREATE_BLOCK_SELF_MCAST_LB.
+     */
+    private void onGroupPacket(final InetSocketAddress src, final int length, final McastTable.Group group) {
+        if (group == null) {
+            counters.increment(RxeCounters.Counter.DROP_MCAST_NO_MEMBER); // left while the datagram was queued
+            return;
+        }
+        final Peer from = source(src);
+        final Peer to = group.peer;
+        if (from.isIpv4() != to.isIpv4()) {
+            counters.increment(RxeCounters.Counter.DROP_BAD_SRC_ADDR);
+            return;
+        }
+        final int status;
+        int ipv4Id = 0;
+        if (to.isIpv4()) {
+            status = validator.validateIpv4(icrcMode, from.ipv4Address(), to.ipv4Address(), src.getPort(),
+                    to.socketAddress().getPort(), rx, 0, length);
+            ipv4Id = validator.lastIpv4Id();
+            if (status == PacketValidator.OK) {
+                counters.increment(ipv4Id == 0 ? RxeCounters.Counter.ICRC_CHECKED_FULL
+                        : RxeCounters.Counter.ICRC_RECOVERED_ID);
+            }
+        } else {
+            status = validator.validateIpv6(from.hi(), from.lo(), to.hi(), to.lo(), src.getPort(),
+                    to.socketAddress().getPort(), rx, 0, length);
+        }
+        if (tracer != null) {
+            tracer.trace(from, to, src.getPort(), to.socketAddress().getPort(), rx, 0, length, ipv4Id);
+        }
+        if (status != PacketValidator.OK) {
+            countDrop(status);
+            return;
+        }
+        packet.decode(rx, length, from, to, ipv4Id); // local: the group's address, which the ICRC covered
+        if (packet.destQp != io.jhca.verbs.QueuePair.MULTICAST_QPN
+                || Opcode.transport(packet.opcode) != Opcode.TRANSPORT_UD) {
+            counters.increment(RxeCounters.Counter.DROP_MCAST_BAD_QPN);
+            return;
+        }
+        final TransportQp[] members = group.members;
+        if (members.length == 0) {
+            counters.increment(RxeCounters.Counter.DROP_MCAST_NO_MEMBER);
+            return;
+        }
+        final boolean fromHere = from.sameAddress(local);
+        final int srcQp = fromHere ? packet.deth().srcQp() : -1;
+        for (final TransportQp qp : members) {
+            if (fromHere && qp.qpn == srcQp && qp.blockSelfMcastLoopback) {
+                continue; // its own send, looped back by the host: blocked at its request
+            }
+            final RxeCounters qc = qp.counters;
+            qc.increment(RxeCounters.Counter.RCVD_PKTS);
+            qc.add(RxeCounters.Counter.RCVD_BYTES, length);
+            if (!qp.canRespond()) {
+                qp.count(RxeCounters.Counter.DROP_BAD_QP_STATE);
+                continue;
+            }
+            out.owner(qc);
+            qp.responder.onRequest(packet);
+        }
+    }
+
+    /** Attaches a UD QP to a group; the device joins the IP group with its first member (control path). */
+    public void attachMcast(final TransportQp qp, final io.jhca.verbs.Gid mgid) {
+        runOnEngine(() -> mcast.attach(qp, mgid));
+    }
+
+    /** Detaches a QP; the device leaves the IP group with its last member (control path). */
+    public void detachMcast(final TransportQp qp, final io.jhca.verbs.Gid mgid) {
+        runOnEngine(() -> mcast.detach(qp, mgid));
     }
 
     // ------------------------------------------------------------------------------------------ control path

@@ -456,7 +456,7 @@ final class Responder {
      */
     private void buildGrh(final RxPacket p) {
         final Peer src = p.source;
-        final Peer dst = p.local;
+        final Peer dst = p.local; // the address it arrived at: a group's for multicast
         final int udpLength = PacketLayout.UDP_HEADER_LENGTH + p.length;
         grh.setMemory(0, GRH_LENGTH, (byte) 0);
         if (src.isIpv4()) {

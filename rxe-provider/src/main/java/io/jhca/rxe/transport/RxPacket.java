@@ -30,7 +30,7 @@ final class RxPacket {
     int payloadLength;
     /** Sender, as decoded from the datagram's source. */
     Peer source;
-    /** The local address it arrived at (the destination address its ICRC covered). */
+    /** The local address it arrived at (the destination address its ICRC covered): the device's, or a group's. */
     Peer local;
     /** IPv4 Identification the ICRC was verified with (0 in strict mode). */
     int ipv4Id;

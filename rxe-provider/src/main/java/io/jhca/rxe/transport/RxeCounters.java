@@ -74,7 +74,11 @@ public final class RxeCounters {
         ICRC_RECOVERED_ID("icrc_recovered_id", false),
         // transmit side
         TX_REFUSED("tx_refused", false),
-        ENGINE_ERRORS("engine_errors", false);
+        ENGINE_ERRORS("engine_errors", false),
+        // multicast: datagrams taken from joined groups, and those no attached QP could take
+        RCVD_MCAST_PKTS("rcvd_mcast_pkts", false),
+        DROP_MCAST_NO_MEMBER("drop_mcast_no_member", false),
+        DROP_MCAST_BAD_QPN("drop_mcast_bad_qpn", false);
 
         private final String label;
         private final boolean perQp;

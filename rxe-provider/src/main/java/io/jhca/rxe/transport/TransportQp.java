@@ -52,6 +52,8 @@ public final class TransportQp {
     QpState state = QpState.RESET;
     int accessFlags;
     int qkey;
+    /** IBV_QP_CREATE_BLOCK_SELF_MCAST_LB: this QP's own multicast sends are not delivered back to it. */
+    boolean blockSelfMcastLoopback;
     Peer peer;
     int destQpn;
     /** Path MTU in bytes; an rxe QP starts with 256 until RTR sets it (rocev2.md §3.2). */
@@ -347,5 +349,10 @@ public final class TransportQp {
             work += requester.run(now, budget);
         }
         return work;
+    }
+
+    /** Set at creation (before the QP is added to the engine). */
+    public void blockSelfMulticastLoopback(final boolean block) {
+        blockSelfMcastLoopback = block;
     }
 }
