@@ -1,14 +1,12 @@
 package io.jhca.verbs;
 
-import java.util.concurrent.ConcurrentLinkedQueue;
-
 /**
  * An open device ({@code struct ibv_context}). Providers subclass it; the shared rules (limits, lifetimes)
  * are enforced here so every provider behaves the same.
  */
 public abstract class Context extends VerbsResource {
     private final DeviceInfo device;
-    private final ConcurrentLinkedQueue<AsyncEvent> asyncEvents = new ConcurrentLinkedQueue<>();
+    private final AsyncEventChannel asyncEvents = new AsyncEventChannel(this);
 
     protected Context(DeviceInfo device) {
         super("context");
@@ -122,14 +120,30 @@ public abstract class Context extends VerbsResource {
         return java.util.Collections.emptyMap();
     }
 
-    /** The next asynchronous event, or null (non-blocking {@code ibv_get_async_event}). */
+    /**
+     * The next asynchronous event, or null: non-blocking, and acknowledged at once (it holds nothing open). Takes
+     * from the same queue as {@link #asyncEventChannel()}.
+     */
     public final AsyncEvent pollAsyncEvent() {
         return asyncEvents.poll();
     }
 
+    /**
+     * The device's asynchronous event channel ({@code context->async_fd}): blocking {@code ibv_get_async_event},
+     * a selectable channel, and {@code ibv_ack_async_event}. One per context, closed with it.
+     */
+    public final AsyncEventChannel asyncEventChannel() {
+        return asyncEvents;
+    }
+
     /** Provider side: report an asynchronous event. */
     protected final void postAsyncEvent(AsyncEvent event) {
-        asyncEvents.add(event);
+        asyncEvents.post(event);
+    }
+
+    @Override
+    void afterClose() {
+        asyncEvents.close();
     }
 
     private void checkPort(int port) {

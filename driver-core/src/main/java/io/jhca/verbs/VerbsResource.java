@@ -16,6 +16,10 @@ public abstract class VerbsResource implements AutoCloseable {
     private VerbsResource[] uses;
     private final Set<VerbsResource> users = new LinkedHashSet<>();
     private volatile boolean closed;
+    /** Async events of this element taken from the channel and not acknowledged (QP, CQ, SRQ). */
+    private int asyncUnacked;
+    /** The channel that queued an event of this element, so closing drops the ones not taken. */
+    private volatile AsyncEventChannel asyncChannel;
 
     /**
      * @param kind what this is, for messages: "PD", "MR", "CQ", "QP", "AH", "context"
@@ -85,6 +89,11 @@ public abstract class VerbsResource implements AutoCloseable {
                 throw new VerbsException(VerbsException.EBUSY,
                         "cannot close " + describe() + ": still in use by " + sb + "; close them first");
             }
+            if (asyncUnacked != 0) {
+                // ibv_destroy_qp/cq/srq wait until every async event of theirs was acknowledged; waiting could hang
+                throw new VerbsException(VerbsException.EBUSY, "cannot close " + describe() + ": " + asyncUnacked
+                        + " async events not acknowledged (AsyncEventChannel.ackEvent)");
+            }
             beforeDestroy();
             destroy();
             closed = true;
@@ -93,6 +102,27 @@ public abstract class VerbsResource implements AutoCloseable {
             r.removeUser(this);
         }
         afterClose();
+        AsyncEventChannel ch = asyncChannel;
+        if (ch != null) {
+            ch.forget(this);
+        }
+    }
+
+    /** Async events of this element taken from its context's channel and not yet acknowledged. */
+    public final synchronized int unackedAsyncEvents() {
+        return asyncUnacked;
+    }
+
+    final synchronized void asyncEventTaken() {
+        asyncUnacked++;
+    }
+
+    final synchronized void asyncEventAcked() {
+        asyncUnacked--;
+    }
+
+    final void noteAsyncChannel(AsyncEventChannel ch) {
+        asyncChannel = ch;
     }
 
     /**

@@ -168,7 +168,7 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
     public void enteredError(final AsyncEvent.Type event, final String detail) {
         enterError();
         if (event != null) {
-            context.post(new AsyncEvent(event, describe(), detail));
+            context.post(AsyncEvent.of(event, this, detail));
         }
     }
 

@@ -20,6 +20,10 @@ public final class EventType {
     public static final int PAGE_REQUEST = 0x0b;
     public static final int WQ_INVAL_REQ_ERROR = 0x10;
     public static final int WQ_ACCESS_ERROR = 0x11;
+    public static final int SRQ_CATAS_ERROR = 0x12;
+    /** A QP on an SRQ in error has no more WQEs in flight (IBV_EVENT_QP_LAST_WQE_REACHED). */
+    public static final int SRQ_LAST_WQE = 0x13;
+    public static final int SRQ_RQ_LIMIT = 0x14;
 
     /** PORT_CHANGE sub_type, device.h {@code MLX5_PORT_CHANGE_SUBTYPE_DOWN / _ACTIVE}. */
     public static final int PORT_CHANGE_DOWN = 1;
