@@ -112,6 +112,15 @@ public abstract class Context extends VerbsResource {
     }
 
     /**
+     * True if the device moves packets only while the application calls {@link #progress()} (a software device
+     * without its own thread): a thread asleep on a channel then drives nothing, so it must look at the channel
+     * without blocking and call {@link #progress()} in between. False for hardware and threaded software devices.
+     */
+    public boolean progressByCaller() {
+        return false;
+    }
+
+    /**
      * The device's counters, as {@code rdma statistic show} lists them: name to value, in the provider's order
      * (packets and bytes each way, retransmissions, NAKs, drops by reason, ...). A snapshot; empty if the
      * provider keeps none.
