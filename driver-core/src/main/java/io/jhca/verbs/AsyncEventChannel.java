@@ -36,6 +36,8 @@ public final class AsyncEventChannel {
     /** A byte sits in the pipe exactly while {@link #pending} is not empty: the selector sees a level. */
     private boolean signalled;
     private boolean closed;
+    /** {@link #pending}'s size, readable without the lock: an empty {@link #poll()} (a busy loop's) takes none. */
+    private volatile int queued;
 
     AsyncEventChannel(Context context) {
         this.context = context;
@@ -125,8 +127,13 @@ public final class AsyncEventChannel {
     }
 
     /** {@link Context#pollAsyncEvent()}: the next event, taken and acknowledged at once; null if none. */
-    synchronized AsyncEvent poll() {
-        return take();
+    AsyncEvent poll() {
+        if (queued == 0) {
+            return null;
+        }
+        synchronized (this) {
+            return take();
+        }
     }
 
     /** Queues an event and wakes the waiters. */
@@ -138,6 +145,7 @@ public final class AsyncEventChannel {
             event.element().noteAsyncChannel(this);
         }
         pending.add(event);
+        queued = pending.size();
         signal();
         notifyAll();
     }
@@ -145,6 +153,7 @@ public final class AsyncEventChannel {
     /** An element that closed takes its events that were not taken yet away with it. */
     synchronized void forget(VerbsResource element) {
         pending.removeIf(e -> e.element() == element);
+        queued = pending.size();
         if (pending.isEmpty()) {
             unsignal();
         }
@@ -155,6 +164,7 @@ public final class AsyncEventChannel {
         synchronized (this) {
             closed = true;
             pending.clear();
+            queued = 0;
             notifyAll();
         }
         Pipe p = pipe;
@@ -174,6 +184,7 @@ public final class AsyncEventChannel {
         do {
             e = pending.poll();
         } while (e != null && e.element() != null && e.element().isClosed());
+        queued = pending.size();
         if (pending.isEmpty()) {
             unsignal();
         }
