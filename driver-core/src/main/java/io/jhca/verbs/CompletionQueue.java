@@ -188,7 +188,7 @@ public abstract class CompletionQueue extends VerbsResource {
         String msg = describe() + " overrun: more than " + capacity + " completions were outstanding; the CQ is in error";
         if (!overrunReported) {
             overrunReported = true;
-            context.postAsyncEvent(new AsyncEvent(AsyncEvent.Type.CQ_ERR, describe(), msg));
+            context.postAsyncEvent(AsyncEvent.of(AsyncEvent.Type.CQ_ERR, this, msg));
         }
         return new VerbsException(VerbsException.EOVERFLOW, msg);
     }

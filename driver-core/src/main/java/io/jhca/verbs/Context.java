@@ -1,14 +1,12 @@
 package io.jhca.verbs;
 
-import java.util.concurrent.ConcurrentLinkedQueue;
-
 /**
  * An open device ({@code struct ibv_context}). Providers subclass it; the shared rules (limits, lifetimes)
  * are enforced here so every provider behaves the same.
  */
 public abstract class Context extends VerbsResource {
     private final DeviceInfo device;
-    private final ConcurrentLinkedQueue<AsyncEvent> asyncEvents = new ConcurrentLinkedQueue<>();
+    private final AsyncEventChannel asyncEvents = new AsyncEventChannel(this);
 
     protected Context(DeviceInfo device) {
         super("context");
@@ -114,6 +112,15 @@ public abstract class Context extends VerbsResource {
     }
 
     /**
+     * True if the device moves packets only while the application calls {@link #progress()} (a software device
+     * without its own thread): a thread asleep on a channel then drives nothing, so it must look at the channel
+     * without blocking and call {@link #progress()} in between. False for hardware and threaded software devices.
+     */
+    public boolean progressByCaller() {
+        return false;
+    }
+
+    /**
      * The device's counters, as {@code rdma statistic show} lists them: name to value, in the provider's order
      * (packets and bytes each way, retransmissions, NAKs, drops by reason, ...). A snapshot; empty if the
      * provider keeps none.
@@ -122,14 +129,30 @@ public abstract class Context extends VerbsResource {
         return java.util.Collections.emptyMap();
     }
 
-    /** The next asynchronous event, or null (non-blocking {@code ibv_get_async_event}). */
+    /**
+     * The next asynchronous event, or null: non-blocking, and acknowledged at once (it holds nothing open). Takes
+     * from the same queue as {@link #asyncEventChannel()}.
+     */
     public final AsyncEvent pollAsyncEvent() {
         return asyncEvents.poll();
     }
 
+    /**
+     * The device's asynchronous event channel ({@code context->async_fd}): blocking {@code ibv_get_async_event},
+     * a selectable channel, and {@code ibv_ack_async_event}. One per context, closed with it.
+     */
+    public final AsyncEventChannel asyncEventChannel() {
+        return asyncEvents;
+    }
+
     /** Provider side: report an asynchronous event. */
     protected final void postAsyncEvent(AsyncEvent event) {
-        asyncEvents.add(event);
+        asyncEvents.post(event);
+    }
+
+    @Override
+    void afterClose() {
+        asyncEvents.close();
     }
 
     private void checkPort(int port) {

@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Lifetime rules shared by every verbs object, as libibverbs has them: a resource is used by its children
@@ -16,6 +17,13 @@ public abstract class VerbsResource implements AutoCloseable {
     private VerbsResource[] uses;
     private final Set<VerbsResource> users = new LinkedHashSet<>();
     private volatile boolean closed;
+    /**
+     * Async events of this element taken from the channel and not acknowledged (QP, CQ, SRQ). Atomic, not under
+     * this object's lock: the channel counts under its own lock, and a close that posts an event must not wait.
+     */
+    private final AtomicInteger asyncUnacked = new AtomicInteger();
+    /** The channel that queued an event of this element, so closing drops the ones not taken. */
+    private volatile AsyncEventChannel asyncChannel;
 
     /**
      * @param kind what this is, for messages: "PD", "MR", "CQ", "QP", "AH", "context"
@@ -85,6 +93,12 @@ public abstract class VerbsResource implements AutoCloseable {
                 throw new VerbsException(VerbsException.EBUSY,
                         "cannot close " + describe() + ": still in use by " + sb + "; close them first");
             }
+            int unacked = asyncUnacked.get();
+            if (unacked != 0) {
+                // ibv_destroy_qp/cq/srq wait until every async event of theirs was acknowledged; waiting could hang
+                throw new VerbsException(VerbsException.EBUSY, "cannot close " + describe() + ": " + unacked
+                        + " async events not acknowledged (AsyncEventChannel.ackEvent)");
+            }
             beforeDestroy();
             destroy();
             closed = true;
@@ -93,6 +107,27 @@ public abstract class VerbsResource implements AutoCloseable {
             r.removeUser(this);
         }
         afterClose();
+        AsyncEventChannel ch = asyncChannel;
+        if (ch != null) {
+            ch.forget(this);
+        }
+    }
+
+    /** Async events of this element taken from its context's channel and not yet acknowledged. */
+    public final int unackedAsyncEvents() {
+        return asyncUnacked.get();
+    }
+
+    final void asyncEventTaken() {
+        asyncUnacked.incrementAndGet();
+    }
+
+    final void asyncEventAcked() {
+        asyncUnacked.decrementAndGet();
+    }
+
+    final void noteAsyncChannel(AsyncEventChannel ch) {
+        asyncChannel = ch;
     }
 
     /**

@@ -111,6 +111,11 @@ final class BandwidthLoops {
                 }
             }
             int ne = s.sendCq.poll(wcs, POLL_BATCH);
+            if (ne == 0 && s.sendChannel != null) {
+                // run_iter_bw -e: sleep only once every completion of the last event was polled
+                s.waiter.awaitEvent(s.sendCq, "a send completion", totccnt + 1);
+                continue;
+            }
             if (ne == 0) {
                 s.ctx.progress();
                 Spin.idle(++idle);
@@ -174,6 +179,10 @@ final class BandwidthLoops {
         long endAt = clock == null ? 0 : clock.end() + DRAIN_NANOS;
         while (rcnt < tot) {
             int ne = s.recvCq.poll(wcs, POLL_BATCH);
+            if (ne == 0 && s.recvChannel != null) {
+                s.waiter.awaitEvent(s.recvCq, "a message from the peer", rcnt + 1); // run_iter_bw_server -e
+                continue;
+            }
             long now = System.nanoTime();
             if (ne == 0) {
                 s.ctx.progress();

@@ -35,11 +35,13 @@ import java.util.List;
  * @param udpBaseline  print the UDP floor
  * @param stallMillis  a wait without progress for this long fails the run (0 = never)
  * @param useSrq       --use-srq: SEND tests receive through a shared receive queue
+ * @param events       -e: sleep on CQ events (completion channels) instead of busy-polling the CQs
  */
 public record PerfParams(PerfTest test, Role role, String device, String peerDevice, int ibPort, int size, boolean all,
                          int iters, int duration, int margin, int mtu, Integer gidIndex, int tcpPort, int numQps, int inlineSize,
                          int txDepth, int rxDepth, int cqMod, boolean reportGbits, int qpTimeout, int sl, String server,
-                         String bind, Path json, Path plot, boolean udpBaseline, long stallMillis, boolean useSrq) {
+                         String bind, Path json, Path plot, boolean udpBaseline, long stallMillis, boolean useSrq,
+                         boolean events) {
 
     public enum Role { SERVER, CLIENT, BOTH }
 
@@ -68,6 +70,6 @@ public record PerfParams(PerfTest test, Role role, String device, String peerDev
     public PerfParams as(Role r, String dev) {
         return new PerfParams(test, r, dev, peerDevice, ibPort, size, all, iters, duration, margin, mtu, gidIndex, tcpPort, numQps,
                 inlineSize, txDepth, rxDepth, cqMod, reportGbits, qpTimeout, sl, server, bind, json, plot, udpBaseline,
-                stallMillis, useSrq);
+                stallMillis, useSrq, events);
     }
 }

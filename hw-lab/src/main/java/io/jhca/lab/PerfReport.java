@@ -27,6 +27,9 @@ public final class PerfReport {
         PerfTest t = s.p.test();
         out.println(LINE);
         out.println("                    " + t.title());
+        if (s.p.events()) {
+            out.printf(" Test with events. Using %s_comp%d%n", s.ctx.name(), 0); // ctx_print_test_info, eq_num 0
+        }
         out.printf(" Dual-port       : %s\t\tDevice         : %s%n", "OFF", s.ctx.name());
         out.printf(" Number of qps   : %d\t\tTransport type : %s%n", s.p.numQps(),
                 DevinfoCommand.transportValue(s.ctx.device().transport()) == 1 ? "IW" : "IB");

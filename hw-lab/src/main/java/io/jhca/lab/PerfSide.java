@@ -2,6 +2,7 @@ package io.jhca.lab;
 
 import io.jhca.memory.DmaRegion;
 import io.jhca.verbs.AhAttributes;
+import io.jhca.verbs.CompletionChannel;
 import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.Context;
 import io.jhca.verbs.CqFlags;
@@ -53,6 +54,9 @@ public final class PerfSide implements AutoCloseable {
     UnsafeBuffer buf;
     CompletionQueue sendCq;
     CompletionQueue recvCq;
+    /** -e: one channel per CQ, as perftest's send_channel and recv_channel; null without -e. */
+    CompletionChannel sendChannel;
+    CompletionChannel recvChannel;
     QueuePair[] qps;
     /** --use-srq on a side that receives: the SRQ every QP takes its receives from, else null. */
     SharedReceiveQueue srq;
@@ -67,7 +71,7 @@ public final class PerfSide implements AutoCloseable {
             this.dev = ctx.queryDevice();
             this.gidIndex = GidChoice.choose(ctx, p.ibPort(), p.gidIndex());
             this.gid = ctx.queryGid(p.ibPort(), gidIndex);
-            this.waiter = new Waiter(ctx, p.stallMillis());
+            this.waiter = new Waiter(ctx, p.stallMillis()).events(p.events());
             PerfTest t = p.test();
             txDepth = p.txDepth() > 0 ? p.txDepth() : t.defaultTxDepth();
             rxDepth = p.rxDepth() > 0 ? p.rxDepth() : t.defaultRxDepth();
@@ -123,8 +127,12 @@ public final class PerfSide implements AutoCloseable {
         buf = mem.buffer(0, 2 * n * slot);
         int maxCqe = dev.maxCqe();
         // one thread drives every object of a run: single-threaded objects, no locks
-        sendCq = ctx.createCq(Math.min(maxCqe, Math.max(1, txDepth * n)), CqFlags.SINGLE_THREADED);
-        recvCq = ctx.createCq(Math.min(maxCqe, Math.max(1, rxDepth * n)), CqFlags.SINGLE_THREADED);
+        if (p.events()) {
+            sendChannel = ctx.createCompletionChannel();
+            recvChannel = ctx.createCompletionChannel();
+        }
+        sendCq = ctx.createCq(Math.min(maxCqe, Math.max(1, txDepth * n)), sendChannel, CqFlags.SINGLE_THREADED);
+        recvCq = ctx.createCq(Math.min(maxCqe, Math.max(1, rxDepth * n)), recvChannel, CqFlags.SINGLE_THREADED);
         qps = new QueuePair[n];
         mine = new PerftestDest[n];
         // perftest ctx_init: with --use-srq an SRQ of rx_depth WRs on the sides that receive (both in latency tests,
@@ -182,12 +190,17 @@ public final class PerfSide implements AutoCloseable {
             qps[i].modify(QpAttributes.toRts(mine[i].psn()).timeout(p.qpTimeout())
                     .maxRdAtomic(Math.max(1, Math.min(r.outReads(), dev.maxQpInitRdAtom()))));
         }
+        if (p.events()) {
+            // send_lat.c and friends: both CQs armed once connected; every event taken re-arms its CQ
+            sendCq.requestNotify(false);
+            recvCq.requestNotify(false);
+        }
     }
 
     @Override
     public void close() {
         RuntimeException first = null;
-        AutoCloseable[] all = new AutoCloseable[(qps == null ? 0 : qps.length) + 7];
+        AutoCloseable[] all = new AutoCloseable[(qps == null ? 0 : qps.length) + 9];
         int k = 0;
         if (qps != null) {
             for (QueuePair q : qps) {
@@ -197,6 +210,8 @@ public final class PerfSide implements AutoCloseable {
         all[k++] = srq;
         all[k++] = sendCq;
         all[k++] = recvCq;
+        all[k++] = sendChannel;
+        all[k++] = recvChannel;
         all[k++] = mr;
         all[k++] = mem;
         all[k++] = pd;

@@ -112,6 +112,9 @@ public abstract class PerfTestCommand implements Callable<Integer> {
     @Option(names = {"--use-srq", "--use_srq"},
             description = "SEND tests: receive through a shared receive queue of rx-depth WRs (perftest --use-srq)")
     boolean useSrq;
+    @Option(names = {"-e", "--events"},
+            description = "sleep on CQ events (completion channels) instead of polling; not with WRITE tests or -D, as perftest")
+    boolean events;
 
     @Parameters(arity = "0..1", paramLabel = "SERVER", description = "server to connect to (client role)")
     String serverHost;
@@ -159,19 +162,23 @@ public abstract class PerfTestCommand implements Callable<Integer> {
         check(sl >= 0 && sl <= 15, "-S/--sl must be 0..15");
         check(stallSeconds >= 0, "--stall-timeout must be >= 0");
         check(!useSrq || test.verb() == PerfTest.Verb.SEND, "--use-srq is for SEND tests only");
+        // perftest_parameters.c refuses both: a WRITE's target sees no completion to sleep on, and -D stops by alarm
+        check(!events || test.verb() != PerfTest.Verb.WRITE, "-e/--events: Events feature not available on WRITE verb");
+        check(!events || duration == 0, "-e/--events: Duration mode doesn't work with events");
         if (plot != null) {
             String n = plot.getFileName().toString().toLowerCase(Locale.ROOT);
             check(n.endsWith(".png") || n.endsWith(".svg"), "--plot FILE must end in .png or .svg");
         }
         int cq = cqMod != null ? cqMod : 100;
-        if (cqMod == null && !all && sz > 8192) {
-            cq = 1; // perftest: CQ moderation off above MSG_SIZE_CQ_MOD_LIMIT (8192) unless asked for
+        if (cqMod == null && !all && sz > 8192 && !events) {
+            cq = 1; // perftest: CQ moderation off above MSG_SIZE_CQ_MOD_LIMIT (8192) unless asked for, or with -e
         }
         int tcp = port != null ? port : role == PerfParams.Role.BOTH ? 0 : 18515;
         boolean udp = udpBaseline != null ? udpBaseline : role == PerfParams.Role.BOTH && test.latency();
         return new PerfParams(test, role, device, peerDevice, ibPort, sz, all, it, duration, margin, mtu, gidIndex, tcp,
                 numQps, inlineSize != null ? inlineSize : -1, txDepth != null ? txDepth : -1, rxDepth != null ? rxDepth : -1,
-                cq, reportGbits, qpTimeout, sl, serverHost, bind, json, plot, udp, stallSeconds * 1000L, useSrq);
+                cq, reportGbits, qpTimeout, sl, serverHost, bind, json, plot, udp, stallSeconds * 1000L, useSrq,
+                events);
     }
 
     private void check(boolean ok, String message) {

@@ -2,6 +2,7 @@ package io.jhca.lab;
 
 import io.jhca.memory.DmaRegion;
 import io.jhca.verbs.AhAttributes;
+import io.jhca.verbs.CompletionChannel;
 import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.Context;
 import io.jhca.verbs.CqFlags;
@@ -44,7 +45,13 @@ public final class RcPingpong {
 
     /** Everything the command line sets. {@code server} null means: be the server. */
     public record Options(String device, int ibPort, Integer gidIndex, int size, int iters, int mtu, int rxDepth,
-                          int tcpPort, int sl, String server, String bind, long stallMillis) {
+                          int tcpPort, int sl, String server, String bind, long stallMillis, boolean events) {
+
+        /** The options without -e (sleep on CQ events). */
+        public Options(String device, int ibPort, Integer gidIndex, int size, int iters, int mtu, int rxDepth,
+                       int tcpPort, int sl, String server, String bind, long stallMillis) {
+            this(device, ibPort, gidIndex, size, iters, mtu, rxDepth, tcpPort, sl, server, bind, stallMillis, false);
+        }
     }
 
     /** What a run measured. */
@@ -80,7 +87,8 @@ public final class RcPingpong {
             try (ProtectionDomain pd = ctx.allocatePd();
                  DmaRegion mem = LabMemory.allocate(ctx, o.size());
                  MemoryRegion mr = pd.register(mem, 0, o.size(), io.jhca.verbs.Access.LOCAL_WRITE.bit());
-                 CompletionQueue cq = ctx.createCq(o.rxDepth() + 1, CqFlags.SINGLE_THREADED);
+                 CompletionChannel channel = o.events() ? ctx.createCompletionChannel() : null;
+                 CompletionQueue cq = ctx.createCq(o.rxDepth() + 1, channel, CqFlags.SINGLE_THREADED);
                  QueuePair qp = pd.createQp(QpInitAttributes.rc(cq, cq).singleThreaded().maxSendWr(1).maxRecvWr(o.rxDepth())
                          .maxInlineData(inline ? o.size() : 0))) {
                 // rc_pingpong.c pp_init_ctx: INIT with pkey_index 0, the port and qp_access_flags 0
@@ -89,6 +97,9 @@ public final class RcPingpong {
                 int routs = postRecv(qp, rwr, o.rxDepth());
                 if (routs < o.rxDepth()) {
                     throw new IllegalStateException("Couldn't post receive (" + routs + ")");
+                }
+                if (o.events()) {
+                    cq.requestNotify(false); // rc_pingpong.c: armed once the receives are posted
                 }
                 PingpongDest me = new PingpongDest(port.lid(), qp.qpn(), ThreadLocalRandom.current().nextInt(1 << 24), myGid);
                 out.println(addressLine("local", me));
@@ -126,8 +137,21 @@ public final class RcPingpong {
         long start = System.nanoTime();
         int scnt = 0;
         int rcnt = 0;
+        int cqEvents = 0;
         while (rcnt < o.iters() || scnt < o.iters()) {
-            int ne = waiter.pollSome(cq, wcs, "a send or receive completion");
+            int ne;
+            if (o.events()) {
+                // rc_pingpong.c -e: sleep for the event, re-arm, then poll once (the event's completions, maybe none)
+                CompletionQueue ev = waiter.takeEvent(cq.channel(), "a send or receive completion event", -1);
+                cqEvents++;
+                if (ev != cq) {
+                    throw new IllegalStateException("CQ event for unknown CQ " + ev.describe());
+                }
+                cq.requestNotify(false);
+                ne = cq.poll(wcs);
+            } else {
+                ne = waiter.pollSome(cq, wcs, "a send or receive completion");
+            }
             for (int i = 0; i < ne; i++) {
                 WorkCompletion wc = wcs[i];
                 if (wc.status() != WcStatus.SUCCESS) {
@@ -155,6 +179,9 @@ public final class RcPingpong {
             }
         }
         long micros = (System.nanoTime() - start) / 1000;
+        if (cqEvents > 0) {
+            cq.ackEvents(cqEvents); // rc_pingpong.c acknowledges all its events at the end
+        }
         return result(micros, o.size(), o.iters());
     }
 

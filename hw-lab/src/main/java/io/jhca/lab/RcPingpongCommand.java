@@ -53,6 +53,9 @@ public final class RcPingpongCommand implements Callable<Integer> {
             description = "fail when a wait sees no progress for this long; 0 = wait forever (default ${DEFAULT-VALUE})")
     int stallSeconds = 30;
 
+    @Option(names = {"-e", "--events"}, description = "sleep on CQ events (default poll for completions)")
+    boolean events;
+
     @Parameters(arity = "0..1", paramLabel = "SERVER", description = "server to connect to (omit to be the server)")
     String server;
 
@@ -74,7 +77,7 @@ public final class RcPingpongCommand implements Callable<Integer> {
         check(gidIndex == null || gidIndex >= 0, "-g/--gid-idx must be >= 0");
         check(stallSeconds >= 0, "--stall-timeout must be >= 0");
         return new RcPingpong.Options(device, ibPort, gidIndex, size, iters, mtu, rxDepth, port, sl, server, bind,
-                stallSeconds * 1000L);
+                stallSeconds * 1000L, events);
     }
 
     private void check(boolean ok, String message) {

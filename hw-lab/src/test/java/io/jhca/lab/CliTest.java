@@ -153,6 +153,29 @@ class CliTest {
     }
 
     @Test
+    void eventsAsPerftestAllowsThem() {
+        assertTrue(perf("perf", "send-lat", "-e").events());
+        assertTrue(perf("perf", "read-bw", "--events").events());
+        assertFalse(perf("perf", "send-lat").events());
+        assertEquals(1, perf("perf", "send-bw", "-s", "65536").cqMod(), "moderation off above 8192 B");
+        assertEquals(100, perf("perf", "send-bw", "-s", "65536", "-e").cqMod(), "but not with -e (perftest)");
+        assertTrue(pingpong("rc-pingpong", "-e").events());
+        assertFalse(pingpong("rc-pingpong").events());
+        String[][] refused = {
+            {"perf", "write-lat", "-e"},
+            {"perf", "write-bw", "--events"},
+            {"perf", "send-lat", "-e", "-D", "5"},
+        };
+        String[] why = {"Events feature not available on WRITE verb", "Events feature not available on WRITE verb",
+            "Duration mode doesn't work with events"};
+        for (int i = 0; i < refused.length; i++) {
+            Run r = run(refused[i]);
+            assertEquals(HwLab.EXIT_USAGE, r.rc(), String.join(" ", refused[i]) + "\n" + r.err());
+            assertTrue(r.err().contains(why[i]), r.err());
+        }
+    }
+
+    @Test
     void helpExitsZero() {
         for (String[] args : new String[][] {{"--help"}, {"perf", "--help"}, {"perf", "write-lat", "--help"},
                 {"rc-pingpong", "--help"}, {"devinfo", "-h"}, {"devices", "--help"}, {"help", "perf"}}) {

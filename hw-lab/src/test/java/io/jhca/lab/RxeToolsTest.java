@@ -100,4 +100,43 @@ class RxeToolsTest extends ToolsEndToEnd {
     String ip1() {
         return "127.0.71.2";
     }
+
+    /** -e in thread progress (rxe's default): the tools sleep on their completion channels. */
+    @org.junit.jupiter.api.Test
+    void eventModeRuns() throws Exception {
+        eventRuns();
+    }
+
+    /**
+     * -e with the engines in caller progress mode: the event wait drives the engine between looks at the channel
+     * (nothing else would move the packets), so the same runs finish.
+     */
+    @org.junit.jupiter.api.Test
+    void eventModeRunsInCallerProgress() throws Exception {
+        String key = "jhca.rxe.progress";
+        String before = System.getProperty(key);
+        System.setProperty(key, "caller");
+        try {
+            eventRuns();
+        } finally {
+            if (before == null) {
+                System.clearProperty(key);
+            } else {
+                System.setProperty(key, before);
+            }
+        }
+    }
+
+    private void eventRuns() throws Exception {
+        LatencyRow send = latency("send-lat", "-e", "--no-udp-baseline");
+        org.junit.jupiter.api.Assertions.assertTrue(
+                send.run().out().contains(" Test with events. Using " + dev1() + "_comp0\n"), send.run().out());
+        org.junit.jupiter.api.Assertions.assertEquals(64, (int) latency("read-lat", "-e", "-s", "64", "--no-udp-baseline").n()[0]);
+        org.junit.jupiter.api.Assertions.assertEquals(8, (int) latency("atomic-lat", "-e", "--no-udp-baseline").n()[0]);
+        BwRow bw = bandwidth("send-bw", "-e", "-s", "2048", "-Q", "10");
+        org.junit.jupiter.api.Assertions.assertEquals(ITERS, (int) bw.n()[1]);
+        BwRow rd = bandwidth("read-bw", "-e", "-s", "4096", "-q", "2");
+        org.junit.jupiter.api.Assertions.assertEquals(2 * ITERS, (int) rd.n()[1]);
+        rcPingpongRun(true);
+    }
 }

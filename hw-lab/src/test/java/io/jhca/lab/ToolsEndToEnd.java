@@ -123,11 +123,17 @@ abstract class ToolsEndToEnd {
 
     @Test
     void rcPingpong() throws Exception {
+        rcPingpongRun(false);
+    }
+
+    /** ibv_rc_pingpong between the two devices, both sides with -e ({@code events}) or neither. */
+    void rcPingpongRun(boolean events) throws Exception {
         StringWriter serverOut = new StringWriter();
         CompletableFuture<Integer> port = new CompletableFuture<>();
         CompletableFuture<RcPingpong.Result> server = CompletableFuture.supplyAsync(() -> {
             try {
-                return new RcPingpong(new RcPingpong.Options(dev0(), 1, null, 4096, ITERS, 1024, 100, 0, 0, null, null, 30000),
+                return new RcPingpong(new RcPingpong.Options(dev0(), 1, null, 4096, ITERS, 1024, 100, 0, 0, null, null, 30000,
+                        events),
                         new PrintWriter(serverOut, true)).onListening(port::complete).run();
             } catch (IOException e) {
                 throw new RuntimeException(e);
@@ -140,8 +146,13 @@ abstract class ToolsEndToEnd {
         });
         int p = port.get(30, TimeUnit.SECONDS);
         // the server listens on its GID's address (loopback): that is where a client connects
-        Run client = run("rc-pingpong", "-d", dev1(), "-n", Integer.toString(ITERS), "-r", "100", "-p", Integer.toString(p),
-                ip0()).ok();
+        List<String> args = new ArrayList<>(List.of("rc-pingpong", "-d", dev1(), "-n", Integer.toString(ITERS), "-r", "100",
+                "-p", Integer.toString(p)));
+        if (events) {
+            args.add("-e");
+        }
+        args.add(ip0());
+        Run client = run(args.toArray(new String[0])).ok();
         RcPingpong.Result sr = server.get(60, TimeUnit.SECONDS);
         assertEquals((long) 4096 * ITERS * 2, sr.bytes());
 

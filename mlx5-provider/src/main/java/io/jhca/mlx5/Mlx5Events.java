@@ -199,7 +199,11 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
             case EventType.WQ_CATAS_ERROR:
             case EventType.WQ_INVAL_REQ_ERROR:
             case EventType.WQ_ACCESS_ERROR:
-            case EventType.PATH_MIG_FAILED: {
+            case EventType.PATH_MIG_FAILED:
+            case EventType.PATH_MIG:
+            case EventType.COMM_EST:
+            case EventType.SQ_DRAINED:
+            case EventType.SRQ_LAST_WQE: {
                 Mlx5Qp qp = ctx.qps().get(Eqe.qpSrqNumber(eqes, e));
                 if (qp != null) {
                     qp.asyncError(type);
@@ -213,17 +217,10 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
                 }
                 break;
             }
-            case EventType.SRQ_LAST_WQE: {
-                Mlx5Qp qp = ctx.qps().get(Eqe.qpSrqNumber(eqes, e));
-                if (qp != null) {
-                    qp.lastWqeReached();
-                }
-                break;
-            }
             case EventType.PORT_CHANGE: {
                 int sub = Eqe.subType(eqes, e);
-                ctx.event(new AsyncEvent(sub == EventType.PORT_CHANGE_ACTIVE ? AsyncEvent.Type.PORT_ACTIVE
-                        : AsyncEvent.Type.PORT_ERR, "port 1", "port change, sub_type " + sub));
+                ctx.event(AsyncEvent.ofPort(sub == EventType.PORT_CHANGE_ACTIVE ? AsyncEvent.Type.PORT_ACTIVE
+                        : AsyncEvent.Type.PORT_ERR, Math.max(1, Eqe.portNumber(eqes, e)), "port change, sub_type " + sub));
                 break;
             }
             case EventType.INTERNAL_ERROR:

@@ -418,11 +418,6 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
     }
 
     /** The device reported that this QP, in error, took its last WQE from its SRQ. */
-    void lastWqeReached() {
-        ctx.event(new AsyncEvent(AsyncEvent.Type.QP_LAST_WQE_REACHED, describe(), "device event type 0x"
-                + Integer.toHexString(EventType.SRQ_LAST_WQE)));
-    }
-
     @Override
     public boolean isUd() {
         return type() == QpType.UD;
@@ -440,18 +435,23 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         }
     }
 
-    /** An async QP event from the EQ. */
+    /** An async QP event from the EQ (mapping as mlx5_ib's mlx5_ib_qp_event). */
     void asyncError(int eventType) {
         AsyncEvent.Type t;
+        boolean error = true;
         switch (eventType) {
             case EventType.WQ_INVAL_REQ_ERROR: t = AsyncEvent.Type.QP_REQ_ERR; break;
             case EventType.WQ_ACCESS_ERROR: t = AsyncEvent.Type.QP_ACCESS_ERR; break;
-            case EventType.PATH_MIG_FAILED: t = AsyncEvent.Type.PATH_MIG_ERR; break;
+            case EventType.PATH_MIG_FAILED: t = AsyncEvent.Type.PATH_MIG_ERR; error = false; break;
+            case EventType.PATH_MIG: t = AsyncEvent.Type.PATH_MIG; error = false; break;
+            case EventType.COMM_EST: t = AsyncEvent.Type.COMM_EST; error = false; break;
+            case EventType.SQ_DRAINED: t = AsyncEvent.Type.SQ_DRAINED; error = false; break;
+            case EventType.SRQ_LAST_WQE: t = AsyncEvent.Type.QP_LAST_WQE_REACHED; error = false; break;
             default: t = AsyncEvent.Type.QP_FATAL; break;
         }
-        if (t != AsyncEvent.Type.PATH_MIG_ERR) {
+        if (error) {
             enterError();
         }
-        ctx.event(new AsyncEvent(t, describe(), "device event type 0x" + Integer.toHexString(eventType)));
+        ctx.event(AsyncEvent.of(t, this, "device event type 0x" + Integer.toHexString(eventType)));
     }
 }

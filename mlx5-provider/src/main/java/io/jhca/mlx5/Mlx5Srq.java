@@ -145,7 +145,7 @@ final class Mlx5Srq extends SharedReceiveQueue {
 
     /** The device raised SRQ_RQ_LIMIT: fewer WQEs than the limit are posted; it disarmed the limit. */
     void limitReached() {
-        ctx.event(new AsyncEvent(AsyncEvent.Type.SRQ_LIMIT_REACHED, describe(), "device event type 0x14 (SRQ_RQ_LIMIT)"));
+        ctx.event(AsyncEvent.of(AsyncEvent.Type.SRQ_LIMIT_REACHED, this, "device event type 0x14 (SRQ_RQ_LIMIT)"));
     }
 
     @Override

@@ -216,6 +216,12 @@ public final class RxeContext extends Context {
         return runner == null ? engine.doWork() : 0;
     }
 
+    /** CALLER mode: true, nothing moves unless the application calls {@link #progress()}. */
+    @Override
+    public boolean progressByCaller() {
+        return runner == null;
+    }
+
     @Override
     protected void destroy() {
         if (runner != null) {

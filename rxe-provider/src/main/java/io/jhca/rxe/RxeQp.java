@@ -187,13 +187,13 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
     public void enteredError(final AsyncEvent.Type event, final String detail) {
         enterError();
         if (event != null) {
-            context.post(new AsyncEvent(event, describe(), detail));
+            context.post(AsyncEvent.of(event, this, detail));
         }
     }
 
     @Override
     public void lastWqeReached() {
-        context.post(new AsyncEvent(AsyncEvent.Type.QP_LAST_WQE_REACHED, describe(),
+        context.post(AsyncEvent.of(AsyncEvent.Type.QP_LAST_WQE_REACHED, this,
                 "the QP is in the error state and takes no more WQEs from " + srq().describe()));
     }
 

@@ -65,7 +65,7 @@ final class RxeSrq extends SharedReceiveQueue implements TransportSrq.Events {
 
     @Override
     public void limitReached(final int limit, final long remaining) {
-        context.post(new AsyncEvent(AsyncEvent.Type.SRQ_LIMIT_REACHED, describe(), remaining
+        context.post(AsyncEvent.of(AsyncEvent.Type.SRQ_LIMIT_REACHED, this, remaining
                 + " WQEs left, below the limit " + limit));
     }
 

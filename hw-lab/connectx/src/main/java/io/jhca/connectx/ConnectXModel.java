@@ -38,6 +38,7 @@ public final class ConnectXModel implements Agent {
     private final Iommu iommu;
     private final ModelCounters counters = new ModelCounters();
     private final RxeMirror rxe;
+    private final AsyncEventRelay asyncEvents;
     private final DeviceState st;
     private final DataPath dataPath;
     private final Firmware firmware;
@@ -73,6 +74,7 @@ public final class ConnectXModel implements Agent {
         this.rxe = new RxeMirror(name, address, wire);
         this.st = new DeviceState(name, iommu, counters, rxe, address);
         this.dataPath = new DataPath(st, rxe.context.queryPort(1).activeMtu().bytes());
+        this.asyncEvents = new AsyncEventRelay(st, rxe.context);
         // A packet that needs a receive WQE makes the hardware read the RQ doorbell record then and there; without
         // this, a WQE posted after this duty cycle's fetch would be missed and a UD datagram dropped.
         rxe.context.engine().onEmptyReceiveQueue(dataPath::refillRecv);
@@ -110,6 +112,7 @@ public final class ConnectXModel implements Agent {
                 work += uars.poll();
                 work += dataPath.fetch();
                 work += rxe.progress();
+                work += asyncEvents.relay();
                 work += dataPath.drainCompletions();
                 work += dataPath.resolvePending();
                 work += SrqCommands.forwardEvents(st);

@@ -109,6 +109,14 @@ final class DeviceEq {
         }
     }
 
+    /** An affiliated QP event of {@code type} (device.h {@code struct mlx5_eqe_qp_srq}, queue type 0: a QP). */
+    void qpEvent(int type, int qpn) {
+        if (claim()) {
+            Eqe.setQpEvent(view, 0, type, qpn);
+            publish();
+        }
+    }
+
     /** A command-completion event: the bit vector of slots just completed (device.h {@code struct mlx5_eqe_cmd}). */
     void commandDone(int slotVector) {
         if (claim()) {

@@ -40,6 +40,9 @@
  *       {@link io.jhca.connectx.CqeErrors} vendor syndromes, the QP then in error and everything after it flushed.</li>
  *   <li>CQ overrun: a CQE is never written over one the driver has not consumed (its consumer index is in the CQ
  *       doorbell record); the CQ goes to error and a CQ_ERROR event goes to the EQ that asked for them.</li>
+ *   <li>QP events: what the wire raises on a mirror QP (a bad rkey NAKed by the responder, say) becomes the matching
+ *       EQE ({@code AsyncEventRelay}: WQ_ACCESS_ERROR, WQ_INVAL_REQ_ERROR, WQ_CATAS_ERROR, ...) on the EQ that asked
+ *       for it, and an error event puts the QP in ERR.</li>
  *   <li>{@link io.jhca.connectx.ModelCounters} counts what the device saw, including driver bugs it caught (doorbells
  *       not matching their WQE, memory unmapped under live objects).</li>
  *   <li>Q counters ({@code QCounterCommands}, {@code QCounterSet}): a set counts the QPs attached to it at RST2INIT

@@ -39,6 +39,8 @@ public final class Eqe {
     public static final int PAGE_REQ_NUM_PAGES = 4;
     /** COMP: the CQ that raised the event ({@code struct mlx5_eqe_comp}: six reserved be32, then cqn). */
     public static final int COMP_CQN = 24;
+    /** PORT_CHANGE: port number in bits 7:4 ({@code struct mlx5_eqe_port_state}: u8 reserved0[8], u8 port). */
+    public static final int PORT_STATE_PORT = 8;
 
     private Eqe() {
     }
@@ -105,6 +107,12 @@ public final class Eqe {
         return b.getInt(eqe + DATA_OFFSET, ByteOrder.BIG_ENDIAN);
     }
 
+    /** PORT_CHANGE: the port (1-based; mlx5_ib reads {@code (port >> 4) & 0xf}); 0 if the device left it out. */
+    public static int portNumber(DirectBuffer b, int eqe) {
+        check(b, eqe);
+        return (b.getByte(eqe + DATA_OFFSET + PORT_STATE_PORT) >> 4) & 0xf;
+    }
+
     // ---- device side ----
 
     /** Writes a CQ_ERROR body (type, cqn, syndrome); the caller writes the owner byte last with {@link #setOwner}. */
@@ -130,6 +138,12 @@ public final class Eqe {
     /** Writes a PORT_CHANGE body with its sub_type. */
     public static void setPortChange(MutableDirectBuffer b, int eqe, int subType) {
         clearBody(b, eqe, EventType.PORT_CHANGE, subType);
+    }
+
+    /** Writes a PORT_CHANGE body with its sub_type and port (1-based). */
+    public static void setPortChange(MutableDirectBuffer b, int eqe, int subType, int port) {
+        clearBody(b, eqe, EventType.PORT_CHANGE, subType);
+        b.putByte(eqe + DATA_OFFSET + PORT_STATE_PORT, (byte) ((port & 0xf) << 4));
     }
 
     /** The owner byte, written last (a release store, after the body). */

@@ -20,6 +20,7 @@ public final class EventType {
     public static final int PAGE_REQUEST = 0x0b;
     public static final int WQ_INVAL_REQ_ERROR = 0x10;
     public static final int WQ_ACCESS_ERROR = 0x11;
+    public static final int SRQ_CATAS_ERROR = 0x12;
     /** A QP of an SRQ in error took its last WQE (device.h {@code MLX5_EVENT_TYPE_SRQ_LAST_WQE}); data: the QPN. */
     public static final int SRQ_LAST_WQE = 0x13;
     /** Fewer WQEs than the armed lwm are posted (device.h {@code MLX5_EVENT_TYPE_SRQ_RQ_LIMIT}); data: the SRQN. */

@@ -39,7 +39,9 @@ public final class AsyncEq implements AutoCloseable {
             | EventType.maskBit(EventType.PORT_CHANGE) | EventType.maskBit(EventType.PAGE_REQUEST)
             | EventType.maskBit(EventType.WQ_INVAL_REQ_ERROR) | EventType.maskBit(EventType.WQ_ACCESS_ERROR)
             | EventType.maskBit(EventType.CMD)
-            | EventType.maskBit(EventType.SRQ_LAST_WQE) | EventType.maskBit(EventType.SRQ_RQ_LIMIT);
+            | EventType.maskBit(EventType.PATH_MIG) | EventType.maskBit(EventType.COMM_EST)
+            | EventType.maskBit(EventType.SQ_DRAINED) | EventType.maskBit(EventType.SRQ_LAST_WQE)
+            | EventType.maskBit(EventType.SRQ_RQ_LIMIT);
     /** Offsets of the EQ doorbells in a UAR page: update and arm, update only. */
     public static final int DOORBELL_ARM = 0x40;
     public static final int DOORBELL_UPDATE = 0x48;

@@ -133,7 +133,7 @@ class DriverLayoutsGoldenTest {
                 .append("int main(void)\n{\n");
         for (String f : List.of("type", "sub_type", "data", "signature", "owner", "data.cq_err.cqn",
                 "data.cq_err.syndrome", "data.qp_srq.type", "data.qp_srq.qp_srq_n", "data.req_pages.func_id",
-                "data.req_pages.num_pages", "data.comp.cqn")) {
+                "data.req_pages.num_pages", "data.comp.cqn", "data.port.port")) {
             c.append("\tOFF(").append(f).append(");\n");
         }
         c.append("\tprintf(\"K eqe.size %zu\\n\", sizeof(struct mlx5_eqe));\n");
@@ -167,6 +167,9 @@ class DriverLayoutsGoldenTest {
         m.put("MLX5_EVENT_TYPE_SRQ_RQ_LIMIT", (long) EventType.SRQ_RQ_LIMIT);
         m.put("MLX5_PORT_CHANGE_SUBTYPE_DOWN", (long) EventType.PORT_CHANGE_DOWN);
         m.put("MLX5_PORT_CHANGE_SUBTYPE_ACTIVE", (long) EventType.PORT_CHANGE_ACTIVE);
+        m.put("MLX5_EVENT_TYPE_SRQ_CATAS_ERROR", (long) EventType.SRQ_CATAS_ERROR);
+        m.put("MLX5_EVENT_TYPE_SRQ_LAST_WQE", (long) EventType.SRQ_LAST_WQE);
+        m.put("MLX5_EVENT_TYPE_SRQ_RQ_LIMIT", (long) EventType.SRQ_RQ_LIMIT);
         return m;
     }
 
@@ -264,6 +267,7 @@ class DriverLayoutsGoldenTest {
         assertEquals(Eqe.DATA_OFFSET + Eqe.PAGE_REQ_FUNC_ID, K.get("eqe.data.req_pages.func_id"));
         assertEquals(Eqe.DATA_OFFSET + Eqe.PAGE_REQ_NUM_PAGES, K.get("eqe.data.req_pages.num_pages"));
         assertEquals(Eqe.DATA_OFFSET + Eqe.COMP_CQN, K.get("eqe.data.comp.cqn"));
+        assertEquals(Eqe.DATA_OFFSET + Eqe.PORT_STATE_PORT, K.get("eqe.data.port.port"));
         eventConstants().forEach((name, java) -> assertEquals(K.get(name), java, name));
         assertEquals(K.get("MLX5_CQ_ERROR_SYNDROME_CQ_OVERRUN"), (long) EventType.CQ_ERROR_OVERRUN);
         assertEquals(K.get("MLX5_CQ_ERROR_SYNDROME_CQ_ACCESS_VIOLATION_ERROR"), (long) EventType.CQ_ERROR_ACCESS_VIOLATION);

@@ -124,6 +124,10 @@ class InteropVmTest {
                 "s-send-bw-jhca-server:", "s-srq-guest-server:", "s-srq-jhca-server:"}) {
             assertTrue(summary.contains("PASS " + v), v + " failed:\n" + summary + "\n" + tail(log));
         }
+        for (String v : new String[] {"v-send-lat-guest-server:", "v-send-lat-jhca-server:", "v-send-bw-guest-server:",
+                "v-send-bw-jhca-server:", "v-pp-guest-server:", "v-pp-jhca-server:"}) {
+            assertTrue(summary.contains("PASS " + v), "event mode " + v + " failed:\n" + summary + "\n" + tail(log));
+        }
         assertTrue(!summary.contains("FAIL"), "a scenario failed:\n" + summary);
     }
 
