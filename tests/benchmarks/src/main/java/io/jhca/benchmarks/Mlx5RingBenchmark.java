@@ -1,4 +1,4 @@
-package io.jhca.tests.bench;
+package io.jhca.benchmarks;
 
 import io.jhca.doorbell.DoorbellRecord;
 import io.jhca.doorbell.MmioWindow;
@@ -37,12 +37,13 @@ import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The CPU cost of the mlx5 provider's data path, measured on its own ring code against plain memory with a
- * stub device side, so that only the driver is timed. One operation is exactly what the C baseline
- * ({@code tests/src/bench/c/mlx5_post_baseline.c}) does with rdma-core's mlx5dv.h helpers: post {@code batch}
+ * The CPU cost of the mlx5 provider's ring code (below the verbs layer), against plain memory with a stub
+ * device side, so that only the driver is timed. One operation is exactly what the bare C baseline
+ * ({@code src/main/c/mlx5_bare_baseline.c}) does with rdma-core's mlx5dv.h helpers: post {@code batch}
  * WQEs (the last one signaled), ring one doorbell (DBR, fence, 8-byte doorbell to the current bfreg half),
  * the stub device writes the CQE of the last WQE (body, then op_own with the owner bit), the driver polls it.
- * {@code scripts/bench-mlx5-vs-c} runs both and prints the Java/C ratio.
+ * {@code scripts/bench-mlx5-vs-c} runs both and prints the Java/C ratio; {@link Mlx5VerbsBenchmark} is the same
+ * operation through the public verbs API.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -50,7 +51,7 @@ import java.util.concurrent.TimeUnit;
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = {"--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED"})
-public class Mlx5DataPathBenchmark implements CqeOwner {
+public class Mlx5RingBenchmark implements CqeOwner {
     private static final int QPN = 0x11;
     private static final int LKEY = 0x100;
     private static final int RKEY = 0x200;

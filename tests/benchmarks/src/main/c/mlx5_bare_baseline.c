@@ -1,7 +1,7 @@
 /*
- * C baseline for jhca's mlx5 data path: the same WQEs, built with rdma-core's mlx5dv.h helpers, written into
+ * The bare C baseline for jhca's mlx5 ring level: the same WQEs, built with rdma-core's mlx5dv.h helpers, written into
  * the same kind of memory and announced with the same doorbell sequence as rdma-core's post_send_db, timed the
- * same way as the Java benchmark (Mlx5DataPathBenchmark), so the Java/C ratio means something.
+ * same way as the Java benchmark (Mlx5RingBenchmark), so the Java/C ratio means something.
  *
  * One operation = post BATCH RDMA WRITE WQEs (ctrl + raddr + one data segment, the last one signaled),
  * ring one doorbell (DBR store, store fence, 8-byte doorbell to the current BlueFlame half, store fence, toggle
@@ -10,7 +10,7 @@
  * Rings, doorbell record, "UAR" page and CQ are anonymous page-aligned memory: no device, so this measures the
  * CPU cost of the driver, exactly as the Java side does.
  *
- * Usage: mlx5_post_baseline BATCH ITERATIONS  -> prints "batch=%d ns_per_op=%.2f ns_per_wqe=%.2f"
+ * Usage: mlx5_bare_baseline BATCH ITERATIONS  -> prints "batch=%d ns_per_op=%.2f ns_per_wqe=%.2f"
  */
 #define _GNU_SOURCE
 #include <infiniband/mlx5dv.h>
