@@ -95,7 +95,7 @@ public class Mlx5RingBenchmark implements CqeOwner {
         payload = new UnsafeBuffer(new byte[64]);
         DoorbellRecord qpDbr = new DoorbellRecord().wrap(dbrMem.buffer(), 0);
         DoorbellRecord cqDbr = new DoorbellRecord().wrap(dbrMem.buffer(), 64);
-        Bfreg bfreg = new Bfreg(new MmioWindow(barMem.buffer()), 1, 512, false);
+        Bfreg bfreg = new Bfreg(new MmioWindow(barMem.buffer()), 1, 0, 512, false, false);   // the QP's own, as in C
         sq = new SqBuffer(sqMem.buffer(), 0, SQ_WQEBBS, SQ_WQEBBS / 4, QPN, false, qpDbr, bfreg, SqBuffer.BF_OFF);
         cqBuf = cqMem.buffer();
         CqBuffer.initialize(cqBuf, CQ_ENTRIES);
