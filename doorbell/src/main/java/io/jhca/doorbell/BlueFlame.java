@@ -47,6 +47,24 @@ public final class BlueFlame {
      * @param ds        WQE size in 16-byte units, as in its control segment; must satisfy {@link #fits}
      */
     public void ring(DoorbellRecord dbr, int curPost, DirectBuffer sq, int sqStart, int sqEnd, int wqeOffset, int ds) {
+        ring(dbr, curPost, sq, sqStart, sqEnd, wqeOffset, ds, null);
+    }
+
+    /**
+     * As {@link #ring(DoorbellRecord, int, DirectBuffer, int, int, int, int)} on a bfreg several send queues share:
+     * the copy, its flush and the half switch under {@code lock}, whose acquisition is
+     * {@link Fences#doorbellRecordBeforeMmio()} (rdma-core {@code mmio_wc_spinlock}, see {@link DoorbellLock}).
+     */
+    public void ringShared(DoorbellRecord dbr, int curPost, DirectBuffer sq, int sqStart, int sqEnd, int wqeOffset,
+                           int ds, DoorbellLock lock) {
+        if (lock == null) {
+            throw new IllegalArgumentException("a shared bfreg needs its lock");
+        }
+        ring(dbr, curPost, sq, sqStart, sqEnd, wqeOffset, ds, lock);
+    }
+
+    private void ring(DoorbellRecord dbr, int curPost, DirectBuffer sq, int sqStart, int sqEnd, int wqeOffset, int ds,
+                      DoorbellLock lock) {
         if (!fits(ds)) {
             throw new IllegalArgumentException("WQE of " + ds + " DS does not fit a BlueFlame half of " + reg.bufSize() + " bytes");
         }
@@ -60,17 +78,27 @@ public final class BlueFlame {
 
         Fences.wqeBeforeDoorbellRecord();
         dbr.setSendCounter(curPost);
-        Fences.doorbellRecordBeforeMmio();
-        int dst = reg.currentOffset();
-        int src = wqeOffset;
-        for (int done = 0; done < bytes; done += MmioWindow.CHUNK) {
-            uar.putChunk64(dst + done, sq, src);
-            src += MmioWindow.CHUNK;
-            if (src == sqEnd) {
-                src = sqStart;   // the WQE continues at slot 0
+        if (lock == null) {
+            Fences.doorbellRecordBeforeMmio();
+        } else {
+            lock.lockAsMmioFence();
+        }
+        try {
+            int dst = reg.currentOffset();
+            int src = wqeOffset;
+            for (int done = 0; done < bytes; done += MmioWindow.CHUNK) {
+                uar.putChunk64(dst + done, sq, src);
+                src += MmioWindow.CHUNK;
+                if (src == sqEnd) {
+                    src = sqStart;   // the WQE continues at slot 0
+                }
+            }
+            Fences.flushMmio();
+            reg.toggle();
+        } finally {
+            if (lock != null) {
+                lock.unlock();
             }
         }
-        Fences.flushMmio();
-        reg.toggle();
     }
 }

@@ -42,7 +42,8 @@ public final class Fences {
      *
      * <p>rdma-core {@code mmio_wc_start()} (util/udma_barrier.h), which is {@code sfence} on x86-64: WC stores
      * are weakly ordered against write-back stores. Here {@link VarHandle#fullFence()}, which HotSpot x86
-     * emits as {@code lock addl $0,(%rsp)}; a locked instruction drains all earlier stores.
+     * emits as {@code lock addl $0,(%rsp)}; a locked instruction drains all earlier stores. On a bfreg several
+     * send queues share, taking its {@link DoorbellLock} is this fence (rdma-core {@code mmio_wc_spinlock}).
      */
     public static void doorbellRecordBeforeMmio() {
         VarHandle.fullFence();

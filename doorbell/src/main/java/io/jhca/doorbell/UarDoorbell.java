@@ -17,8 +17,9 @@ import org.agrona.DirectBuffer;
  * <p>The doorbell itself is the first 8 bytes of the last WQE's control segment ({@code opmod_idx_opcode},
  * {@code qpn_ds}), copied big-endian as one 8-byte store ({@code mmio_write64_be}).
  *
- * <p>Single writer: one thread per bfreg. rdma-core serialises a shared bfreg with a spinlock around the whole
- * sequence including the flush; callers sharing one must do the same.
+ * <p>Single writer: one send queue per bfreg ({@link #ring}, rdma-core's dedicated bfreg, no lock). A bfreg several
+ * send queues share is rung with {@link #ringShared}, under its {@link DoorbellLock} from the MMIO store through the
+ * flush, as rdma-core does for {@code bf->need_lock}.
  */
 public final class UarDoorbell {
 
@@ -88,6 +89,31 @@ public final class UarDoorbell {
         // (Fences.flushMmio) already; a second locked instruction would only add ~20 cycles per doorbell.
         uar.putLongBe(regOffset + half, ctrlWord);
         half ^= bufSize;
+    }
+
+    /**
+     * As {@link #ring(DoorbellRecord, int, long)} on a bfreg several send queues share: the MMIO store, its flush and
+     * the half switch under {@code lock}, whose acquisition is {@link Fences#doorbellRecordBeforeMmio()}
+     * (rdma-core {@code mmio_wc_spinlock}, see {@link DoorbellLock}).
+     */
+    public void ringShared(DoorbellRecord dbr, int curPost, DirectBuffer sq, int ctrlOffset, DoorbellLock lock) {
+        if (ctrlOffset < 0 || ctrlOffset > sq.capacity() - 8) {
+            throw new IndexOutOfBoundsException("control segment at " + ctrlOffset + " outside send ring of " + sq.capacity());
+        }
+        ringShared(dbr, curPost, sq.getLong(ctrlOffset, ByteOrder.BIG_ENDIAN), lock);
+    }
+
+    /** As {@link #ringShared(DoorbellRecord, int, DirectBuffer, int, DoorbellLock)}, with the control word already read. */
+    public void ringShared(DoorbellRecord dbr, int curPost, long ctrlWord, DoorbellLock lock) {
+        Fences.wqeBeforeDoorbellRecord();
+        dbr.setSendCounter(curPost);
+        lock.lockAsMmioFence();
+        try {
+            uar.putLongBe(regOffset + half, ctrlWord);   // volatile: its lock addl is Fences.flushMmio, inside the lock
+            half ^= bufSize;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Offset in the window the next doorbell or BlueFlame copy goes to ({@code bf->reg + bf->offset}). */

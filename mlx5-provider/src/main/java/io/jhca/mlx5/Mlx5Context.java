@@ -12,6 +12,7 @@ import io.jhca.mlx5.cmd.QCounterLayouts;
 import io.jhca.mlx5.init.Hca;
 import io.jhca.mlx5.init.Mlx5Options;
 import io.jhca.mlx5.ring.Bfreg;
+import io.jhca.mlx5.ring.BfregPool;
 import io.jhca.mlx5.ring.DbrPool;
 import io.jhca.mlx5.ring.SqBuffer;
 import io.jhca.mlx5.spi.Mlx5Function;
@@ -28,7 +29,8 @@ import io.jhca.verbs.VerbsException;
 
 /**
  * An open mlx5 device: a ConnectX function brought up by {@link io.jhca.mlx5.init.HcaBringUp} (command queue, pages, caps, UAR, async
- * EQ, RoCE GIDs), the shared bfreg every send queue rings, the doorbell records, and the tables that map device
+ * EQ, RoCE GIDs), the UAR page's bfregs (one shared, the others for
+ * single-threaded QPs), the doorbell records, and the tables that map device
  * numbers back to objects (QPN for CQEs and events, CQN for events, lkey for inline data). Closing it tears the
  * function down in reverse and closes it.
  */
@@ -38,7 +40,7 @@ public final class Mlx5Context extends Context {
     private final Hca hca;
     private final DeviceAttributes device;
     private final PortAttributes port;
-    private final Bfreg bfreg;
+    private final BfregPool bfregs;
     private final int bfMode;
     private final DbrPool dbrs;
     private final NumberTable<Mlx5Qp> qps = new NumberTable<>();
@@ -66,7 +68,7 @@ public final class Mlx5Context extends Context {
             this.device = Mlx5Attributes.device(hca.caps(), hca.gids(), hca.fwVersion(), function.pciDeviceId());
             this.port = Mlx5Attributes.port(hca.caps(), hca.gids());
             int bfRegSize = hca.caps().logBfRegSize() > 0 ? 1 << hca.caps().logBfRegSize() : 0;
-            this.bfreg = new Bfreg(function.bar0(), hca.uar(), bfRegSize, hca.caps().bf());
+            this.bfregs = new BfregPool(function.bar0(), hca.uar(), bfRegSize, hca.caps().bf());
             this.bfMode = switch (options.blueFlame()) {
                 case OFF -> SqBuffer.BF_OFF;
                 case AUTO -> SqBuffer.BF_INLINE;
@@ -246,7 +248,12 @@ public final class Mlx5Context extends Context {
     // ---- for the objects of this device ----
 
     Bfreg bfreg() {
-        return bfreg;
+        return bfregs.shared();
+    }
+
+    /** The UAR page's bfregs: single-threaded QPs get one of their own while they last. */
+    BfregPool bfregs() {
+        return bfregs;
     }
 
     int blueFlameMode() {

@@ -159,7 +159,10 @@ final class Mlx5Cq extends CompletionQueue {
      * must not be polled meanwhile, the application's part of that contract).
      */
     int clean(int qpn) {
-        return exclusive(() -> ring.clean(qpn));
+        return exclusive(() -> {
+            poller.forget(qpn);
+            return ring.clean(qpn);
+        });
     }
 
     /** {@link #clean(int)} for a QP of an SRQ: the receive WQEs of the CQEs dropped go back to the SRQ. */

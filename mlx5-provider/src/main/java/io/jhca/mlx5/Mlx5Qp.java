@@ -10,6 +10,7 @@ import io.jhca.mlx5.cmd.QpModifyLayouts;
 import io.jhca.mlx5.eq.EventType;
 import io.jhca.mlx5.init.PrmCommand;
 import io.jhca.mlx5.init.HcaCaps;
+import io.jhca.mlx5.ring.Bfreg;
 import io.jhca.mlx5.ring.CqeOwner;
 import io.jhca.mlx5.ring.DbrPool;
 import io.jhca.mlx5.ring.RqBuffer;
@@ -55,6 +56,8 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
     private final Mlx5Cq recvCq;
     private final DmaRegion memory;
     private final DbrPool.Slot dbr;
+    /** A bfreg of its own for a single-threaded QP while the UAR page has one free (no lock), else the shared one. */
+    private final Bfreg bfreg;
     private final SqBuffer sq;
     private final RqBuffer rq;
     /** The SRQ's ring when the QP takes its receives from one, else null. */
@@ -72,9 +75,10 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         this.dbr = dbr;
         qpn(qpn);
         UnsafeBuffer buf = memory.buffer(0, g.bufferBytes());
+        this.bfreg = g.sqWqeCnt() > 0 && init.isSingleThreaded() ? ctx.bfregs().acquire() : ctx.bfreg();
         this.rq = g.rqWqeCnt() > 0 ? new RqBuffer(buf, 0, g.rqWqeCnt(), g.rqWqeShift(), dbr.record()) : null;
         this.sq = g.sqWqeCnt() > 0 ? new SqBuffer(buf, g.rqBytes(), g.sqWqeCnt(), g.sqMaxPost(), qpn,
-                init.sqSigAll(), dbr.record(), ctx.bfreg(), ctx.blueFlameMode()) : null;
+                init.sqSigAll(), dbr.record(), bfreg, ctx.blueFlameMode()) : null;
         this.builder = new Mlx5SendQueue(this, sq);
         this.srqRing = init.srq() != null ? ((Mlx5Srq) init.srq()).ring() : null;
     }
@@ -397,6 +401,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
             sendCq.clean(qpn());
         }
         ctx.dbrs().free(dbr);
+        ctx.bfregs().release(bfreg);
         memory.close();
     }
 

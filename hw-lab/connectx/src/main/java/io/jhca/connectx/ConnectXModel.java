@@ -48,6 +48,7 @@ public final class ConnectXModel implements Agent {
     private volatile Thread thread;
     private volatile boolean stopped;
     private volatile boolean hung;
+    private volatile boolean dataPathPaused;
     private volatile boolean removed;
     private boolean removalShown;
     private volatile Throwable lastError;
@@ -108,7 +109,7 @@ public final class ConnectXModel implements Agent {
         }
         try {
             work += initSeg.poll(System.nanoTime());
-            if (st.initialized) {
+            if (st.initialized && !dataPathPaused) {
                 work += uars.poll();
                 work += dataPath.fetch();
                 work += rxe.progress();
@@ -311,5 +312,32 @@ public final class ConnectXModel implements Agent {
     /** Firmware pages the device holds (a racy read from other threads: diagnostics only). */
     public int firmwarePages() {
         return st.firmwarePages.size();
+    }
+
+    // ------------------------------------------------------------------------------------------ benchmarks
+
+    /**
+     * Benchmark hook: stops (true) or resumes (false) the data path (UAR doorbells, WQEs, the wire, completions)
+     * while commands, health and events go on, so a benchmark can play the device's completion side itself and
+     * time only the driver.
+     */
+    public void pauseDataPath(boolean paused) {
+        dataPathPaused = paused;
+    }
+
+    /**
+     * Benchmark hook: the ring of CQ {@code cqn} as one view of host memory (its CQEs at {@code i * cqe size}), when
+     * its pages are contiguous in host memory (the driver allocated it as one buffer).
+     */
+    public UnsafeBuffer cqRing(int cqn) {
+        UnsafeBuffer[] out = new UnsafeBuffer[1];
+        runOnFirmware(() -> {
+            DeviceCq cq = st.cqs.get(cqn);
+            if (cq == null) {
+                throw new IllegalArgumentException("no CQ 0x" + Integer.toHexString(cqn) + " on " + name);
+            }
+            out[0] = cq.ring.contiguousView();
+        });
+        return out[0];
     }
 }

@@ -104,4 +104,18 @@ final class PagedBuffer {
         }
         return false;
     }
+
+    /** The whole buffer as one view, when its pages follow each other in host memory; otherwise an exception. */
+    UnsafeBuffer contiguousView() {
+        long page = 1L << pageShift;
+        for (int i = 1; i < pageHost.length; i++) {
+            if (pageHost[i] != pageHost[0] + i * page) {
+                throw new IllegalStateException("page " + i + " of the queue is not contiguous in host memory");
+            }
+        }
+        if (length > Integer.MAX_VALUE) {
+            throw new IllegalStateException("queue of " + length + " bytes is too long for one view");
+        }
+        return new UnsafeBuffer(pageHost[0], (int) length);
+    }
 }

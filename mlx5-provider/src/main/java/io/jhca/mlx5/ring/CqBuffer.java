@@ -23,6 +23,8 @@ public final class CqBuffer {
     private final int ncqe;
     private final DoorbellRecord dbr;
     private int ci;
+    /** op_own of the CQE {@link #next} returned last, as it read it: the poller does not load it again. */
+    private int opOwn;
 
     public CqBuffer(UnsafeBuffer buf, int ncqe, DoorbellRecord dbr) {
         if (ncqe < 2 || Integer.bitCount(ncqe) != 1 || (long) ncqe * Cqe64.SIZE > buf.capacity()) {
@@ -63,8 +65,14 @@ public final class CqBuffer {
             return -1;
         }
         ci++;
+        this.opOwn = opOwn;
         Fences.ownerBeforeCqeBody();
         return offset;
+    }
+
+    /** The owner byte ({@code op_own}) of the CQE {@link #next} returned last. */
+    public int opOwn() {
+        return opOwn;
     }
 
     /** Whether a CQE is waiting, without consuming it. */

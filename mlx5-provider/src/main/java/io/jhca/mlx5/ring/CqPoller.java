@@ -6,6 +6,7 @@ import io.jhca.mlx5.cq.CqeOpcode;
 import io.jhca.mlx5.cq.CqeStatus;
 import io.jhca.mlx5.cq.CqeSyndrome;
 import io.jhca.mlx5.cq.ErrCqe;
+import io.jhca.mlx5.wqe.Mlx5Opcode;
 import io.jhca.verbs.WcFlags;
 import io.jhca.verbs.WcOpcode;
 import io.jhca.verbs.WcStatus;
@@ -30,6 +31,12 @@ public final class CqPoller {
     private final CqeOwners owners;
     private final Cqe64 cqe = new Cqe64();
     private final ErrCqe err = new ErrCqe();
+    /**
+     * The QP of the last CQE (rdma-core cq.c {@code get_req_context}'s {@code cur_rsc}): consecutive CQEs of one QP
+     * skip the QPN lookup. Dropped by {@link #forget} when the QP's CQEs are cleaned away (reset or destroy).
+     */
+    private int lastQpn = -1;
+    private CqeOwner last;
 
     public CqPoller(CqBuffer ring, CqeOwners owners) {
         this.ring = ring;
@@ -55,21 +62,41 @@ public final class CqPoller {
         }
     }
 
-    private boolean parse(int offset, WorkCompletion wc) {
-        cqe.wrap(ring.buffer(), offset);
-        int opcode = cqe.opcode();
-        int qpn = cqe.qpn();
+    /** The QP is gone or reset: its number may come back as another QP, so the cache must not answer for it. */
+    public void forget(int qpn) {
+        if (qpn == lastQpn) {
+            lastQpn = -1;
+            last = null;
+        }
+    }
+
+    private CqeOwner owner(int qpn) {
+        if (qpn == lastQpn) {
+            return last;
+        }
         CqeOwner qp = owners.byQpn(qpn);
+        if (qp != null) {
+            lastQpn = qpn;
+            last = qp;
+        }
+        return qp;
+    }
+
+    private boolean parse(int offset, WorkCompletion wc) {
+        int opcode = ring.opOwn() >>> 4;   // as CqBuffer.next read it
+        long tail = Cqe64.tail(ring.buffer(), offset);
+        CqeOwner qp = owner(Cqe64.tailQpn(tail));
         if (qp == null) {
             return false;
         }
         switch (opcode) {
             case CqeOpcode.REQ:
-                return requester(qp, wc);
+                return requester(qp, tail, offset, wc);
             case CqeOpcode.RESP_WR_IMM:
             case CqeOpcode.RESP_SEND:
             case CqeOpcode.RESP_SEND_IMM:
             case CqeOpcode.RESP_SEND_INV:
+                cqe.wrap(ring.buffer(), offset);
                 return responder(qp, opcode, wc);
             case CqeOpcode.REQ_ERR:
             case CqeOpcode.RESP_ERR:
@@ -79,18 +106,21 @@ public final class CqPoller {
         }
     }
 
-    private boolean requester(CqeOwner qp, WorkCompletion wc) {
+    private boolean requester(CqeOwner qp, long tail, int offset, WorkCompletion wc) {
         SqBuffer sq = qp.sendRing();
         if (sq == null) {
             return false;
         }
-        int counter = cqe.wqeCounter();
-        int sendOpcode = cqe.sendOpcode();
+        int counter = Cqe64.tailWqeCounter(tail);
+        int sendOpcode = Cqe64.tailSendOpcode(tail);
         WcOpcode op = CompletionOpcodes.requester(sendOpcode);
         if (op == null) {
             op = sq.wcOpcode(counter);
         }
-        wc.set(sq.wrId(counter), WcStatus.SUCCESS, op, qp.qpn(), CompletionOpcodes.requesterByteLen(sendOpcode, cqe.byteCnt()));
+        // byte_cnt is read only where it is the answer (RDMA READ)
+        int byteLen = sendOpcode == Mlx5Opcode.RDMA_READ ? cqe.wrap(ring.buffer(), offset).byteCnt()
+                : CompletionOpcodes.requesterByteLen(sendOpcode, 0);
+        wc.set(sq.wrId(counter), WcStatus.SUCCESS, op, qp.qpn(), byteLen);
         if (CompletionOpcodes.requesterWithImm(sendOpcode)) {
             wc.wcFlags(WcFlags.WITH_IMM);
         }

@@ -2,10 +2,8 @@ package io.jhca.mlx5.ring;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 
 import org.agrona.DirectBuffer;
-import org.agrona.UnsafeApi;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.doorbell.DoorbellRecord;
@@ -37,6 +35,9 @@ import io.jhca.verbs.WcOpcode;
  * and advances {@code curPost}. Segments are 16-byte units; a WQE longer than the room left before the ring end
  * continues at slot 0, exactly as rdma-core writes it ({@code if (seg == qend) seg = mlx5_get_send_wqe(qp, 0)}).
  * {@link #ringDoorbell} publishes every WQE since the last doorbell with one doorbell ({@code post_send_db}).
+ * Every segment's bytes come from the golden-tested writers of {@code io.jhca.mlx5.wqe} ({@link CtrlSeg#put},
+ * {@link RaddrSeg#put}, {@link AtomicSeg#set}, {@link DataSeg#put}, {@link DatagramSeg}, {@link InlineSeg}):
+ * one encoder for the tests and the device.
  *
  * <p>Single writer for posting; {@link #retire} is called by the thread polling the send CQ (the tail is published
  * with release/acquire).
@@ -57,8 +58,6 @@ public final class SqBuffer {
     public static final int BF_OFF = 0;
     public static final int BF_INLINE = 1;
     public static final int BF_PREFER = 2;
-
-    private static final boolean NATIVE_LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
 
     private final UnsafeBuffer buf;
     private final int start;
@@ -239,13 +238,12 @@ public final class SqBuffer {
 
     /** Remote address segment (RDMA and atomics): big-endian raddr and rkey. */
     public void raddr(long remoteAddr, int rkey) {
-        // mlx5_wqe_raddr_seg: be64 raddr, be32 rkey, 4 reserved bytes = 0 (RaddrSeg, golden-tested)
-        put16(nextSeg(RaddrSeg.SIZE), remoteAddr, (long) rkey << 32);
+        RaddrSeg.put(buf, nextSeg(RaddrSeg.SIZE), remoteAddr, rkey);
     }
 
     /** Atomic segment: for CMP_SWAP swap and compare, for FETCH_ADD the addend in {@code swapAdd} and 0. */
     public void atomic(long swapAdd, long compare) {
-        put16(nextSeg(AtomicSeg.SIZE), swapAdd, compare); // mlx5_wqe_atomic_seg: be64 swap_add, be64 compare
+        AtomicSeg.set(buf, nextSeg(AtomicSeg.SIZE), swapAdd, compare);
     }
 
     /** UD datagram segment: the address handle's 48-byte AV with the remote QPN and Q_Key (qp.c _set_datagram_seg). */
@@ -272,9 +270,7 @@ public final class SqBuffer {
         if (length == 0) {
             return;
         }
-        // mlx5_wqe_data_seg: be32 byte_count, be32 lkey, be64 addr (DataSeg, golden-tested)
-        int byteCount = atomicOp ? AtomicSeg.ATOMIC_SIZE : length;
-        put16(nextSeg(DataSeg.SIZE), (long) byteCount << 32 | (lkey & 0xFFFFFFFFL), addr);
+        DataSeg.put(buf, nextSeg(DataSeg.SIZE), atomicOp ? AtomicSeg.ATOMIC_SIZE : length, lkey, addr);
     }
 
     /** Appends inline payload; the segment's header is written by {@link #finish}. */
@@ -305,12 +301,7 @@ public final class SqBuffer {
         if (ds > SendWqeLayout.MAX_DS || SendWqeLayout.wqebbs(ds) > wqeCnt) {
             throw new IllegalStateException("WQE of " + ds + " DS does not fit (max 63 DS, ring of " + wqeCnt + " WQEBBs)");
         }
-        // mlx5_wqe_ctrl_seg as mlx5dv_set_ctrl_seg writes it (CtrlSeg, golden-tested): be32 opmod|idx|opcode,
-        // be32 qpn|ds, signature 0, dci_stream_channel_id 0, fm_ce_se, then imm stored as-is (host order).
-        long word0 = (long) ((curPost & 0xffff) << 8 | opcode) << 32 | ((long) (qpn << 8 | ds) & 0xFFFFFFFFL);
-        int immBytesAsBe = NATIVE_LITTLE_ENDIAN ? Integer.reverseBytes(immAsIs) : immAsIs;
-        long word1 = (long) (fmCeSe & 0xff) << 32 | (immBytesAsBe & 0xFFFFFFFFL);
-        put16(ctrl, word0, word1);
+        CtrlSeg.put(buf, ctrl, curPost, opcode, 0, qpn, fmCeSe, ds, 0, immAsIs);
         lastCtrl = ctrl;
         lastDs = ds;
         lastInline = inlineHeader >= 0;
@@ -390,21 +381,6 @@ public final class SqBuffer {
         batchNextFence = 0;
         held = false;
         ctrl = -1;
-    }
-
-    /**
-     * One 16-byte segment as two big-endian 8-byte stores, with one bounds check for both: the hot path of
-     * every WQE. Offsets come from the ring's own arithmetic (slot index masked, segments wrapped at the end),
-     * and the check keeps even a bug in it from storing outside the QP buffer.
-     */
-    private void put16(int offset, long first, long second) {
-        if (offset < start || offset > end - 16) {
-            throw new IllegalStateException("segment at " + offset + " outside the send ring [" + start + ", " + end + ")");
-        }
-        long address = buf.addressOffset() + offset;
-        Object array = buf.byteArray();
-        UnsafeApi.putLong(array, address, NATIVE_LITTLE_ENDIAN ? Long.reverseBytes(first) : first);
-        UnsafeApi.putLong(array, address + 8, NATIVE_LITTLE_ENDIAN ? Long.reverseBytes(second) : second);
     }
 
     private int nextSeg(int size) {

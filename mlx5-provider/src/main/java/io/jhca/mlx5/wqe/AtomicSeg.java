@@ -22,10 +22,9 @@ public final class AtomicSeg {
     private AtomicSeg() {
     }
 
+    /** be64 swap_add, be64 compare: one bounds check, two 8-byte stores. */
     public static void set(MutableDirectBuffer buffer, int offset, long swapAdd, long compare) {
-        Segments.checkBounds(buffer, offset, SIZE);
-        buffer.putLong(offset + SWAP_ADD_OFFSET, swapAdd, ByteOrder.BIG_ENDIAN);
-        buffer.putLong(offset + COMPARE_OFFSET, compare, ByteOrder.BIG_ENDIAN);
+        Segments.put16(buffer, offset, swapAdd, compare);
     }
 
     /** ATOMIC_CS: write {@code swap} where the remote 8 bytes equal {@code compare}. */

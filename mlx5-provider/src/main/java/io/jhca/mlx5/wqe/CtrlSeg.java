@@ -61,12 +61,21 @@ public final class CtrlSeg {
         Segments.checkField("fm_ce_se", fmCeSe, 0xff);
         Segments.checkField("ds", ds, SendWqeLayout.MAX_DS);
         Segments.checkField("signature", signature, 0xff);
-        buffer.putInt(offset + OPMOD_IDX_OPCODE_OFFSET, opmod << 24 | (pi & 0xffff) << 8 | opcode, ByteOrder.BIG_ENDIAN);
-        buffer.putInt(offset + QPN_DS_OFFSET, qpn << 8 | ds, ByteOrder.BIG_ENDIAN);
-        buffer.putByte(offset + SIGNATURE_OFFSET, (byte) signature);
-        buffer.putShort(offset + DCI_STREAM_CHANNEL_ID_OFFSET, (short) 0);
-        buffer.putByte(offset + FM_CE_SE_OFFSET, (byte) fmCeSe);
-        buffer.putInt(offset + IMM_OFFSET, imm, ByteOrder.nativeOrder());   // as-is, like mlx5dv_set_ctrl_seg
+        put(buffer, offset, pi, opcode, opmod, qpn, fmCeSe, ds, signature, imm);
+    }
+
+    /**
+     * {@link #set} for the send ring's hot path: the same bytes, with the fields taken as the caller holds them
+     * (the ring's own counters and verbs-checked values) and masked to their widths instead of range-checked. One
+     * bounds check for the whole segment; two 8-byte stores.
+     */
+    public static void put(MutableDirectBuffer buffer, int offset, int pi, int opcode, int opmod, int qpn,
+                           int fmCeSe, int ds, int signature, int imm) {
+        long opmodIdxOpcode = (opmod & 0xff) << 24 | (pi & 0xffff) << 8 | (opcode & 0xff);
+        long qpnDs = ((qpn & 0xffffff) << 8 | (ds & SendWqeLayout.MAX_DS)) & 0xFFFFFFFFL;
+        // bytes 8..15: signature, dci_stream_channel_id 0, fm_ce_se, then imm as-is (host order), read big-endian
+        long word1 = (long) (signature & 0xff) << 56 | (long) (fmCeSe & 0xff) << 32 | (beImm(imm) & 0xFFFFFFFFL);
+        Segments.put16(buffer, offset, opmodIdxOpcode << 32 | qpnDs, word1);
     }
 
     /** {@code htobe32(value)}: the as-is {@code imm} argument that puts {@code value} on the wire big-endian. */

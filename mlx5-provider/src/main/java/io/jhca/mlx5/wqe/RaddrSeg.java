@@ -21,10 +21,12 @@ public final class RaddrSeg {
     }
 
     public static void set(MutableDirectBuffer buffer, int offset, long raddr, int rkey) {
-        Segments.checkBounds(buffer, offset, SIZE);
-        buffer.putLong(offset + RADDR_OFFSET, raddr, ByteOrder.BIG_ENDIAN);
-        buffer.putInt(offset + RKEY_OFFSET, rkey, ByteOrder.BIG_ENDIAN);
-        buffer.putInt(offset + RESERVED_OFFSET, 0);
+        put(buffer, offset, raddr, rkey);
+    }
+
+    /** {@link #set}: be64 raddr, be32 rkey, reserved 0, as one bounds check and two 8-byte stores. */
+    public static void put(MutableDirectBuffer buffer, int offset, long raddr, int rkey) {
+        Segments.put16(buffer, offset, raddr, (long) rkey << 32);
     }
 
     public static long raddr(DirectBuffer buffer, int offset) {

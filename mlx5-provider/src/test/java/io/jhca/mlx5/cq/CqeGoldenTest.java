@@ -113,6 +113,11 @@ class CqeGoldenTest {
                 assertEquals(int32(t[15]) >>> 24, cqe.sendOpcode(), "send opcode " + where);
                 assertEquals(int32(t[15]) & 0xffffff, cqe.qpn(), "qpn " + where);
                 assertEquals(int32(t[16]), cqe.wqeCounter(), "wqe_counter " + where);
+                long tail = Cqe64.tail(ring, 128 + 64);   // the poller's one load of the last 8 bytes
+                assertEquals(int32(t[15]) & 0xffffff, Cqe64.tailQpn(tail), "tail qpn " + where);
+                assertEquals(int32(t[15]) >>> 24, Cqe64.tailSendOpcode(tail), "tail send opcode " + where);
+                assertEquals(int32(t[16]), Cqe64.tailWqeCounter(tail), "tail wqe_counter " + where);
+                assertEquals(int32(t[18]), (int) tail & 0xff, "tail op_own " + where);
                 assertEquals(int32(t[17]), cqe.signature(), "signature " + where);
                 assertEquals(int32(t[18]), cqe.opOwn(), "op_own " + where);
                 assertEquals(int32(t[19]), cqe.owner(), "mlx5dv_get_cqe_owner " + where);

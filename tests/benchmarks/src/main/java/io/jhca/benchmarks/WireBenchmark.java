@@ -1,4 +1,4 @@
-package io.jhca.tests.bench;
+package io.jhca.benchmarks;
 
 import io.jhca.rxe.wire.Bth;
 import io.jhca.rxe.wire.Icrc;

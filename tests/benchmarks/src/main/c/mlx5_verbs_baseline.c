@@ -1,0 +1,430 @@
+/*
+ * The rdma-core-equivalent C baseline for jhca's mlx5 verbs path (Mlx5VerbsBenchmark): the same operation as
+ * mlx5_bare_baseline.c (post BATCH RDMA WRITE WQEs, the last one signaled, one doorbell, a stub device writes the
+ * CQE of the last WQE, poll it), but doing per post and per poll what rdma-core's libmlx5 does for an application,
+ * written after rdma-core providers/mlx5 (qp.c, cq.c, mlx5.h) and libibverbs (verbs.h):
+ *
+ *   mode "builder" (ibv_wr_start / ibv_wr_rdma_write / ibv_wr_set_sge / ibv_wr_complete, each an indirect call
+ *   through the QP's function table as verbs.h's inline wrappers make it):
+ *     wr_start        mirrors qp.c mlx5_send_wr_start: the QP's send lock, roll-back point, nreq = 0;
+ *     wr_rdma_write   mirrors qp.c _mlx5_send_wr_rdma + _common_wqe_init_op: mlx5_wq_overflow, wrid[idx] and
+ *                     wqe_head[idx] bookkeeping, wr_data[idx], fence cache, fm_ce_se, opmod_idx_opcode, raddr;
+ *     wr_set_sge      mirrors qp.c mlx5_send_wr_set_sge_rc_uc: _mlx5_send_wr_set_sge + _common_wqe_finalize
+ *                     (qpn_ds, cur_post += DIV_ROUND_UP(cur_size, 4));
+ *     wr_complete     mirrors qp.c mlx5_send_wr_complete: post_send_db, then the send lock's release;
+ *   mode "post" (ibv_post_send, one indirect call): mirrors qp.c _mlx5_post_send for an RC RDMA WRITE with one SGE
+ *     (send lock, per WR: mlx5_wq_overflow, the num_sge check, fence, control segment, set_raddr_seg,
+ *     set_data_ptr_seg, wrid / wqe_head, cur_post) and post_send_db;
+ *   post_send_db    mirrors qp.c post_send_db: sq.head += nreq, udma_to_device_barrier, doorbell record,
+ *                   mmio_wc_start (the bfreg lock when the bfreg is shared: mmio_wc_spinlock), the 8-byte doorbell
+ *                   (mmio_write64_be), mmio_flush_writes, bf->offset ^= buf_size, the bfreg unlock if shared;
+ *   poll            ibv_poll_cq (one indirect call) into cq.c poll_cq: the CQ lock, mlx5_poll_one
+ *                   (mlx5_get_next_cqe: get_sw_cqe ownership test, ++cons_index, udma_from_device_barrier;
+ *                   mlx5_parse_cqe for MLX5_CQE_REQ: qpn, get_req_context with the poll's last-QP cache
+ *                   (cur_rsc) over mlx5_find_qp's two-level table, handle_good_req, wr_id, sq.tail),
+ *                   update_cons_index, the CQ unlock.
+ * Locks are rdma-core's mlx5_spinlock (mlx5.h mlx5_spin_lock / mlx5_spin_unlock): the QP and CQ are single-threaded
+ * (a thread domain / IBV_QP_INIT_ATTR_SEND_OPS_FLAGS with MLX5DV_QP_CREATE_... single-threaded), so need_lock = 0
+ * and the lock is the in_use check; the bfreg is the QP's own (a low-latency / dedicated bfreg: need_lock = 0).
+ * Memory as in the bare baseline: anonymous pages, no device; only the driver's CPU cost is timed.
+ *
+ * Usage: mlx5_verbs_baseline builder|post BATCH ITERATIONS -> "mode=%s batch=%d mean=%.2f checksum=%d ns_per_op=%.2f"
+ * (the median 1000-operation block's ns per operation)
+ */
+#define _GNU_SOURCE
+#include <infiniband/mlx5dv.h>
+#include <infiniband/verbs.h>
+#include <endian.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#define SQ_WQEBBS 1024u
+#define CQ_ENTRIES 256u
+#define QP_TABLE_SHIFT 12 /* mlx5.h MLX5_QP_TABLE_SHIFT */
+#define QP_TABLE_MASK ((1 << QP_TABLE_SHIFT) - 1)
+#define QP_TABLE_SIZE 256
+#define NOINLINE __attribute__((noinline))
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define likely(x) __builtin_expect(!!(x), 1)
+
+#define compiler_barrier() asm volatile("" ::: "memory")
+#define sfence() asm volatile("sfence" ::: "memory")
+#define lfence() asm volatile("lfence" ::: "memory")
+
+struct spinlock { int need_lock; volatile int in_use; };
+
+static inline void spin_lock(struct spinlock *l) {
+    if (l->need_lock) { /* never taken here: single-threaded objects */
+        while (__sync_lock_test_and_set(&l->in_use, 1)) { }
+        return;
+    }
+    if (unlikely(l->in_use)) { fprintf(stderr, "multithreading violation\n"); abort(); }
+    l->in_use = 1;
+    __atomic_thread_fence(__ATOMIC_ACQ_REL); /* a compiler barrier on x86, as in mlx5_spin_lock */
+}
+
+static inline void spin_unlock(struct spinlock *l) {
+    if (l->need_lock) { __sync_lock_release(&l->in_use); return; }
+    l->in_use = 0;
+}
+
+struct wq {
+    uint64_t *wrid; unsigned *wqe_head; unsigned *wr_data;
+    unsigned wqe_cnt, max_post, max_gs, head, tail, cur_post;
+    struct spinlock lock;
+};
+
+struct bf { uint8_t *reg; unsigned offset, buf_size; struct spinlock lock; };
+
+struct qp;
+struct cq;
+struct ops { /* the indirect calls of verbs.h's inline wrappers */
+    int (*post_send)(struct qp *, struct ibv_send_wr *, struct ibv_send_wr **);
+    void (*wr_start)(struct qp *);
+    void (*wr_rdma_write)(struct qp *, uint32_t rkey, uint64_t remote_addr);
+    void (*wr_set_sge)(struct qp *, uint32_t lkey, uint64_t addr, uint32_t length);
+    int (*wr_complete)(struct qp *);
+    int (*poll_cq)(struct cq *, int ne, struct ibv_wc *wc);
+};
+
+struct qp {
+    struct wq sq; uint8_t *sq_start, *qend; volatile uint32_t *db; struct bf *bf; struct cq *send_cq;
+    uint32_t qp_num; uint8_t sq_signal_bits, fm_cache, fm_cache_rb;
+    struct mlx5_wqe_ctrl_seg *cur_ctrl; void *cur_data; int cur_size, nreq, err, inl_wqe; unsigned cur_post_rb;
+    uint64_t wr_id; unsigned wr_flags; /* struct ibv_qp_ex fields */
+};
+
+struct ctx { struct { int refcnt; struct qp **table; } qp_table[QP_TABLE_SIZE]; };
+
+struct cq {
+    uint8_t *buf; unsigned cqe_mask; unsigned cons_index; volatile uint32_t *dbrec; struct spinlock lock; struct ctx *ctx;
+};
+
+static void *pages(size_t n) {
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) { perror("mmap"); exit(1); }
+    return p;
+}
+
+static double now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Operations per timed block: the reported time is the median block's, so preemption by other work on a shared
+ * machine (which hits a few blocks, not the median one) stays out of the number; the mean is printed too. */
+#define BLOCK 1000
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+static inline void *get_send_wqe(struct qp *qp, unsigned n) { return qp->sq_start + (n << 6); }
+
+static inline int wq_overflow(struct wq *wq, int nreq, struct cq *cq) {
+    unsigned cur = wq->head - wq->tail;
+    if (cur + nreq < wq->max_post) return 0;
+    spin_lock(&cq->lock);
+    cur = wq->head - wq->tail;
+    spin_unlock(&cq->lock);
+    return cur + nreq >= wq->max_post;
+}
+
+static inline void set_raddr_seg(struct mlx5_wqe_raddr_seg *r, uint64_t remote_addr, uint32_t rkey) {
+    r->raddr = htobe64(remote_addr);
+    r->rkey = htobe32(rkey);
+    r->reserved = 0;
+}
+
+static inline void post_send_db(struct qp *qp, struct bf *bf, int nreq, int size, void *ctrl) {
+    (void) size;
+    if (unlikely(!nreq)) return;
+    qp->sq.head += nreq;
+    compiler_barrier();                                  /* udma_to_device_barrier */
+    qp->db[1] = htobe32(qp->sq.cur_post & 0xffff);       /* MLX5_SND_DBR */
+    if (bf->lock.need_lock) spin_lock(&bf->lock);        /* mmio_wc_spinlock: the lock is the fence */
+    else sfence();                                       /* mmio_wc_start */
+    *(volatile uint64_t *) (bf->reg + bf->offset) = *(uint64_t *) ctrl; /* mmio_write64_be of be bytes */
+    sfence();                                            /* mmio_flush_writes */
+    bf->offset ^= bf->buf_size;
+    if (bf->lock.need_lock) spin_unlock(&bf->lock);
+}
+
+/* ---- ibv_post_send: qp.c _mlx5_post_send, RC, no inline ---- */
+static NOINLINE int post_send(struct qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr) {
+    struct mlx5_wqe_ctrl_seg *ctrl = NULL;
+    void *qend = qp->qend;
+    int nreq, err = 0, size = 0;
+    uint8_t next_fence = qp->fm_cache;
+    spin_lock(&qp->sq.lock);
+    for (nreq = 0; wr; ++nreq, wr = wr->next) {
+        if (unlikely(wr->opcode < 0 || wr->opcode > IBV_WR_DRIVER1)) { err = EINVAL; *bad_wr = wr; goto out; }
+        if (unlikely(wq_overflow(&qp->sq, nreq, qp->send_cq))) { err = ENOMEM; *bad_wr = wr; goto out; }
+        if (unlikely(wr->num_sge > (int) qp->sq.max_gs)) { err = ENOMEM; *bad_wr = wr; goto out; }
+        uint8_t fence = (wr->send_flags & IBV_SEND_FENCE) ? MLX5_WQE_CTRL_FENCE : next_fence;
+        next_fence = 0;
+        unsigned idx = qp->sq.cur_post & (qp->sq.wqe_cnt - 1);
+        uint8_t *seg = get_send_wqe(qp, idx);
+        ctrl = (struct mlx5_wqe_ctrl_seg *) seg;
+        *(uint32_t *) (seg + 8) = 0;
+        ctrl->imm = 0;
+        ctrl->fm_ce_se = qp->sq_signal_bits | fence | (wr->send_flags & IBV_SEND_SIGNALED ? MLX5_WQE_CTRL_CQ_UPDATE : 0)
+                         | (wr->send_flags & IBV_SEND_SOLICITED ? MLX5_WQE_CTRL_SOLICITED : 0);
+        seg += sizeof *ctrl;
+        size = sizeof *ctrl / 16;
+        qp->sq.wr_data[idx] = 0;
+        switch (wr->opcode) {
+        case IBV_WR_RDMA_READ: case IBV_WR_RDMA_WRITE: case IBV_WR_RDMA_WRITE_WITH_IMM:
+            set_raddr_seg((struct mlx5_wqe_raddr_seg *) seg, wr->wr.rdma.remote_addr, wr->wr.rdma.rkey);
+            seg += sizeof(struct mlx5_wqe_raddr_seg);
+            size += sizeof(struct mlx5_wqe_raddr_seg) / 16;
+            break;
+        default:
+            break;
+        }
+        struct mlx5_wqe_data_seg *dpseg = (struct mlx5_wqe_data_seg *) seg;
+        for (int i = 0; i < wr->num_sge; ++i) {
+            if (unlikely((void *) dpseg == qend)) dpseg = get_send_wqe(qp, 0);
+            if (likely(wr->sg_list[i].length)) {
+                dpseg->byte_count = htobe32(wr->sg_list[i].length);
+                dpseg->lkey = htobe32(wr->sg_list[i].lkey);
+                dpseg->addr = htobe64(wr->sg_list[i].addr);
+                ++dpseg;
+                size += sizeof(struct mlx5_wqe_data_seg) / 16;
+            }
+        }
+        ctrl->opmod_idx_opcode = htobe32(((qp->sq.cur_post & 0xffff) << 8) | MLX5_OPCODE_RDMA_WRITE);
+        ctrl->qpn_ds = htobe32(size | (qp->qp_num << 8));
+        qp->sq.wrid[idx] = wr->wr_id;
+        qp->sq.wqe_head[idx] = qp->sq.head + nreq;
+        qp->sq.cur_post += (size * 16 + 63) / 64;
+    }
+out:
+    qp->fm_cache = next_fence;
+    post_send_db(qp, qp->bf, nreq, size, ctrl);
+    spin_unlock(&qp->sq.lock);
+    return err;
+}
+
+/* ---- the ibv_wr_* builder: qp.c mlx5_send_wr_* ---- */
+static NOINLINE void wr_start(struct qp *qp) {
+    spin_lock(&qp->sq.lock);
+    qp->cur_post_rb = qp->sq.cur_post;
+    qp->fm_cache_rb = qp->fm_cache;
+    qp->err = 0;
+    qp->nreq = 0;
+    qp->inl_wqe = 0;
+}
+
+static NOINLINE void wr_rdma_write(struct qp *qp, uint32_t rkey, uint64_t remote_addr) {
+    /* _common_wqe_init_op */
+    if (unlikely(wq_overflow(&qp->sq, qp->nreq, qp->send_cq))) { if (!qp->err) qp->err = ENOMEM; return; }
+    unsigned idx = qp->sq.cur_post & (qp->sq.wqe_cnt - 1);
+    qp->sq.wrid[idx] = qp->wr_id;
+    qp->sq.wqe_head[idx] = qp->sq.head + qp->nreq;
+    qp->sq.wr_data[idx] = 0;
+    struct mlx5_wqe_ctrl_seg *ctrl = get_send_wqe(qp, idx);
+    *(uint32_t *) ((uint8_t *) ctrl + 8) = 0;
+    uint8_t fence = (qp->wr_flags & IBV_SEND_FENCE) ? MLX5_WQE_CTRL_FENCE : qp->fm_cache;
+    qp->fm_cache = 0;
+    ctrl->fm_ce_se = qp->sq_signal_bits | fence | (qp->wr_flags & IBV_SEND_SIGNALED ? MLX5_WQE_CTRL_CQ_UPDATE : 0)
+                     | (qp->wr_flags & IBV_SEND_SOLICITED ? MLX5_WQE_CTRL_SOLICITED : 0);
+    ctrl->opmod_idx_opcode = htobe32(((qp->sq.cur_post & 0xffff) << 8) | MLX5_OPCODE_RDMA_WRITE);
+    qp->cur_ctrl = ctrl;
+    /* _mlx5_send_wr_rdma */
+    uint8_t *raddr = (uint8_t *) ctrl + sizeof(struct mlx5_wqe_ctrl_seg);
+    if (unlikely(raddr == qp->qend)) raddr = get_send_wqe(qp, 0);
+    set_raddr_seg((struct mlx5_wqe_raddr_seg *) raddr, remote_addr, rkey);
+    qp->cur_data = raddr + sizeof(struct mlx5_wqe_raddr_seg);
+    qp->cur_size = (sizeof(struct mlx5_wqe_ctrl_seg) + sizeof(struct mlx5_wqe_raddr_seg)) / 16;
+    qp->nreq++;
+}
+
+static NOINLINE void wr_set_sge(struct qp *qp, uint32_t lkey, uint64_t addr, uint32_t length) {
+    if (likely(length)) { /* _mlx5_send_wr_set_sge */
+        struct mlx5_wqe_data_seg *dseg = qp->cur_data;
+        dseg->byte_count = htobe32(length);
+        dseg->lkey = htobe32(lkey);
+        dseg->addr = htobe64(addr);
+        qp->cur_size += sizeof(*dseg) / 16;
+    }
+    /* _common_wqe_finalize */
+    qp->cur_ctrl->qpn_ds = htobe32(qp->cur_size | (qp->qp_num << 8));
+    qp->sq.cur_post += (qp->cur_size + 3) / 4;
+}
+
+static NOINLINE int wr_complete(struct qp *qp) {
+    int err = qp->err;
+    if (unlikely(err)) {
+        qp->sq.cur_post = qp->cur_post_rb;
+        qp->fm_cache = qp->fm_cache_rb;
+        goto out;
+    }
+    post_send_db(qp, qp->bf, qp->nreq, qp->cur_size, qp->cur_ctrl);
+out:
+    spin_unlock(&qp->sq.lock);
+    return err;
+}
+
+/* ---- ibv_poll_cq: cq.c poll_cq / mlx5_poll_one / mlx5_parse_cqe, 64-byte CQEs, cqe_ver 0 ---- */
+static inline struct qp *find_qp(struct ctx *ctx, uint32_t qpn) {
+    int tind = qpn >> QP_TABLE_SHIFT;
+    if (ctx->qp_table[tind].refcnt) return ctx->qp_table[tind].table[qpn & QP_TABLE_MASK];
+    return NULL;
+}
+
+static inline int poll_one(struct cq *cq, struct qp **cur_rsc, struct ibv_wc *wc) {
+    unsigned n = cq->cons_index;
+    struct mlx5_cqe64 *cqe64 = (struct mlx5_cqe64 *) (cq->buf + ((n & cq->cqe_mask) << 6));
+    uint8_t op_own = *(volatile uint8_t *) &cqe64->op_own;
+    if (!(likely((op_own >> 4) != MLX5_CQE_INVALID) && !((op_own & MLX5_CQE_OWNER_MASK) ^ !!(n & (cq->cqe_mask + 1)))))
+        return 1; /* CQ_EMPTY */
+    ++cq->cons_index;
+    lfence(); /* udma_from_device_barrier */
+    uint32_t qpn = be32toh(cqe64->sop_drop_qpn) & 0xffffff;
+    wc->wc_flags = 0;
+    wc->qp_num = qpn;
+    switch (op_own >> 4) {
+    case MLX5_CQE_REQ: {
+        if (!*cur_rsc || qpn != (*cur_rsc)->qp_num) *cur_rsc = find_qp(cq->ctx, qpn); /* get_req_context */
+        struct qp *mqp = *cur_rsc;
+        if (unlikely(!mqp)) return -1; /* CQ_POLL_ERR */
+        struct wq *wq = &mqp->sq;
+        unsigned idx = be16toh(cqe64->wqe_counter) & (wq->wqe_cnt - 1);
+        switch (be32toh(cqe64->sop_drop_qpn) >> 24) { /* handle_good_req */
+        case MLX5_OPCODE_RDMA_WRITE_IMM: wc->wc_flags |= IBV_WC_WITH_IMM; /* fall through */
+        case MLX5_OPCODE_RDMA_WRITE: wc->opcode = IBV_WC_RDMA_WRITE; break;
+        case MLX5_OPCODE_SEND_IMM: wc->wc_flags |= IBV_WC_WITH_IMM; /* fall through */
+        case MLX5_OPCODE_SEND: case MLX5_OPCODE_SEND_INVAL: wc->opcode = IBV_WC_SEND; break;
+        case MLX5_OPCODE_RDMA_READ: wc->opcode = IBV_WC_RDMA_READ; wc->byte_len = be32toh(cqe64->byte_cnt); break;
+        case MLX5_OPCODE_ATOMIC_CS: wc->opcode = IBV_WC_COMP_SWAP; wc->byte_len = 8; break;
+        case MLX5_OPCODE_ATOMIC_FA: wc->opcode = IBV_WC_FETCH_ADD; wc->byte_len = 8; break;
+        default: break;
+        }
+        wc->wr_id = wq->wrid[idx];
+        wc->status = IBV_WC_SUCCESS;
+        wq->tail = wq->wqe_head[idx] + 1;
+        return 0;
+    }
+    default:
+        return -1;
+    }
+}
+
+static NOINLINE int poll_cq(struct cq *cq, int ne, struct ibv_wc *wc) {
+    struct qp *rsc = NULL; /* the last-QP cache lives for one poll call */
+    int npolled, err = 0;
+    spin_lock(&cq->lock);
+    for (npolled = 0; npolled < ne; ++npolled) {
+        err = poll_one(cq, &rsc, wc + npolled);
+        if (err) break;
+    }
+    cq->dbrec[0] = htobe32(cq->cons_index & 0xffffff); /* update_cons_index */
+    spin_unlock(&cq->lock);
+    return err < 0 ? err : npolled;
+}
+
+static struct ops OPS = { post_send, wr_start, wr_rdma_write, wr_set_sge, wr_complete, poll_cq };
+static struct ops *volatile ops_ref = &OPS; /* the library's function table: calls stay indirect */
+
+int main(int argc, char **argv) {
+    int builder = argc > 1 && strcmp(argv[1], "post") != 0;
+    unsigned batch = argc > 2 ? (unsigned) atoi(argv[2]) : 1;
+    long iters = argc > 3 ? atol(argv[3]) : 10000000L;
+    const uint32_t qpn = 0x11, lkey = 0x100, rkey = 0x200;
+    uint8_t *buf = pages(4096);
+    static struct ctx ctx;
+    static struct cq cq;
+    static struct qp qp;
+    static struct bf bf;
+    struct qp **table = calloc(1 << QP_TABLE_SHIFT, sizeof *table);
+    table[qpn & QP_TABLE_MASK] = &qp;
+    ctx.qp_table[qpn >> QP_TABLE_SHIFT].refcnt = 1;
+    ctx.qp_table[qpn >> QP_TABLE_SHIFT].table = table;
+    cq.buf = pages(CQ_ENTRIES * 64);
+    cq.cqe_mask = CQ_ENTRIES - 1;
+    cq.dbrec = pages(4096);
+    cq.ctx = &ctx;
+    for (unsigned i = 0; i < CQ_ENTRIES; i++) ((struct mlx5_cqe64 *) (cq.buf + i * 64))->op_own = MLX5_CQE_INVALID << 4 | 1;
+    bf.reg = (uint8_t *) pages(4096) + 0x800;
+    bf.buf_size = 0x100;
+    qp.sq_start = pages(SQ_WQEBBS * 64);
+    qp.qend = qp.sq_start + SQ_WQEBBS * 64;
+    qp.db = pages(4096);
+    qp.bf = &bf;
+    qp.send_cq = &cq;
+    qp.qp_num = qpn;
+    qp.sq.wqe_cnt = SQ_WQEBBS;
+    qp.sq.max_post = SQ_WQEBBS / 4;
+    qp.sq.max_gs = 1;
+    qp.sq.wrid = calloc(SQ_WQEBBS, sizeof(uint64_t));
+    qp.sq.wqe_head = calloc(SQ_WQEBBS, sizeof(unsigned));
+    qp.sq.wr_data = calloc(SQ_WQEBBS, sizeof(unsigned));
+    struct ibv_sge sges[64];
+    struct ibv_send_wr wrs[64];
+    for (unsigned b = 0; b < batch && b < 64; b++) {
+        sges[b] = (struct ibv_sge) {.addr = (uintptr_t) buf, .length = 64, .lkey = lkey};
+        wrs[b] = (struct ibv_send_wr) {.sg_list = &sges[b], .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+                                       .send_flags = b + 1 == batch ? IBV_SEND_SIGNALED : 0,
+                                       .next = b + 1 < batch ? &wrs[b + 1] : NULL};
+        wrs[b].wr.rdma.remote_addr = (uintptr_t) buf + 64;
+        wrs[b].wr.rdma.rkey = rkey;
+    }
+    unsigned device_pi = 0;
+    uint64_t wr_id = 0, sum = 0;
+    struct ibv_wc wc;
+
+    for (int phase = 0; phase < 2; phase++) { /* phase 0 warms up, phase 1 is timed */
+        long n = phase == 0 ? iters / 10 : iters;
+        n -= n % BLOCK;
+        double *blocks = malloc(sizeof(double) * (n / BLOCK + 1));
+        long nb = 0;
+        double t0 = now_ns(), tb = t0;
+        for (long it = 0; it < n; it++) {
+            struct ops *o = ops_ref;
+            if (builder) {
+                o->wr_start(&qp);
+                for (unsigned b = 0; b < batch; b++) {
+                    qp.wr_id = ++wr_id;
+                    qp.wr_flags = b + 1 == batch ? IBV_SEND_SIGNALED : 0;
+                    o->wr_rdma_write(&qp, rkey, (uintptr_t) buf + 64);
+                    o->wr_set_sge(&qp, lkey, (uintptr_t) buf, 64);
+                }
+                if (o->wr_complete(&qp)) { fprintf(stderr, "wr_complete failed\n"); return 1; }
+            } else {
+                struct ibv_send_wr *bad;
+                for (unsigned b = 0; b < batch; b++) wrs[b].wr_id = ++wr_id;
+                if (o->post_send(&qp, &wrs[0], &bad)) { fprintf(stderr, "post_send failed\n"); return 1; }
+            }
+            /* stub device: the CQE of the last WQE, body first, then op_own */
+            struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *) (cq.buf + ((device_pi & (CQ_ENTRIES - 1)) << 6));
+            cqe->wqe_counter = htobe16((uint16_t) (qp.sq.cur_post - 1));
+            cqe->sop_drop_qpn = htobe32(MLX5_OPCODE_RDMA_WRITE << 24 | qpn);
+            cqe->byte_cnt = htobe32(64);
+            compiler_barrier();
+            cqe->op_own = MLX5_CQE_REQ << 4 | ((device_pi & CQ_ENTRIES) ? 1 : 0);
+            device_pi++;
+            if (o->poll_cq(&cq, 1, &wc) != 1) { fprintf(stderr, "no completion at %u\n", cq.cons_index); return 1; }
+            sum += wc.wr_id;
+            if (it % BLOCK == BLOCK - 1) {
+                double t = now_ns();
+                blocks[nb++] = t - tb;
+                tb = t;
+            }
+        }
+        double t1 = now_ns();
+        qsort(blocks, nb, sizeof(double), cmp_double);
+        double median = blocks[nb / 2] / BLOCK;
+        free(blocks);
+        if (phase == 1) {
+            printf("mode=%s batch=%u mean=%.2f checksum=%llu ns_per_op=%.2f\n", builder ? "builder" : "post", batch,
+                   (t1 - t0) / n, (unsigned long long) (sum & 0xff), median);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,199 @@
+package io.jhca.benchmarks;
+
+import io.jhca.connectx.ConnectXModel;
+import io.jhca.connectx.ModelFunction;
+import io.jhca.memory.DmaMemory;
+import io.jhca.memory.DmaRegion;
+import io.jhca.mlx5.Mlx5Context;
+import io.jhca.mlx5.cq.Cqe64;
+import io.jhca.mlx5.cq.CqeOpcode;
+import io.jhca.mlx5.wqe.Mlx5Opcode;
+import io.jhca.verbs.Access;
+import io.jhca.verbs.AhAttributes;
+import io.jhca.verbs.CompletionQueue;
+import io.jhca.verbs.Context;
+import io.jhca.verbs.CqFlags;
+import io.jhca.verbs.Gid;
+import io.jhca.verbs.MemoryRegion;
+import io.jhca.verbs.Mtu;
+import io.jhca.verbs.ProtectionDomain;
+import io.jhca.verbs.QpAttributes;
+import io.jhca.verbs.QpInitAttributes;
+import io.jhca.verbs.QueuePair;
+import io.jhca.verbs.SendFlags;
+import io.jhca.verbs.SendQueue;
+import io.jhca.verbs.SendWr;
+import io.jhca.verbs.Verbs;
+import io.jhca.verbs.WorkCompletion;
+import io.jhca.verbs.WrOpcode;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The mlx5 data path through the public verbs API, the way an application drives it: a single-threaded RC QP and
+ * CQ of the mlx5 provider on the ConnectX device model, {@code batch} RDMA WRITEs (the last one signaled) posted
+ * with the {@link SendQueue} builder ({@code start}, {@code rdmaWrite}, {@code sge}, {@code complete}) or one
+ * {@link QueuePair#postSend} chain, one doorbell, then {@link CompletionQueue#poll} into a reused
+ * {@link WorkCompletion}. The model's data path is paused and this benchmark writes the CQE of the last WQE
+ * itself, as the stub device of {@link Mlx5RingBenchmark} does, so only the driver is timed: the builder's
+ * checks, the QPN lookup, the CQ's error and event checks included. The C program it is compared with is
+ * {@code src/main/c/mlx5_verbs_baseline.c} (what rdma-core's libmlx5 does per post and per poll).
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
+        "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "-Djhca.mlx5.sim=mlx5_0=127.0.0.65"})
+public class Mlx5VerbsBenchmark {
+    private static final int SQ_DEPTH = 256;
+    private static final int CQ_DEPTH = 255;   // a ring of 256 CQEs, as the ring-level benchmark's
+
+    /** WRs per doorbell. */
+    @Param({"1", "8", "32"})
+    public int batch;
+
+    /** "builder" (SendQueue start..complete) or "postSend" (a chain of SendWr). */
+    @Param({"builder"})
+    public String api;
+
+    private Context ctx;
+    private ConnectXModel model;
+    private ProtectionDomain pd;
+    private DmaRegion mem;
+    private MemoryRegion mr;
+    private CompletionQueue cq;
+    private QueuePair qp;
+    private SendQueue sq;
+    private SendWr[] chain;
+    private UnsafeBuffer cqRing;
+    private int cqEntries;
+    private int devicePi;
+    private int wqeCounter;
+    private boolean postSend;
+    private final WorkCompletion wc = new WorkCompletion();
+    private long wrId;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        ctx = Verbs.open("mlx5_0");
+        model = ((ModelFunction) ((Mlx5Context) ctx).function()).model();
+        pd = ctx.allocatePd();
+        mem = DmaMemory.allocate(1 << 16);
+        mr = pd.register(mem, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+        cq = ctx.createCq(CQ_DEPTH, CqFlags.SINGLE_THREADED);
+        qp = pd.createQp(QpInitAttributes.rc(cq, cq).singleThreaded().maxSendWr(SQ_DEPTH));
+        Gid gid = null;
+        int gidIndex = 0;
+        for (int i = 0; i < ctx.queryPort(1).gidTblLen() && gid == null; i++) {
+            if (ctx.queryGid(1, i).isIpv4Mapped()) {
+                gid = ctx.queryGid(1, i);
+                gidIndex = i;
+            }
+        }
+        // connected to itself; the device never executes the WQEs (its data path is paused below)
+        qp.modify(QpAttributes.toInit(1, Access.REMOTE_WRITE));
+        qp.modify(QpAttributes.toRtr(qp.qpn(), 0, AhAttributes.to(gid).sgidIndex(gidIndex), Mtu.MTU_1024));
+        qp.modify(QpAttributes.toRts(0));
+        model.pauseDataPath(true);
+        cqRing = model.cqRing(cq.cqn());
+        cqEntries = cqRing.capacity() / Cqe64.SIZE;
+        sq = qp.sendQueue();
+        postSend = "postSend".equals(api);
+        chain = new SendWr[batch];
+        for (int b = batch - 1; b >= 0; b--) {
+            chain[b] = new SendWr(1).opcode(WrOpcode.RDMA_WRITE).rdma(mr.address() + 4096, mr.rkey())
+                    .sge(mr, 0, 64).sendFlags(b + 1 == batch ? SendFlags.SIGNALED : 0);
+            if (b + 1 < batch) {
+                chain[b].next(chain[b + 1]);
+            }
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        model.pauseDataPath(false);
+        qp.close();
+        cq.close();
+        mr.close();
+        mem.close();
+        pd.close();
+        ctx.close();
+    }
+
+    /** Operations per sample of {@link #block}. */
+    static final int BLOCK = 1000;
+
+    /**
+     * {@link #postDoorbellPoll} {@value #BLOCK} times per sample: its median per-operation time is what
+     * {@code scripts/bench-mlx5-vs-c} compares with the C baselines' median 1000-operation block, because on a
+     * machine shared with other work preemption hits a few samples, not the median one.
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.SampleTime)
+    @OperationsPerInvocation(BLOCK)
+    public long block() {
+        long sum = 0;
+        for (int i = 0; i < BLOCK; i++) {
+            sum += postDoorbellPoll();
+        }
+        return sum;
+    }
+
+    @Benchmark
+    public long postDoorbellPoll() {
+        if (postSend) {
+            for (int b = 0; b < batch; b++) {
+                chain[b].wrId(++wrId);
+            }
+            if (qp.postSend(chain[0]) != batch) {
+                throw new IllegalStateException("send queue full");
+            }
+        } else {
+            sq.start();
+            long remote = mr.address() + 4096;
+            for (int b = 0; b < batch; b++) {
+                sq.wrId(++wrId).flags(b + 1 == batch ? SendFlags.SIGNALED : 0).rdmaWrite(mr.rkey(), remote).sge(mr, 0, 64);
+            }
+            if (sq.complete() != 0) {
+                throw new IllegalStateException("send queue full");
+            }
+        }
+        wqeCounter += batch;   // one WQEBB per RDMA WRITE with one SGE
+        deviceCompletesLast();
+        if (cq.poll(wc) != 1) {
+            throw new IllegalStateException("no completion");
+        }
+        return wc.wrId();
+    }
+
+    /** The stub device: the CQE of the last WQE, as mlx5 hardware writes it (body, then op_own with the owner bit). */
+    private void deviceCompletesLast() {
+        int offset = (devicePi & (cqEntries - 1)) * Cqe64.SIZE;
+        cqRing.putShort(offset + Cqe64.WQE_COUNTER_OFFSET, (short) (wqeCounter - 1), ByteOrder.BIG_ENDIAN);
+        cqRing.putInt(offset + Cqe64.SOP_DROP_QPN_OFFSET, Mlx5Opcode.RDMA_WRITE << 24 | qp.qpn(), ByteOrder.BIG_ENDIAN);
+        cqRing.putInt(offset + Cqe64.BYTE_CNT_OFFSET, 64, ByteOrder.BIG_ENDIAN);
+        int owner = (devicePi & cqEntries) != 0 ? 1 : 0;
+        VarHandle.storeStoreFence(); // the C baselines' compiler barrier: body before op_own
+        cqRing.putByte(offset + Cqe64.OP_OWN_OFFSET, (byte) (CqeOpcode.REQ << 4 | owner));
+        devicePi++;
+    }
+}
