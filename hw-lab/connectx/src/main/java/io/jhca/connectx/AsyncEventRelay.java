@@ -11,7 +11,7 @@ import io.jhca.verbs.QueuePair;
  * them (device.h {@code MLX5_EVENT_TYPE_*}, the inverse of mlx5_ib's mlx5_ib_qp_event): a responder that NAKs a
  * bad rkey, say, is a WQ_ACCESS_ERROR on that QP. An error event also puts the model's QP in ERR (QUERY_QP says so).
  * The mirror's CQ overruns are not relayed here: the data path already turns them into CQ_ERROR when it drains the
- * rxe CQ.
+ * rxe CQ. An SRQ's limit event becomes SRQ_RQ_LIMIT on the SRQ.
  */
 final class AsyncEventRelay {
     private final DeviceState st;
@@ -28,6 +28,10 @@ final class AsyncEventRelay {
         AsyncEvent e;
         while ((e = mirror.pollAsyncEvent()) != null) {
             n++;
+            if (e.type() == AsyncEvent.Type.SRQ_LIMIT_REACHED) {
+                SrqCommands.limitReached(st, e);
+                continue;
+            }
             QueuePair rxeQp = e.qp();
             int type = eqeType(e.type());
             if (rxeQp == null || type < 0) {

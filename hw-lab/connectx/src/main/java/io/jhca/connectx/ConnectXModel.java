@@ -116,7 +116,6 @@ public final class ConnectXModel implements Agent {
                 work += asyncEvents.relay();
                 work += dataPath.drainCompletions();
                 work += dataPath.resolvePending();
-                work += SrqCommands.forwardEvents(st);
             }
         } catch (RuntimeException e) {
             failed(e);

@@ -20,7 +20,7 @@ import io.jhca.verbs.SrqInitAttributes;
  * CREATE_SRQ, DESTROY_SRQ, QUERY_SRQ and ARM_RQ (op_mod SRQ). An SRQ is mirrored by an rxe SRQ as deep as its ring;
  * ARM_RQ arms the mirror's limit with lwm, so the limit is crossed exactly when the rxe responders take WQEs, and
  * the mirror's SRQ_LIMIT_REACHED and QP_LAST_WQE_REACHED events become SRQ_RQ_LIMIT (0x14) and SRQ_LAST_WQE (0x13)
- * EQEs ({@link #forwardEvents}).
+ * EQEs ({@link #limitReached}).
  */
 final class SrqCommands {
 
@@ -124,31 +124,15 @@ final class SrqCommands {
     }
 
     /**
-     * Duty cycle: the mirror's async events that the device reports as EQEs. SRQ_LIMIT_REACHED names the rxe SRQ,
-     * QP_LAST_WQE_REACHED the rxe QP (same QPN as the device's); other events of the mirror are the device's own
-     * business (its QPs' errors reach the driver as error CQEs).
+     * A SRQ_LIMIT_REACHED of the mirror (it names the rxe SRQ) becomes the device's SRQ_RQ_LIMIT EQE; called by
+     * {@link AsyncEventRelay}, the one reader of the mirror's async events.
      */
-    static int forwardEvents(DeviceState st) {
-        int work = 0;
-        AsyncEvent e;
-        while ((e = st.rxe.context.pollAsyncEvent()) != null) {
-            work++;
-            if (e.type() == AsyncEvent.Type.SRQ_LIMIT_REACHED) {
-                for (int k = 0; k < st.srqList.size(); k++) {
-                    DeviceSrq srq = st.srqList.get(k);
-                    if (srq.rxeName.equals(e.resource())) {
-                        st.reportQpSrqEvent(EventType.SRQ_RQ_LIMIT, srq.srqn);
-                    }
-                }
-            } else if (e.type() == AsyncEvent.Type.QP_LAST_WQE_REACHED) {
-                for (int k = 0; k < st.qpList.size(); k++) {
-                    DeviceQp qp = st.qpList.get(k);
-                    if (qp.rxeQp.describe().equals(e.resource())) {
-                        st.reportQpSrqEvent(EventType.SRQ_LAST_WQE, qp.qpn);
-                    }
-                }
+    static void limitReached(DeviceState st, AsyncEvent e) {
+        for (int k = 0; k < st.srqList.size(); k++) {
+            DeviceSrq srq = st.srqList.get(k);
+            if (srq.rxeName.equals(e.resource())) {
+                st.reportQpSrqEvent(EventType.SRQ_RQ_LIMIT, srq.srqn);
             }
         }
-        return work;
     }
 }
