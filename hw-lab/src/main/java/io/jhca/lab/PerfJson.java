@@ -90,7 +90,7 @@ public final class PerfJson {
         if (o.peerDevice != null) {
             j.field("peer_device", o.peerDevice);
         }
-        j.field("peer_perftest_version", o.remoteVersion).endObject();
+        j.field("peer_perftest_version", o.remoteVersion).field("warmup_iterations", p.warmupIters()).endObject();
         j.key("jvm").beginObject().field("name", JvmReport.jvm()).field("gc", JvmReport.gc());
         if (o.jvm != null) {
             j.field("gc_cycles", o.jvm.gcCycles()).field("gc_time_ms", o.jvm.gcMillis())

@@ -52,6 +52,11 @@ public final class PerfReport {
         }
         out.printf(" rdma_cm QPs\t : %s%n", "OFF");
         out.printf(" Data ex. method : %s%n", "Ethernet");
+        if (s.p.warmupIters() > 0) {
+            // jhca's addition: perftest measures from the first iteration; a JVM would be timing its JIT
+            out.printf(" Warm-up         : %d iterations before the %d measured (not in the results)%n",
+                    s.p.warmupIters(), s.p.iters());
+        }
         out.println(LINE);
         out.flush();
     }

@@ -153,7 +153,7 @@ final class PerfRun {
             LatencySamples smp = samples(size);
             DurationClock clock = clock();
             jvm = jvm == null ? JvmReport.start() : jvm.begin();
-            LatencyLoops.writeLat(s, size, server, smp, clock);
+            LatencyLoops.writeLat(s, size, server, smp, clock, p.warmupIters());
             jvm.stop();
             latencyRow(stats(smp));
         }
@@ -178,7 +178,7 @@ final class PerfRun {
             LatencySamples smp = samples(size);
             DurationClock clock = clock();
             jvm = jvm == null ? JvmReport.start() : jvm.begin();
-            LatencyLoops.oneSidedLat(s, size, smp, clock);
+            LatencyLoops.oneSidedLat(s, size, smp, clock, p.warmupIters());
             jvm.stop();
             latencyRow(stats(smp));
         }
@@ -199,7 +199,7 @@ final class PerfRun {
             LatencySamples smp = samples(size);
             DurationClock clock = clock();
             jvm = jvm == null ? JvmReport.start() : jvm.begin();
-            LatencyLoops.sendLat(s, size, server, smp, clock, rwr);
+            LatencyLoops.sendLat(s, size, server, smp, clock, rwr, p.warmupIters());
             jvm.stop();
             latencyRow(stats(smp));
         }
@@ -322,7 +322,8 @@ final class PerfRun {
         for (LatencyStats rdma : outcome.latency) {
             int size = rdma.size();
             try {
-                LatencyStats u = UdpBaseline.run(remote, local, size, iters, p.test().rttFactor(), p.stallMillis());
+                LatencyStats u = UdpBaseline.run(remote, local, size, iters, p.warmupIters(), p.test().rttFactor(),
+                        p.stallMillis());
                 outcome.udp.add(u);
                 out.println(u.row());
             } catch (IOException e) {
