@@ -39,6 +39,18 @@ public final class RxeDeviceConfig {
     public static final String IDLE_PROPERTY = "jhca.rxe.idle";
     /** System property: IPv4 ICRC receive mode, {@code auto} (default), {@code strict} or {@code recover}. */
     public static final String ICRC_PROPERTY = "jhca.rxe.icrc";
+    /**
+     * System property: how long, in nanoseconds, a responder may hold an ACK back to coalesce it or let the
+     * application's answer go first (default {@value #DEFAULT_ACK_HOLD_NANOS}; 0 = every ACK leaves at once).
+     */
+    public static final String ACK_HOLD_PROPERTY = "jhca.rxe.ackhold";
+    /** See {@link #ACK_HOLD_PROPERTY}: half the shortest local ACK timeout a requester can arm (8.2 us). */
+    public static final long DEFAULT_ACK_HOLD_NANOS = 4_000;
+    /**
+     * Longest ACK hold accepted, 1 ms: far below the local ACK timeout perftest and rc_pingpong arm (code 14,
+     * 67 ms); a peer with a shorter timeout needs a shorter hold.
+     */
+    static final long MAX_ACK_HOLD_NANOS = 1_000_000;
     /** The devices when nothing is configured. */
     public static final String DEFAULT_DEVICES = "rxe0=127.0.0.1,rxe1=127.0.0.2";
 
@@ -54,6 +66,7 @@ public final class RxeDeviceConfig {
     private final io.jhca.rxe.link.LinkOpener linkOpener;
     private final int socketBuffer;
     private final Path pcap;
+    private final long ackHoldNanos;
 
     private RxeDeviceConfig(final Builder b) {
         this.name = b.name;
@@ -68,6 +81,12 @@ public final class RxeDeviceConfig {
         this.linkOpener = b.linkOpener;
         this.socketBuffer = b.socketBuffer;
         this.pcap = b.pcap;
+        this.ackHoldNanos = b.ackHoldNanos;
+    }
+
+    /** How long a responder may hold an ACK back (see {@link #ACK_HOLD_PROPERTY}); 0 = never. */
+    public long ackHoldNanos() {
+        return ackHoldNanos;
     }
 
     public static Builder builder(final String name) {
@@ -182,11 +201,20 @@ public final class RxeDeviceConfig {
                 System.getProperty(PROGRESS_PROPERTY, "thread").trim().toUpperCase(Locale.ROOT));
         final String idle = System.getProperty(IDLE_PROPERTY, "backoff").trim().toLowerCase(Locale.ROOT);
         final String icrc = System.getProperty(ICRC_PROPERTY, "auto").trim().toLowerCase(Locale.ROOT);
+        final long ackHold = parseAckHold(System.getProperty(ACK_HOLD_PROPERTY, Long.toString(DEFAULT_ACK_HOLD_NANOS)));
         final List<RxeDeviceConfig> out = new ArrayList<>();
         for (final Builder b : parse(spec)) {
-            out.add(b.progressMode(progress).idleStrategy(idle).icrcMode(parseIcrc(icrc)).build());
+            out.add(b.progressMode(progress).idleStrategy(idle).icrcMode(parseIcrc(icrc)).ackHoldNanos(ackHold).build());
         }
         return Collections.unmodifiableList(out);
+    }
+
+    private static long parseAckHold(final String s) {
+        try {
+            return Long.parseLong(s.trim());
+        } catch (final NumberFormatException e) {
+            throw new IllegalArgumentException(ACK_HOLD_PROPERTY + " must be a number of nanoseconds, not '" + s + "'");
+        }
     }
 
     private static Ipv4IdMode parseIcrc(final String s) {
@@ -253,6 +281,7 @@ public final class RxeDeviceConfig {
         private int socketBuffer = io.jhca.rxe.link.UdpLink.DEFAULT_SOCKET_BUFFER;
         private Path pcap;
         private io.jhca.rxe.link.LinkOpener linkOpener;
+        private long ackHoldNanos = DEFAULT_ACK_HOLD_NANOS;
 
         private Builder(final String name) {
             if (name == null || name.isBlank()) {
@@ -354,6 +383,19 @@ public final class RxeDeviceConfig {
         /** Trace every packet sent and received to this pcap file. */
         public Builder pcap(final Path file) {
             this.pcap = file;
+            return this;
+        }
+
+        /**
+         * How long a responder may hold an ACK back, 0 .. {@value #MAX_ACK_HOLD_NANOS} ns (see
+         * {@link #ACK_HOLD_PROPERTY}); 0 sends every ACK at once.
+         */
+        public Builder ackHoldNanos(final long nanos) {
+            if (nanos < 0 || nanos > MAX_ACK_HOLD_NANOS) {
+                throw new IllegalArgumentException("rxe device " + name + ": ACK hold " + nanos + " ns is not in 0.."
+                        + MAX_ACK_HOLD_NANOS + " (it must stay far below the peer's retransmit timer)");
+            }
+            this.ackHoldNanos = nanos;
             return this;
         }
 

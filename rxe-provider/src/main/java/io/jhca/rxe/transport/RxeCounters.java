@@ -74,7 +74,9 @@ public final class RxeCounters {
         ICRC_RECOVERED_ID("icrc_recovered_id", false),
         // transmit side
         TX_REFUSED("tx_refused", false),
-        ENGINE_ERRORS("engine_errors", false);
+        ENGINE_ERRORS("engine_errors", false),
+        /** A held ACK replaced by a later one before it left (coalesced acknowledges; ack_deffered counts holds). */
+        ACKS_COALESCED("acks_coalesced", true);
 
         private final String label;
         private final boolean perQp;

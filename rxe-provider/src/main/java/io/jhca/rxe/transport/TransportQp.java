@@ -316,7 +316,14 @@ public final class TransportQp {
     }
 
     /** Engine cycle: timers, then the requester; returns work done. */
-    int run(final long now, final int budget) {
+    /** Sends the responder's held ACK now, if it has one and may still answer (QP destroy). */
+    void releaseHeldAck() {
+        if (canRespond()) {
+            responder.releaseHeldAck();
+        }
+    }
+
+        int run(final long now, final int budget) {
         int work = flushIfError();
         if (state == QpState.ERR || state == QpState.RESET) {
             return work;
@@ -330,9 +337,10 @@ public final class TransportQp {
             work++;
         }
         work += responder.continueReadReply(budget);
+        int sent = 0;
         if (canRequest()) {
-            work += requester.run(now, budget);
+            sent = requester.run(now, budget);
         }
-        return work;
+        return work + sent + responder.releaseHeldAck(now, sent > 0);
     }
 }
