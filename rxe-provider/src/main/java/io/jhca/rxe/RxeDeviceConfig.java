@@ -35,7 +35,7 @@ public final class RxeDeviceConfig {
     public static final String DEVICES_ENV = "JHCA_RXE_DEVICES";
     /** System property: progress mode of configured devices, {@code thread} (default) or {@code caller}. */
     public static final String PROGRESS_PROPERTY = "jhca.rxe.progress";
-    /** System property: idle strategy of engine threads: busy, yield, backoff (default) or sleep. */
+    /** System property: idle strategy of engine threads: adaptive (default), busy, yield, backoff or sleep. */
     public static final String IDLE_PROPERTY = "jhca.rxe.idle";
     /** System property: IPv4 ICRC receive mode, {@code auto} (default), {@code strict} or {@code recover}. */
     public static final String ICRC_PROPERTY = "jhca.rxe.icrc";
@@ -153,8 +153,10 @@ public final class RxeDeviceConfig {
                 return new YieldingIdleStrategy();
             case "sleep":
                 return new SleepingIdleStrategy(100_000L);
-            default: // backoff: spin 100 times, yield 200 times, then park from 1 us up to 100 us
+            case "backoff": // spin 100 times, yield 200 times, then park from 1 us up to 100 us
                 return new BackoffIdleStrategy(100, 200, 1_000L, 100_000L);
+            default:
+                return new AdaptiveIdleStrategy();
         }
     }
 
@@ -199,7 +201,7 @@ public final class RxeDeviceConfig {
         }
         final ProgressMode progress = ProgressMode.valueOf(
                 System.getProperty(PROGRESS_PROPERTY, "thread").trim().toUpperCase(Locale.ROOT));
-        final String idle = System.getProperty(IDLE_PROPERTY, "backoff").trim().toLowerCase(Locale.ROOT);
+        final String idle = System.getProperty(IDLE_PROPERTY, "adaptive").trim().toLowerCase(Locale.ROOT);
         final String icrc = System.getProperty(ICRC_PROPERTY, "auto").trim().toLowerCase(Locale.ROOT);
         final long ackHold = parseAckHold(System.getProperty(ACK_HOLD_PROPERTY, Long.toString(DEFAULT_ACK_HOLD_NANOS)));
         final List<RxeDeviceConfig> out = new ArrayList<>();
@@ -276,7 +278,7 @@ public final class RxeDeviceConfig {
         private LinkFaults rxFaults = LinkFaults.NONE;
         private long faultSeed = 1;
         private ProgressMode progressMode = ProgressMode.THREAD;
-        private String idleStrategy = "backoff";
+        private String idleStrategy = "adaptive";
         private Ipv4IdMode icrcMode = Ipv4IdMode.AUTO;
         private int socketBuffer = io.jhca.rxe.link.UdpLink.DEFAULT_SOCKET_BUFFER;
         private Path pcap;
@@ -362,8 +364,8 @@ public final class RxeDeviceConfig {
         /** busy, yield, backoff or sleep. */
         public Builder idleStrategy(final String s) {
             final String v = s.trim().toLowerCase(Locale.ROOT);
-            if (!v.equals("busy") && !v.equals("yield") && !v.equals("backoff") && !v.equals("sleep")) {
-                throw new IllegalArgumentException("idle strategy must be busy, yield, backoff or sleep, not '" + s + "'");
+            if (!v.equals("busy") && !v.equals("yield") && !v.equals("backoff") && !v.equals("sleep") && !v.equals("adaptive")) {
+                throw new IllegalArgumentException("idle strategy must be adaptive, busy, yield, backoff or sleep, not '" + s + "'");
             }
             this.idleStrategy = v;
             return this;
