@@ -75,10 +75,17 @@ public final class PerfJson {
                 j.endObject();
             }
         } else {
-            for (BandwidthStats s : o.bandwidth) {
+            for (int i = 0; i < o.bandwidth.size(); i++) {
+                BandwidthStats s = o.bandwidth.get(i);
                 j.beginObject().field("MsgSize", s.size()).field("n_iterations", s.iters()).field("BW_peak", s.bwPeak())
                         .field("BW_average", s.bwAvg()).field("MsgRate", s.msgRate())
-                        .field("BW_unit", s.gbits() ? "Gb/sec" : "MiB/sec").endObject();
+                        .field("BW_unit", s.gbits() ? "Gb/sec" : "MiB/sec");
+                UdpStream.Result u = i < o.udpStream.size() ? o.udpStream.get(i) : null;
+                if (u != null) {
+                    j.key("udp_stream_floor").beginObject().field("BW_average_MiB", u.mibPerSec())
+                            .field("MsgRate", u.msgRate()).field("ratio", PerfReport.ratio(s, u)).endObject();
+                }
+                j.endObject();
             }
         }
         j.endArray();

@@ -176,7 +176,7 @@ public abstract class PerfTestCommand implements Callable<Integer> {
             cq = 1; // perftest: CQ moderation off above MSG_SIZE_CQ_MOD_LIMIT (8192) unless asked for
         }
         int tcp = port != null ? port : role == PerfParams.Role.BOTH ? 0 : 18515;
-        boolean udp = udpBaseline != null ? udpBaseline : role == PerfParams.Role.BOTH && test.latency();
+        boolean udp = udpBaseline != null ? udpBaseline : role == PerfParams.Role.BOTH;
         return new PerfParams(test, role, device, peerDevice, ibPort, sz, all, it, duration, margin, mtu, gidIndex, tcp,
                 numQps, inlineSize != null ? inlineSize : -1, txDepth != null ? txDepth : -1, rxDepth != null ? rxDepth : -1,
                 cq, reportGbits, qpTimeout, sl, serverHost, bind, json, plot, udp, stallSeconds * 1000L,

@@ -289,6 +289,14 @@ abstract class ToolsEndToEnd {
         assertEquals(16384, (int) r.n()[0]);
         assertEquals(ITERS, (int) r.n()[1]);
         assertTrue(r.n()[2] >= r.n()[3] * 0.999, "peak >= average: " + r.rows());
+        // the UDP stream floor of the same bytes, and jhca's share of it
+        assertTrue(r.run().out().contains(" UDP stream floor: the same bytes over plain UDP DatagramChannels " + ip1() + " -> "
+                + ip0()), r.run().out());
+        double[] u = numbers(rows(r.run().out(), PerfReport.UDP_STREAM_HEADER).get(0));
+        assertEquals(5, u.length, r.run().out());
+        assertEquals(16384, (int) u[0]);
+        assertEquals(ITERS, (int) u[1]);
+        assertTrue(u[2] > 0 && u[4] > 0, "UDP bandwidth and the ratio: " + r.run().out());
     }
 
     @Test
