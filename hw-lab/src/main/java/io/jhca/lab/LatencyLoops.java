@@ -13,7 +13,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  * The measured loops of the latency tests, step for step as perftest runs them (perftest_resources.c
  * run_iter_lat_write, run_iter_lat_send, run_iter_lat). Nothing in a loop allocates: the send builder writes
  * in place, completions land in one reused {@link WorkCompletion}, times go into a preallocated array (or,
- * with -D, into a pre-sized histogram).
+ * with -D, into a pre-sized histogram). With -n, {@code warmup} unmeasured iterations run first in the same
+ * loop (the peer runs the same count), so the measured ones find the code compiled and the counters in step.
  */
 final class LatencyLoops {
     private LatencyLoops() {
@@ -23,7 +24,7 @@ final class LatencyLoops {
      * ib_write_lat: both sides RDMA-WRITE to each other in turn, and each learns of the peer's write by polling
      * the last byte of its own receive slot, which carries the sender's iteration count. The server posts first.
      */
-    static void writeLat(PerfSide s, int size, boolean server, LatencySamples out, DurationClock clock) {
+    static void writeLat(PerfSide s, int size, boolean server, LatencySamples out, DurationClock clock, long warmup) {
         QueuePair qp = s.qps[0];
         SendQueue sq = qp.sendQueue();
         PerftestDest r = s.remote[0];
@@ -34,11 +35,11 @@ final class LatencyLoops {
         int lkey = s.mr.lkey();
         boolean inline = size <= s.inlineSize;
         WorkCompletion wc = new WorkCompletion();
-        long iters = clock == null ? out.iters : Long.MAX_VALUE;
         long scnt = 0;
         long rcnt = 0;
         long ccnt = 0;
-        PostStamps stamps = new PostStamps(out, clock);
+        PostStamps stamps = new PostStamps(out, clock, warmup);
+        long iters = stamps.total();
         while (scnt < iters || ccnt < iters || rcnt < iters) {
             if (rcnt < iters && !(scnt < 1 && server)) {
                 rcnt++;
@@ -80,7 +81,8 @@ final class LatencyLoops {
      * ib_send_lat: SEND/RECV ping-pong; the client sends first. The receives were posted (rx_depth of them)
      * before the sync handshake; each consumed receive is re-posted while more messages are due.
      */
-    static void sendLat(PerfSide s, int size, boolean server, LatencySamples out, DurationClock clock, RecvWr rwr) {
+    static void sendLat(PerfSide s, int size, boolean server, LatencySamples out, DurationClock clock, RecvWr rwr,
+                        long warmup) {
         QueuePair qp = s.qps[0];
         SendQueue sq = qp.sendQueue();
         UnsafeBuffer buf = s.buf;
@@ -88,10 +90,10 @@ final class LatencyLoops {
         int lkey = s.mr.lkey();
         boolean inline = size <= s.inlineSize;
         WorkCompletion wc = new WorkCompletion();
-        long iters = clock == null ? out.iters : Long.MAX_VALUE;
         long scnt = 0;
         long rcnt = 0;
-        PostStamps stamps = new PostStamps(out, clock);
+        PostStamps stamps = new PostStamps(out, clock, warmup);
+        long iters = stamps.total();
         while (scnt < iters || rcnt < iters) {
             if (rcnt < iters && !(scnt < 1 && !server)) {
                 if (clock == null) {
@@ -133,7 +135,7 @@ final class LatencyLoops {
     }
 
     /** ib_read_lat / ib_atomic_lat: the client alone posts one READ (or FETCH_AND_ADD) and waits for it, in turn. */
-    static void oneSidedLat(PerfSide s, int size, LatencySamples out, DurationClock clock) {
+    static void oneSidedLat(PerfSide s, int size, LatencySamples out, DurationClock clock, long warmup) {
         QueuePair qp = s.qps[0];
         SendQueue sq = qp.sendQueue();
         PerftestDest r = s.remote[0];
@@ -141,8 +143,8 @@ final class LatencyLoops {
         int lkey = s.mr.lkey();
         boolean atomic = s.p.test().verb() == PerfTest.Verb.ATOMIC;
         WorkCompletion wc = new WorkCompletion();
-        long iters = clock == null ? out.iters : Long.MAX_VALUE;
-        PostStamps stamps = new PostStamps(out, clock);
+        PostStamps stamps = new PostStamps(out, clock, warmup);
+        long iters = stamps.total();
         for (long scnt = 0; scnt < iters; scnt++) {
             if (!stamps.stamp(scnt)) {
                 break;

@@ -75,10 +75,17 @@ public final class PerfJson {
                 j.endObject();
             }
         } else {
-            for (BandwidthStats s : o.bandwidth) {
+            for (int i = 0; i < o.bandwidth.size(); i++) {
+                BandwidthStats s = o.bandwidth.get(i);
                 j.beginObject().field("MsgSize", s.size()).field("n_iterations", s.iters()).field("BW_peak", s.bwPeak())
                         .field("BW_average", s.bwAvg()).field("MsgRate", s.msgRate())
-                        .field("BW_unit", s.gbits() ? "Gb/sec" : "MiB/sec").endObject();
+                        .field("BW_unit", s.gbits() ? "Gb/sec" : "MiB/sec");
+                UdpStream.Result u = i < o.udpStream.size() ? o.udpStream.get(i) : null;
+                if (u != null) {
+                    j.key("udp_stream_floor").beginObject().field("BW_average_MiB", u.mibPerSec())
+                            .field("MsgRate", u.msgRate()).field("ratio", PerfReport.ratio(s, u)).endObject();
+                }
+                j.endObject();
             }
         }
         j.endArray();
@@ -90,7 +97,7 @@ public final class PerfJson {
         if (o.peerDevice != null) {
             j.field("peer_device", o.peerDevice);
         }
-        j.field("peer_perftest_version", o.remoteVersion).endObject();
+        j.field("peer_perftest_version", o.remoteVersion).field("warmup_iterations", p.warmupIters()).endObject();
         j.key("jvm").beginObject().field("name", JvmReport.jvm()).field("gc", JvmReport.gc());
         if (o.jvm != null) {
             j.field("gc_cycles", o.jvm.gcCycles()).field("gc_time_ms", o.jvm.gcMillis())

@@ -11,6 +11,8 @@ public final class PerfOutcome {
     /** UDP floor per size (same order as {@link #latency}); null entries where it was not run. */
     final List<LatencyStats> udp = new ArrayList<>();
     String udpSkipped;
+    /** UDP stream floor per size of a bandwidth test (same order as {@link #bandwidth}); null where not run. */
+    final List<UdpStream.Result> udpStream = new ArrayList<>();
     String device;
     String peerDevice;
     String role;

@@ -36,12 +36,13 @@ import java.util.List;
  * @param stallMillis  a wait without progress for this long fails the run (0 = never)
  * @param useSrq       --use-srq: SEND tests receive through a shared receive queue
  * @param events       -e: sleep on CQ events (completion channels) instead of busy-polling the CQs
+ * @param warmup       latency tests: unmeasured iterations run before the -n measured ones (both sides must agree)
  */
 public record PerfParams(PerfTest test, Role role, String device, String peerDevice, int ibPort, int size, boolean all,
                          int iters, int duration, int margin, int mtu, Integer gidIndex, int tcpPort, int numQps, int inlineSize,
                          int txDepth, int rxDepth, int cqMod, boolean reportGbits, int qpTimeout, int sl, String server,
                          String bind, Path json, Path plot, boolean udpBaseline, long stallMillis, boolean useSrq,
-                         boolean events) {
+                         boolean events, int warmup) {
 
     public enum Role { SERVER, CLIENT, BOTH }
 
@@ -66,10 +67,15 @@ public record PerfParams(PerfTest test, Role role, String device, String peerDev
         return duration > 0;
     }
 
+    /** Warm-up iterations this run makes before the measured ones: latency tests with -n only. */
+    public int warmupIters() {
+        return test.latency() && !durationMode() ? warmup : 0;
+    }
+
     /** The same run in another role (in-process mode runs one of each). */
     public PerfParams as(Role r, String dev) {
         return new PerfParams(test, r, dev, peerDevice, ibPort, size, all, iters, duration, margin, mtu, gidIndex, tcpPort, numQps,
                 inlineSize, txDepth, rxDepth, cqMod, reportGbits, qpTimeout, sl, server, bind, json, plot, udpBaseline,
-                stallMillis, useSrq, events);
+                stallMillis, useSrq, events, warmup);
     }
 }

@@ -19,7 +19,21 @@ public final class PerfReport {
     /** RESULT_FMT_G (--report_gbits). */
     public static final String BW_HEADER_GBITS = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]";
 
+    /** jhca's UDP stream floor table (bandwidth tests). */
+    public static final String UDP_STREAM_HEADER = " #bytes     #iterations    BW average[MiB/sec]   MsgRate[Mpps]   jhca/UDP";
+
     private PerfReport() {
+    }
+
+    /** A row of the UDP stream floor, with the RDMA run's average as a share of it. */
+    static String udpStreamRow(UdpStream.Result u, BandwidthStats rdma) {
+        return String.format(java.util.Locale.ROOT, " %-10d %-10d     %-20.2f  %-14.6f  %.2f", u.size(), u.iters(),
+                u.mibPerSec(), u.msgRate(), ratio(rdma, u));
+    }
+
+    /** The RDMA run's average bandwidth over the UDP stream's (both in bytes per second). */
+    static double ratio(BandwidthStats rdma, UdpStream.Result u) {
+        return rdma.bwAvg() * BandwidthStats.formatFactor(rdma.gbits()) / (1 << 20) / u.mibPerSec();
     }
 
     /** ctx_print_test_info, for an RC test without rdma_cm. */
@@ -55,6 +69,11 @@ public final class PerfReport {
         }
         out.printf(" rdma_cm QPs\t : %s%n", "OFF");
         out.printf(" Data ex. method : %s%n", "Ethernet");
+        if (s.p.warmupIters() > 0) {
+            // jhca's addition: perftest measures from the first iteration; a JVM would be timing its JIT
+            out.printf(" Warm-up         : %d iterations before the %d measured (not in the results)%n",
+                    s.p.warmupIters(), s.p.iters());
+        }
         out.println(LINE);
         out.flush();
     }

@@ -153,7 +153,7 @@ final class PerfRun {
             LatencySamples smp = samples(size);
             DurationClock clock = clock();
             jvm = jvm == null ? JvmReport.start() : jvm.begin();
-            LatencyLoops.writeLat(s, size, server, smp, clock);
+            LatencyLoops.writeLat(s, size, server, smp, clock, p.warmupIters());
             jvm.stop();
             latencyRow(stats(smp));
         }
@@ -178,7 +178,7 @@ final class PerfRun {
             LatencySamples smp = samples(size);
             DurationClock clock = clock();
             jvm = jvm == null ? JvmReport.start() : jvm.begin();
-            LatencyLoops.oneSidedLat(s, size, smp, clock);
+            LatencyLoops.oneSidedLat(s, size, smp, clock, p.warmupIters());
             jvm.stop();
             latencyRow(stats(smp));
         }
@@ -199,7 +199,7 @@ final class PerfRun {
             LatencySamples smp = samples(size);
             DurationClock clock = clock();
             jvm = jvm == null ? JvmReport.start() : jvm.begin();
-            LatencyLoops.sendLat(s, size, server, smp, clock, rwr);
+            LatencyLoops.sendLat(s, size, server, smp, clock, rwr, p.warmupIters());
             jvm.stop();
             latencyRow(stats(smp));
         }
@@ -308,13 +308,12 @@ final class PerfRun {
     }
 
     private void udpFloor() {
-        if (!p.test().latency()) {
-            outcome.udpSkipped = "the UDP floor is measured for latency tests only";
-            out.println(" UDP floor: not measured (" + outcome.udpSkipped + ")");
-            return;
-        }
         InetAddress local = s.gid.toInetAddress();
         InetAddress remote = s.remote[0].gid().toInetAddress();
+        if (!p.test().latency()) {
+            udpStreamFloor(local, remote);
+            return;
+        }
         out.printf(" UDP floor: the same ping-pong over plain UDP DatagramChannels %s <-> %s (no RDMA):%n",
                 local.getHostAddress(), remote.getHostAddress());
         out.println(PerfReport.LAT_HEADER);
@@ -322,12 +321,41 @@ final class PerfRun {
         for (LatencyStats rdma : outcome.latency) {
             int size = rdma.size();
             try {
-                LatencyStats u = UdpBaseline.run(remote, local, size, iters, p.test().rttFactor(), p.stallMillis());
+                LatencyStats u = UdpBaseline.run(remote, local, size, iters, p.warmupIters(), p.test().rttFactor(),
+                        p.stallMillis());
                 outcome.udp.add(u);
                 out.println(u.row());
             } catch (IOException e) {
                 outcome.udp.add(null);
                 out.printf(" %-7d (not measured: %s)%n", size, e.getMessage());
+                if (outcome.udpSkipped == null) {
+                    outcome.udpSkipped = e.getMessage();
+                }
+            }
+            out.flush();
+        }
+        out.println(PerfReport.LINE);
+    }
+
+    /** Bandwidth tests: the same bytes streamed over plain UDP, and jhca's average as a share of it. */
+    private void udpStreamFloor(InetAddress local, InetAddress remote) {
+        boolean read = p.test().verb() == PerfTest.Verb.READ;
+        InetAddress from = read ? remote : local; // READ data flows from the server to the client
+        InetAddress to = read ? local : remote;
+        out.printf(" UDP stream floor: the same bytes over plain UDP DatagramChannels %s -> %s in datagrams of one MTU"
+                + " (%d B), tx depth %d messages (no RDMA):%n", from.getHostAddress(), to.getHostAddress(), s.mtu.bytes(),
+                s.txDepth);
+        out.println(PerfReport.UDP_STREAM_HEADER);
+        for (BandwidthStats rdma : outcome.bandwidth) {
+            try {
+                // a lost datagram stalls the stream: give up sooner than a whole stall timeout
+                UdpStream.Result u = UdpStream.run(to, from, (int) rdma.size(), rdma.iters(), s.mtu.bytes(), s.txDepth,
+                        Math.min(p.stallMillis() <= 0 ? Long.MAX_VALUE : p.stallMillis(), 5000));
+                outcome.udpStream.add(u);
+                out.println(PerfReport.udpStreamRow(u, rdma));
+            } catch (IOException e) {
+                outcome.udpStream.add(null);
+                out.printf(" %-7d (not measured: %s)%n", rdma.size(), e.getMessage());
                 if (outcome.udpSkipped == null) {
                     outcome.udpSkipped = e.getMessage();
                 }

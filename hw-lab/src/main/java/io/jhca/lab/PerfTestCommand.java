@@ -23,6 +23,12 @@ public abstract class PerfTestCommand implements Callable<Integer> {
     static final int MAX_INLINE = 912;
     static final int MAX_CQ_MOD = 1024;
     static final int DEF_MARGIN = 2;
+    /**
+     * Warm-up of an in-process latency run: enough round trips that HotSpot's tiered compiler has reached C2 for
+     * the loops and the transport (Tier4InvocationThreshold 5000, Tier4CompileThreshold 15000, plus the time the
+     * compile takes) before anything is measured.
+     */
+    static final int IN_PROCESS_WARMUP = 20000;
 
     private final PerfTest test;
 
@@ -105,6 +111,12 @@ public abstract class PerfTestCommand implements Callable<Integer> {
             description = "also measure the same ping-pong over plain UDP (default: on for in-process latency tests)")
     Boolean udpBaseline;
 
+    @Option(names = "--warmup", paramLabel = "ITERS",
+            description = "latency tests: unmeasured iterations before the -n measured ones, so the JIT has compiled the"
+                    + " loops; both sides of a two-process run must give the same value (default: "
+                    + IN_PROCESS_WARMUP + " in-process, 0 with a peer, which may be the C perftest)")
+    Integer warmup;
+
     @Option(names = "--stall-timeout", paramLabel = "SECONDS",
             description = "fail when a wait sees no progress for this long; 0 = forever (default ${DEFAULT-VALUE})")
     int stallSeconds = 30;
@@ -165,6 +177,7 @@ public abstract class PerfTestCommand implements Callable<Integer> {
         // perftest_parameters.c refuses both: a WRITE's target sees no completion to sleep on, and -D stops by alarm
         check(!events || test.verb() != PerfTest.Verb.WRITE, "-e/--events: Events feature not available on WRITE verb");
         check(!events || duration == 0, "-e/--events: Duration mode doesn't work with events");
+        check(warmup == null || warmup >= 0, "--warmup must be >= 0");
         if (plot != null) {
             String n = plot.getFileName().toString().toLowerCase(Locale.ROOT);
             check(n.endsWith(".png") || n.endsWith(".svg"), "--plot FILE must end in .png or .svg");
@@ -174,11 +187,12 @@ public abstract class PerfTestCommand implements Callable<Integer> {
             cq = 1; // perftest: CQ moderation off above MSG_SIZE_CQ_MOD_LIMIT (8192) unless asked for, or with -e
         }
         int tcp = port != null ? port : role == PerfParams.Role.BOTH ? 0 : 18515;
-        boolean udp = udpBaseline != null ? udpBaseline : role == PerfParams.Role.BOTH && test.latency();
+        boolean udp = udpBaseline != null ? udpBaseline : role == PerfParams.Role.BOTH;
         return new PerfParams(test, role, device, peerDevice, ibPort, sz, all, it, duration, margin, mtu, gidIndex, tcp,
                 numQps, inlineSize != null ? inlineSize : -1, txDepth != null ? txDepth : -1, rxDepth != null ? rxDepth : -1,
                 cq, reportGbits, qpTimeout, sl, serverHost, bind, json, plot, udp, stallSeconds * 1000L, useSrq,
-                events);
+                events,
+                warmup != null ? warmup : role == PerfParams.Role.BOTH ? IN_PROCESS_WARMUP : 0);
     }
 
     private void check(boolean ok, String message) {

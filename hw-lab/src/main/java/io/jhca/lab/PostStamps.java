@@ -1,8 +1,8 @@
 package io.jhca.lab;
 
 /**
- * When each post of a latency loop went out. With {@code -n}, every post's time is kept (perftest's
- * {@code tposted}); with {@code -D}, the gap between consecutive posts inside the sampling window is recorded
+ * When each post of a latency loop went out. With {@code -n}, every measured post's time is kept (perftest's
+ * {@code tposted}); the warm-up posts before them are not; with {@code -D}, the gap between consecutive posts inside the sampling window is recorded
  * and counted, and the run ends when the clock says so. One per run, made before the measured loop.
  */
 final class PostStamps {
@@ -11,17 +11,27 @@ final class PostStamps {
     private long now;
     private long last;
     private long counted;
+    private final long warmup;
 
-    PostStamps(LatencySamples out, DurationClock clock) {
+    /** @param warmup posts that run before the measured ones (-n mode only), not stamped */
+    PostStamps(LatencySamples out, DurationClock clock, long warmup) {
         this.out = out;
         this.clock = clock;
+        this.warmup = clock == null ? warmup : 0;
+    }
+
+    /** All posts of the loop: the warm-up and the measured ones. */
+    long total() {
+        return clock == null ? warmup + out.iters : Long.MAX_VALUE;
     }
 
     /** Stamps post number {@code n}; false when a duration run is over and nothing more may be posted. */
     boolean stamp(long n) {
         now = System.nanoTime();
         if (clock == null) {
-            out.tposted[(int) n] = now;
+            if (n >= warmup) {
+                out.tposted[(int) (n - warmup)] = now;
+            }
             return true;
         }
         if (clock.over(now)) {

@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * The UDP floor: the same ping-pong as a latency test, over two plain non-blocking DatagramChannels between the
  * same two addresses, with no RDMA at all; both ends busy-poll as the rxe engine does. Whatever a UDP-based
  * RoCE implementation adds (headers, ICRC, the transport state machine, completions) sits on top of this.
- * Measured and reported exactly as the RDMA test (same deltas, same rtt factor, same statistics).
+ * Measured and reported exactly as the RDMA test (same deltas, same rtt factor, same statistics, the same
+ * unmeasured warm-up round trips first).
  */
 public final class UdpBaseline {
     /** Largest UDP payload over IPv4. */
@@ -21,15 +22,17 @@ public final class UdpBaseline {
     }
 
     /**
-     * Runs {@code iters} round trips of {@code size} bytes from {@code clientAddr} to {@code serverAddr} and back.
+     * Runs {@code warmup} unmeasured and then {@code iters} measured round trips of {@code size} bytes from
+     * {@code clientAddr} to {@code serverAddr} and back.
      *
      * @throws IOException when an address is not local (cannot be bound here) or a round trip stalls
      */
-    public static LatencyStats run(InetAddress serverAddr, InetAddress clientAddr, int size, int iters, int rttFactor,
-                                   long stallMillis) throws IOException {
+    public static LatencyStats run(InetAddress serverAddr, InetAddress clientAddr, int size, int iters, int warmup,
+                                   int rttFactor, long stallMillis) throws IOException {
         if (size > MAX_PAYLOAD) {
             throw new IOException(size + "-byte messages do not fit one UDP datagram (max " + MAX_PAYLOAD + ")");
         }
+        int total = warmup + iters;
         long stallNanos = stallMillis <= 0 ? Long.MAX_VALUE : stallMillis * 1_000_000L;
         DatagramChannel srv = open(serverAddr);
         try (DatagramChannel cli = open(clientAddr)) {
@@ -39,7 +42,7 @@ public final class UdpBaseline {
             Thread echo = new Thread(() -> {
                 try {
                     ByteBuffer b = ByteBuffer.allocateDirect(Math.max(size, 1));
-                    for (int i = 0; i < iters; i++) {
+                    for (int i = 0; i < total; i++) {
                         b.clear();
                         awaitRead(srv, b, stallNanos);
                         b.flip();
@@ -56,9 +59,12 @@ public final class UdpBaseline {
             long[] tposted = new long[iters];
             ByteBuffer b = ByteBuffer.allocateDirect(Math.max(size, 1));
             try {
-                for (int i = 0; i < iters; i++) {
+                for (int i = 0; i < total; i++) {
                     b.clear().limit(size);
-                    tposted[i] = System.nanoTime();
+                    long now = System.nanoTime();
+                    if (i >= warmup) {
+                        tposted[i - warmup] = now;
+                    }
                     while (b.hasRemaining()) {
                         cli.write(b);
                     }

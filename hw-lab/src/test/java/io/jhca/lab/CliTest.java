@@ -2,6 +2,7 @@ package io.jhca.lab;
 
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
 
 import java.io.PrintWriter;
@@ -11,6 +12,7 @@ import java.nio.file.Path;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Command-line parsing: every option reaches its field, perftest's defaults apply, misuse exits 2 with usage. */
@@ -78,6 +80,12 @@ class CliTest {
         assertNull(lat.gidIndex());
         assertEquals(-1, lat.inlineSize(), "per-test default, capped by the device later");
         assertEquals(14, lat.qpTimeout());
+        assertEquals(PerfTestCommand.IN_PROCESS_WARMUP, lat.warmupIters(), "in-process latency runs warm up");
+        assertEquals(0, perf("perf", "write-lat", "--server").warmupIters(), "the peer may be the C perftest");
+        assertEquals(0, perf("perf", "write-lat", "localhost").warmupIters(), "the peer may be the C perftest");
+        assertEquals(7, perf("perf", "write-lat", "--server", "--warmup", "7").warmupIters());
+        assertEquals(0, perf("perf", "write-lat", "-D", "5", "-f", "1").warmupIters(), "-D has its margin instead");
+        assertEquals(0, perf("perf", "write-bw").warmupIters(), "bandwidth tests do not warm up");
 
         PerfParams bw = perf("perf", "write-bw", "--server", "--no-udp-baseline");
         assertEquals(PerfParams.Role.SERVER, bw.role());
@@ -98,6 +106,7 @@ class CliTest {
         PerfParams dur = perf("perf", "read-lat", "-D", "7", "-f", "1");
         assertEquals(7, dur.duration());
         assertEquals(1, dur.margin());
+        assertThrows(ParameterException.class, () -> perf("perf", "write-lat", "--warmup", "-1"));
         assertEquals("rxe1", perf("perf", "read-lat", "--peer-dev", "rxe1").peerDevice());
     }
 

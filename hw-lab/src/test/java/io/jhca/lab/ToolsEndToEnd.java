@@ -30,6 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 abstract class ToolsEndToEnd {
     static final int ITERS = 50;
+    /** Unmeasured iterations before the measured ones: more than 256, so the byte counter wraps within them. */
+    static final int WARMUP = 300;
 
     /** The server-side device (GID ::ffff:127.0.0.1) and the client-side one (::ffff:127.0.0.2). */
     abstract String dev0();
@@ -190,7 +192,15 @@ abstract class ToolsEndToEnd {
         if (!args.contains("-n")) {
             args.addAll(List.of("-n", Integer.toString(ITERS)));
         }
+        if (!args.contains("--warmup") && !args.contains("-D")) {
+            args.addAll(List.of("--warmup", Integer.toString(WARMUP))); // the measured count stays -n (below)
+        }
         Run r = run(args.toArray(new String[0])).ok();
+        if (args.contains("--warmup") && !args.contains("-D")) {
+            String w = args.get(args.indexOf("--warmup") + 1);
+            String n = args.get(args.indexOf("-n") + 1);
+            assertTrue(r.out().contains(" Warm-up         : " + w + " iterations before the " + n + " measured"), r.out());
+        }
         List<String> rows = rows(r.out(), PerfReport.LAT_HEADER);
         assertTrue(rows.size() >= 1, r.out());
         double[] n = numbers(rows.get(0));
@@ -290,6 +300,14 @@ abstract class ToolsEndToEnd {
         assertEquals(16384, (int) r.n()[0]);
         assertEquals(ITERS, (int) r.n()[1]);
         assertTrue(r.n()[2] >= r.n()[3] * 0.999, "peak >= average: " + r.rows());
+        // the UDP stream floor of the same bytes, and jhca's share of it
+        assertTrue(r.run().out().contains(" UDP stream floor: the same bytes over plain UDP DatagramChannels " + ip1() + " -> "
+                + ip0()), r.run().out());
+        double[] u = numbers(rows(r.run().out(), PerfReport.UDP_STREAM_HEADER).get(0));
+        assertEquals(5, u.length, r.run().out());
+        assertEquals(16384, (int) u[0]);
+        assertEquals(ITERS, (int) u[1]);
+        assertTrue(u[2] > 0 && u[4] > 0, "UDP bandwidth and the ratio: " + r.run().out());
     }
 
     @Test
@@ -310,7 +328,7 @@ abstract class ToolsEndToEnd {
         Path png = dir.resolve("lat.png");
         Path svg = dir.resolve("lat.svg");
         Run r = run("perf", "write-lat", "-d", dev0(), "--peer-dev", dev1(), "-n", "200", "-s", "32", "--json", json.toString(),
-                "--plot", png.toString()).ok();
+                "--plot", png.toString(), "--warmup", "100").ok();
         assertTrue(r.out().contains(" JSON written to " + json), r.out());
         JsonNode j = new ObjectMapper().readTree(json.toFile());
         assertEquals("RDMA_Write_Latency_Test", j.at("/test_info/test").asText());
@@ -332,6 +350,7 @@ abstract class ToolsEndToEnd {
         double[] n = numbers(rows(r.out(), PerfReport.LAT_HEADER).get(0));
         assertEquals(n[4], res.get("t_typical").asDouble(), 0.006);
         assertEquals(200, res.at("/udp_baseline/n_iterations").asInt());
+        assertEquals(100, j.at("/hwlab/warmup_iterations").asInt());
         assertTrue(j.at("/jvm/gc_cycles").isNumber());
         assertEquals("G1", j.at("/jvm/gc").asText());
 
@@ -340,7 +359,7 @@ abstract class ToolsEndToEnd {
         assertEquals(Chart.HEIGHT, img.getHeight());
         assertTrue(coloured(img) > 200, "the CDF lines are drawn");
 
-        run("perf", "write-lat", "-d", dev0(), "--peer-dev", dev1(), "-n", "20", "--plot", svg.toString()).ok();
+        run("perf", "write-lat", "-d", dev0(), "--peer-dev", dev1(), "-n", "20", "--plot", svg.toString(), "--warmup", "0").ok();
         String s = Files.readString(svg);
         assertTrue(s.startsWith("<svg ") && s.contains("<polyline") && s.trim().endsWith("</svg>"), s);
     }

@@ -69,6 +69,7 @@ public final class RxeContext extends Context {
         final boolean threaded = config.progressMode() == ProgressMode.THREAD;
         this.engine = new Engine(config.name(), link, config.icrcMode(), attributes.port().activeMtu().bytes(),
                 threaded, mrs, counters);
+        engine.ackHoldNanos(config.ackHoldNanos());
         Tracer t = null;
         if (config.pcap() != null) {
             try {

@@ -35,10 +35,22 @@ public final class RxeDeviceConfig {
     public static final String DEVICES_ENV = "JHCA_RXE_DEVICES";
     /** System property: progress mode of configured devices, {@code thread} (default) or {@code caller}. */
     public static final String PROGRESS_PROPERTY = "jhca.rxe.progress";
-    /** System property: idle strategy of engine threads: busy, yield, backoff (default) or sleep. */
+    /** System property: idle strategy of engine threads: adaptive (default), busy, yield, backoff or sleep. */
     public static final String IDLE_PROPERTY = "jhca.rxe.idle";
     /** System property: IPv4 ICRC receive mode, {@code auto} (default), {@code strict} or {@code recover}. */
     public static final String ICRC_PROPERTY = "jhca.rxe.icrc";
+    /**
+     * System property: how long, in nanoseconds, a responder may hold an ACK back to coalesce it or let the
+     * application's answer go first (default {@value #DEFAULT_ACK_HOLD_NANOS}; 0 = every ACK leaves at once).
+     */
+    public static final String ACK_HOLD_PROPERTY = "jhca.rxe.ackhold";
+    /** See {@link #ACK_HOLD_PROPERTY}: half the shortest local ACK timeout a requester can arm (8.2 us). */
+    public static final long DEFAULT_ACK_HOLD_NANOS = 4_000;
+    /**
+     * Longest ACK hold accepted, 1 ms: far below the local ACK timeout perftest and rc_pingpong arm (code 14,
+     * 67 ms); a peer with a shorter timeout needs a shorter hold.
+     */
+    static final long MAX_ACK_HOLD_NANOS = 1_000_000;
     /** The devices when nothing is configured. */
     public static final String DEFAULT_DEVICES = "rxe0=127.0.0.1,rxe1=127.0.0.2";
 
@@ -57,6 +69,7 @@ public final class RxeDeviceConfig {
     private final String netdev;
     private final byte[] mac;
     private final List<InetAddress> netdevAddresses;
+    private final long ackHoldNanos;
 
     private RxeDeviceConfig(final Builder b) {
         this.netdev = b.netdev;
@@ -74,6 +87,12 @@ public final class RxeDeviceConfig {
         this.linkOpener = b.linkOpener;
         this.socketBuffer = b.socketBuffer;
         this.pcap = b.pcap;
+        this.ackHoldNanos = b.ackHoldNanos;
+    }
+
+    /** How long a responder may hold an ACK back (see {@link #ACK_HOLD_PROPERTY}); 0 = never. */
+    public long ackHoldNanos() {
+        return ackHoldNanos;
     }
 
     public static Builder builder(final String name) {
@@ -140,8 +159,10 @@ public final class RxeDeviceConfig {
                 return new YieldingIdleStrategy();
             case "sleep":
                 return new SleepingIdleStrategy(100_000L);
-            default: // backoff: spin 100 times, yield 200 times, then park from 1 us up to 100 us
+            case "backoff": // spin 100 times, yield 200 times, then park from 1 us up to 100 us
                 return new BackoffIdleStrategy(100, 200, 1_000L, 100_000L);
+            default:
+                return new AdaptiveIdleStrategy();
         }
     }
 
@@ -247,13 +268,22 @@ public final class RxeDeviceConfig {
         return Collections.unmodifiableList(out);
     }
 
-    /** Progress, idle and ICRC settings from their properties. */
+    /** Progress, idle, ICRC and ACK-hold settings from their properties. */
     private static Builder settings(final Builder b) {
         final ProgressMode progress = ProgressMode.valueOf(
                 System.getProperty(PROGRESS_PROPERTY, "thread").trim().toUpperCase(Locale.ROOT));
-        final String idle = System.getProperty(IDLE_PROPERTY, "backoff").trim().toLowerCase(Locale.ROOT);
+        final String idle = System.getProperty(IDLE_PROPERTY, "adaptive").trim().toLowerCase(Locale.ROOT);
         final String icrc = System.getProperty(ICRC_PROPERTY, "auto").trim().toLowerCase(Locale.ROOT);
-        return b.progressMode(progress).idleStrategy(idle).icrcMode(parseIcrc(icrc));
+        final long ackHold = parseAckHold(System.getProperty(ACK_HOLD_PROPERTY, Long.toString(DEFAULT_ACK_HOLD_NANOS)));
+        return b.progressMode(progress).idleStrategy(idle).icrcMode(parseIcrc(icrc)).ackHoldNanos(ackHold);
+    }
+
+    private static long parseAckHold(final String s) {
+        try {
+            return Long.parseLong(s.trim());
+        } catch (final NumberFormatException e) {
+            throw new IllegalArgumentException(ACK_HOLD_PROPERTY + " must be a number of nanoseconds, not '" + s + "'");
+        }
     }
 
     private static Ipv4IdMode parseIcrc(final String s) {
@@ -315,7 +345,7 @@ public final class RxeDeviceConfig {
         private LinkFaults rxFaults = LinkFaults.NONE;
         private long faultSeed = 1;
         private ProgressMode progressMode = ProgressMode.THREAD;
-        private String idleStrategy = "backoff";
+        private String idleStrategy = "adaptive";
         private Ipv4IdMode icrcMode = Ipv4IdMode.AUTO;
         private int socketBuffer = io.jhca.rxe.link.UdpLink.DEFAULT_SOCKET_BUFFER;
         private Path pcap;
@@ -323,6 +353,7 @@ public final class RxeDeviceConfig {
         private String netdev;
         private byte[] mac;
         private List<InetAddress> netdevAddresses = List.of();
+        private long ackHoldNanos = DEFAULT_ACK_HOLD_NANOS;
 
         private Builder(final String name) {
             if (name == null || name.isBlank()) {
@@ -428,8 +459,8 @@ public final class RxeDeviceConfig {
         /** busy, yield, backoff or sleep. */
         public Builder idleStrategy(final String s) {
             final String v = s.trim().toLowerCase(Locale.ROOT);
-            if (!v.equals("busy") && !v.equals("yield") && !v.equals("backoff") && !v.equals("sleep")) {
-                throw new IllegalArgumentException("idle strategy must be busy, yield, backoff or sleep, not '" + s + "'");
+            if (!v.equals("busy") && !v.equals("yield") && !v.equals("backoff") && !v.equals("sleep") && !v.equals("adaptive")) {
+                throw new IllegalArgumentException("idle strategy must be adaptive, busy, yield, backoff or sleep, not '" + s + "'");
             }
             this.idleStrategy = v;
             return this;
@@ -449,6 +480,19 @@ public final class RxeDeviceConfig {
         /** Trace every packet sent and received to this pcap file. */
         public Builder pcap(final Path file) {
             this.pcap = file;
+            return this;
+        }
+
+        /**
+         * How long a responder may hold an ACK back, 0 .. {@value #MAX_ACK_HOLD_NANOS} ns (see
+         * {@link #ACK_HOLD_PROPERTY}); 0 sends every ACK at once.
+         */
+        public Builder ackHoldNanos(final long nanos) {
+            if (nanos < 0 || nanos > MAX_ACK_HOLD_NANOS) {
+                throw new IllegalArgumentException("rxe device " + name + ": ACK hold " + nanos + " ns is not in 0.."
+                        + MAX_ACK_HOLD_NANOS + " (it must stay far below the peer's retransmit timer)");
+            }
+            this.ackHoldNanos = nanos;
             return this;
         }
 

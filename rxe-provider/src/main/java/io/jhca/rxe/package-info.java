@@ -14,10 +14,15 @@
  * {@code JHCA_RXE_LINKS}), lines {@code NAME netdev IFACE} written by {@code hwlab link add}: devices on interfaces,
  * after those of the property or environment (which win a shared name);</li>
  * <li>system property {@code jhca.rxe.progress}: {@code thread} (default) or {@code caller}, see below;</li>
- * <li>system property {@code jhca.rxe.idle}: idle strategy of engine threads, {@code busy}, {@code yield},
- * {@code backoff} (default: spin, yield, then park 1 to 100 us) or {@code sleep} (park 100 us);</li>
+ * <li>system property {@code jhca.rxe.idle}: idle strategy of engine threads, {@code adaptive} (default: by
+ * time since the last work, spin 20 us, yield until 2 ms, then park 50 us doubling to 1 ms; see
+ * {@link io.jhca.rxe.AdaptiveIdleStrategy}), {@code busy}, {@code yield}, {@code backoff} (spin, yield, then
+ * park 1 to 100 us, Agrona's counts) or {@code sleep} (park 100 us);</li>
  * <li>system property {@code jhca.rxe.icrc}: how received IPv4 ICRCs are checked, {@code auto} (default),
- * {@code strict} or {@code recover}, see below.</li>
+ * {@code strict} or {@code recover}, see below;</li>
+ * <li>system property {@code jhca.rxe.ackhold}: nanoseconds a responder may hold an ACK back to coalesce it
+ * and let the application's answer go first (default 4000, 0 = at once), see
+ * {@link io.jhca.rxe.RxeDeviceConfig#ACK_HOLD_PROPERTY}.</li>
  * </ul>
  * In code, {@link io.jhca.rxe.RxeDeviceConfig#builder(String)} sets all of these per device, plus:
  * {@code netdevMtu} (the MTU the port's active MTU derives from; default the interface's, 65536 for loopback

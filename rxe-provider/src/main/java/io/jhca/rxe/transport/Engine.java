@@ -88,6 +88,9 @@ public final class Engine implements Agent {
     private Peer lastPeer;
     private Tracer tracer;
     private final McastTable mcast;
+    /** System.nanoTime at the start of the current duty cycle. */
+    private long cycleNanos;
+    private volatile long ackHoldNanos = io.jhca.rxe.RxeDeviceConfig.DEFAULT_ACK_HOLD_NANOS;
 
     /**
      * @param threaded true if an AgentRunner will run this engine; false for the caller's own progress loop
@@ -135,6 +138,23 @@ public final class Engine implements Agent {
 
     public RxeCounters counters() {
         return counters;
+    }
+
+    /** How long a responder may hold an ACK back (coalesced acknowledges); 0 = never. Set before traffic starts. */
+    public void ackHoldNanos(final long nanos) {
+        if (nanos < 0) {
+            throw new IllegalArgumentException("ACK hold " + nanos + " ns < 0");
+        }
+        ackHoldNanos = nanos;
+    }
+
+    long ackHoldNanos() {
+        return ackHoldNanos;
+    }
+
+    /** The time (System.nanoTime) the current duty cycle started; engine thread only. */
+    long cycleNanos() {
+        return cycleNanos;
     }
 
     /** The last unexpected exception the engine caught (a bug if not null), for tests and tools. */
@@ -194,6 +214,7 @@ public final class Engine implements Agent {
     private int dutyCycle() {
         int work = drainCommands();
         final long now = System.nanoTime();
+        cycleNanos = now;
         work += receive(now);
         for (int i = 0; i < qpCount; i++) {
             final TransportQp qp = qps[i];
@@ -466,6 +487,13 @@ public final class Engine implements Agent {
 
     public void removeQp(final TransportQp qp) {
         runOnEngine(() -> {
+            // an ACK still held goes out first: the application may destroy the QP right after its last receive
+            out.owner(qp.counters);
+            try {
+                qp.releaseHeldAck();
+            } finally {
+                out.owner(null);
+            }
             byQpn.remove(qp.qpn);
             for (int i = 0; i < qpCount; i++) {
                 if (qps[i] == qp) {

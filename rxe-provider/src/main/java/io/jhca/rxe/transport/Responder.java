@@ -38,6 +38,18 @@ import io.jhca.verbs.WorkCompletion;
  * (class A/C). Duplicates: SEND/WRITE are not executed again but re-acknowledged with the PSN before the expected
  * one; a READ is replayed from the resource ring; an atomic is answered from the cache, never executed twice.
  * READ responses are streamed, a budget of packets per engine cycle.
+ *
+ * <p>Coalesced acknowledges (IBTA 9.7.5.1; rocev2.md §3.3 step 9): the ACK a SEND or WRITE asks for is held
+ * back, not sent at once. A later one replaces it (an ACK acknowledges every request before its PSN), and it
+ * leaves right after the next request packets this QP sends (so in a ping-pong the answer the application posts
+ * goes first and the ACK no longer sits on the round trip), before any other response of this QP (responses
+ * stay in PSN order), when it has been held the device's ACK hold time (default 4 us:
+ * half the shortest local ACK timeout, 8.2 us; long enough for an application on another core to post its answer
+ * after it saw the request land), or when the QP is destroyed, whichever
+ * comes first (with caller progress, the engine cycle that checks the time is the application's next progress
+ * call; an application that has stopped calling progress answers nothing anyway). The hold is far
+ * below any retransmit timer a requester can arm (4.096 us * 2^timeout, and Linux rxe counts whole jiffies),
+ * so a held ACK never makes the peer retransmit.
  */
 final class Responder {
 
@@ -74,6 +86,11 @@ final class Responder {
     private int readRkey;
     private int readPsn;
     private final UnsafeBuffer grh = new UnsafeBuffer(new byte[GRH_LENGTH]);
+    // the held ACK (coalesced acknowledges): its PSN, the MSN it carries, when it was first held
+    private boolean ackHeld;
+    private int heldAckPsn;
+    private int heldAckMsn;
+    private long ackHeldSince;
 
     Responder(final TransportQp qp) {
         this.qp = qp;
@@ -87,6 +104,7 @@ final class Responder {
         current = NONE;
         recvInProgress = false;
         readActive = false;
+        ackHeld = false;
         resources.clear();
     }
 
@@ -247,7 +265,7 @@ final class Responder {
             current = SEND;
         }
         if (rc && p.ackReq) {
-            sendAck(Aeth.SYNDROME_ACK, p.psn);
+            ack(p.psn);
         }
     }
 
@@ -301,7 +319,7 @@ final class Responder {
             current = WRITE;
         }
         if (rc && p.ackReq) {
-            sendAck(Aeth.SYNDROME_ACK, p.psn);
+            ack(p.psn);
         }
     }
 
@@ -528,6 +546,7 @@ final class Responder {
             sendAck(Aeth.nakSyndrome(Aeth.NAK_REMOTE_ACCESS_ERROR), readPsn);
             return;
         }
+        releaseHeldAck();
         final PacketOut out = qp.engine.out;
         final int at = out.begin(opcode, false, n, qp.destQpn, false, readPsn);
         if (Opcode.aethOffset(opcode) != Opcode.NO_HEADER) {
@@ -548,7 +567,48 @@ final class Responder {
 
     // ------------------------------------------------------------------------------------------------- acks
 
+    /** Acknowledges the request at {@code psn}: held back, unless the device holds no ACKs. */
+    private void ack(final int psn) {
+        if (qp.engine.ackHoldNanos() == 0) {
+            sendAck(Aeth.SYNDROME_ACK, psn);
+            return;
+        }
+        if (ackHeld) {
+            qp.count(RxeCounters.Counter.ACKS_COALESCED);
+        } else {
+            ackHeld = true;
+            ackHeldSince = qp.engine.cycleNanos();
+            qp.count(RxeCounters.Counter.ACK_DEFERRED);
+        }
+        heldAckPsn = psn;
+        heldAckMsn = msn;
+    }
+
+    /**
+     * Engine cycle, after this QP's requester ran: sends the held ACK if the requester just sent packets (the
+     * ACK follows them) or the ACK has been held long enough. Returns the packets sent (0 or 1).
+     */
+    int releaseHeldAck(final long now, final boolean requestsSent) {
+        if (!ackHeld || (!requestsSent && now - ackHeldSince < qp.engine.ackHoldNanos())) {
+            return 0;
+        }
+        releaseHeldAck();
+        return 1;
+    }
+
+    /** Sends the held ACK, if any, now: before any other response, which must not overtake it. */
+    void releaseHeldAck() {
+        if (ackHeld) {
+            ackHeld = false;
+            final PacketOut out = qp.engine.out;
+            out.begin(Opcode.RC_ACKNOWLEDGE, false, 0, qp.destQpn, false, heldAckPsn);
+            out.aeth().set(Aeth.SYNDROME_ACK, heldAckMsn);
+            out.send(qp.peer);
+        }
+    }
+
     private void sendAck(final int syndrome, final int psn) {
+        releaseHeldAck();
         final PacketOut out = qp.engine.out;
         out.begin(Opcode.RC_ACKNOWLEDGE, false, 0, qp.destQpn, false, psn);
         out.aeth().set(syndrome, msn);
@@ -556,6 +616,7 @@ final class Responder {
     }
 
     private void sendAtomicAck(final int psn, final long original) {
+        releaseHeldAck();
         final PacketOut out = qp.engine.out;
         out.begin(Opcode.RC_ATOMIC_ACKNOWLEDGE, false, 0, qp.destQpn, false, psn);
         out.aeth().set(Aeth.SYNDROME_ACK, msn);

@@ -78,7 +78,9 @@ public final class RxeCounters {
         // multicast: datagrams taken from joined groups, and those no attached QP could take
         RCVD_MCAST_PKTS("rcvd_mcast_pkts", false),
         DROP_MCAST_NO_MEMBER("drop_mcast_no_member", false),
-        DROP_MCAST_BAD_QPN("drop_mcast_bad_qpn", false);
+        DROP_MCAST_BAD_QPN("drop_mcast_bad_qpn", false),
+        /** A held ACK replaced by a later one before it left (coalesced acknowledges; ack_deffered counts holds). */
+        ACKS_COALESCED("acks_coalesced", true);
 
         private final String label;
         private final boolean perQp;

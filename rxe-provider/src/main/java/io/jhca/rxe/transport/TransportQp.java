@@ -331,7 +331,14 @@ public final class TransportQp {
     }
 
     /** Engine cycle: timers, then the requester; returns work done. */
-    int run(final long now, final int budget) {
+    /** Sends the responder's held ACK now, if it has one and may still answer (QP destroy). */
+    void releaseHeldAck() {
+        if (canRespond()) {
+            responder.releaseHeldAck();
+        }
+    }
+
+        int run(final long now, final int budget) {
         int work = flushIfError();
         if (state == QpState.ERR || state == QpState.RESET) {
             return work;
@@ -345,10 +352,11 @@ public final class TransportQp {
             work++;
         }
         work += responder.continueReadReply(budget);
+        int sent = 0;
         if (canRequest()) {
-            work += requester.run(now, budget);
+            sent = requester.run(now, budget);
         }
-        return work;
+        return work + sent + responder.releaseHeldAck(now, sent > 0);
     }
 
     /** Set at creation (before the QP is added to the engine). */

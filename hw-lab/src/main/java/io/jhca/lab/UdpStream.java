@@ -1,0 +1,151 @@
+package io.jhca.lab;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The UDP stream floor of a bandwidth test: the same bytes as the RDMA run ({@code iters} messages of
+ * {@code size} bytes) over two plain non-blocking DatagramChannels between the same two addresses, cut into
+ * datagrams of one path MTU as the RoCE packets are, with the same socket buffers as an rxe device. UDP has no
+ * flow control, so the receiver answers every message with its cumulative datagram count (one small datagram,
+ * as RC answers a message with one ACK) and the sender keeps at most {@code txDepth} messages unanswered, as the
+ * RDMA client keeps tx_depth WRs in flight. Both ends busy-poll. Whatever RoCE adds (headers, ICRC, the
+ * transport, completions, memory registration lookups) sits on top of this.
+ */
+public final class UdpStream {
+    /** The socket buffers of an rxe device's UDP socket (rxe UdpLink.DEFAULT_SOCKET_BUFFER). */
+    static final int SOCKET_BUFFER = 4 << 20;
+
+    private UdpStream() {
+    }
+
+    /** What one stream run measured. */
+    public record Result(long size, long iters, double mibPerSec, double msgRate, long datagramsLost) {
+    }
+
+    /**
+     * Streams {@code iters} messages of {@code size} bytes in datagrams of up to {@code mtu} bytes.
+     *
+     * @throws IOException when an address cannot be bound here or the stream stalls for {@code stallMillis}
+     */
+    public static Result run(InetAddress serverAddr, InetAddress clientAddr, int size, long iters, int mtu, int txDepth,
+                             long stallMillis) throws IOException {
+        if (size < 1 || mtu < 1 || iters < 1 || txDepth < 1) {
+            throw new IllegalArgumentException("UDP stream: size, mtu, iters and tx depth must be positive");
+        }
+        int dgram = Math.min(size, Math.min(mtu, UdpBaseline.MAX_PAYLOAD));
+        int perMsg = (size + dgram - 1) / dgram;
+        long total = iters * perMsg;
+        // never more unanswered than the receive buffer holds, so no datagram is lost to an overrun
+        long window = Math.max(1, Math.min((long) txDepth, SOCKET_BUFFER / 2 / ((long) perMsg * (dgram + 64))));
+        long stallNanos = stallMillis <= 0 ? Long.MAX_VALUE : stallMillis * 1_000_000L;
+        DatagramChannel srv = open(serverAddr);
+        try (DatagramChannel cli = open(clientAddr)) {
+            srv.connect(cli.getLocalAddress());
+            cli.connect(srv.getLocalAddress());
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            long[] received = new long[1];
+            Thread sink = new Thread(() -> {
+                try {
+                    ByteBuffer b = ByteBuffer.allocateDirect(dgram);
+                    ByteBuffer ack = ByteBuffer.allocateDirect(8);
+                    long n = 0;
+                    long spins = 0;
+                    long lastRx = System.nanoTime();
+                    while (n < total) {
+                        b.clear();
+                        if (srv.read(b) <= 0) {
+                            Spin.idle(++spins);
+                            if ((spins & 1023) == 0 && System.nanoTime() - lastRx > stallNanos) {
+                                throw new IOException("UDP stream: nothing received for " + stallMillis + " ms");
+                            }
+                            continue;
+                        }
+                        spins = 0;
+                        lastRx = System.nanoTime();
+                        n++;
+                        if (n % perMsg == 0) {
+                            ack.clear();
+                            ack.putLong(0, n);
+                            srv.write(ack);
+                        }
+                    }
+                    received[0] = n;
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+            }, "hwlab-udp-sink");
+            sink.setDaemon(true);
+            sink.start();
+            ByteBuffer b = ByteBuffer.allocateDirect(dgram);
+            ByteBuffer ack = ByteBuffer.allocateDirect(8);
+            long sent = 0;
+            long acked = 0;
+            long spins = 0;
+            long start = System.nanoTime();
+            long lastAck = start;
+            try {
+                while (acked < total) {
+                    while (sent < total && (sent - acked) / perMsg < window) {
+                        b.clear().limit(dgram);
+                        if (cli.write(b) <= 0) {
+                            break; // send buffer full: read answers first
+                        }
+                        sent++;
+                    }
+                    ack.clear();
+                    if (cli.read(ack) > 0) {
+                        acked = Math.max(acked, ack.getLong(0));
+                        lastAck = System.nanoTime();
+                        spins = 0;
+                        continue;
+                    }
+                    Spin.idle(++spins);
+                    if ((spins & 1023) == 0 && System.nanoTime() - lastAck > stallNanos) {
+                        throw new IOException("UDP stream stalled for " + stallMillis + " ms (a datagram lost: "
+                                + acked + " of " + total + " answered)");
+                    }
+                    if (failure.get() != null) {
+                        break;
+                    }
+                }
+            } finally {
+                srv.close();
+                try {
+                    sink.join(5000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            long end = lastAck;
+            Throwable f = failure.get();
+            if (f != null && !(f instanceof java.nio.channels.ClosedChannelException)) {
+                throw new IOException("UDP stream receiver failed: " + f.getMessage(), f);
+            }
+            double seconds = (end - start) / 1e9;
+            double bytes = (double) iters * size;
+            return new Result(size, iters, bytes / seconds / (1 << 20), iters / seconds / 1e6, total - received[0]);
+        } finally {
+            srv.close();
+        }
+    }
+
+    private static DatagramChannel open(InetAddress addr) throws IOException {
+        DatagramChannel ch = DatagramChannel.open();
+        try {
+            ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_BUFFER);
+            ch.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER);
+            ch.bind(new InetSocketAddress(addr, 0));
+        } catch (IOException e) {
+            ch.close();
+            throw new IOException("cannot bind UDP to " + addr.getHostAddress() + " (not a local address?): " + e.getMessage(), e);
+        }
+        ch.configureBlocking(false);
+        return ch;
+    }
+}

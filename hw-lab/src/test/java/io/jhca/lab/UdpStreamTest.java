@@ -1,0 +1,44 @@
+package io.jhca.lab;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.InetAddress;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The UDP stream floor of the bandwidth tests: every byte arrives, bad arguments and addresses are named. */
+class UdpStreamTest {
+
+    @Test
+    void streamsEveryDatagramOfMessagesThatDoNotFillTheirLastDatagram() throws IOException {
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        // 10000 bytes in 4096-byte datagrams: 4096 + 4096 + 1808, three per message, seven messages
+        UdpStream.Result r = UdpStream.run(lo, lo, 10_000, 7, 4096, 2, 10_000);
+        assertEquals(10_000, r.size());
+        assertEquals(7, r.iters());
+        assertEquals(0, r.datagramsLost(), "every datagram arrived");
+        assertTrue(r.mibPerSec() > 0 && r.msgRate() > 0, r.toString());
+        // one message, one datagram of exactly one MTU
+        assertEquals(0, UdpStream.run(lo, lo, 4096, 1, 4096, 1, 10_000).datagramsLost());
+    }
+
+    @Test
+    void refusesWhatCannotBeStreamed() {
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        assertThrows(IllegalArgumentException.class, () -> UdpStream.run(lo, lo, 0, 1, 4096, 1, 1000));
+        assertThrows(IllegalArgumentException.class, () -> UdpStream.run(lo, lo, 64, 0, 4096, 1, 1000));
+        assertThrows(IllegalArgumentException.class, () -> UdpStream.run(lo, lo, 64, 1, 0, 1, 1000));
+        assertThrows(IllegalArgumentException.class, () -> UdpStream.run(lo, lo, 64, 1, 4096, 0, 1000));
+    }
+
+    @Test
+    void namesAnAddressThatIsNotLocal() throws IOException {
+        // TEST-NET-1 (RFC 5737): never an address of this host, so the bind fails before anything is sent
+        IOException e = assertThrows(IOException.class,
+                () -> UdpStream.run(InetAddress.getByName("192.0.2.1"), InetAddress.getLoopbackAddress(), 64, 1, 4096, 1, 1000));
+        assertTrue(e.getMessage().contains("192.0.2.1"), e.getMessage());
+    }
+}

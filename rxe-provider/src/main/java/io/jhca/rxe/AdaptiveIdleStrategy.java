@@ -1,0 +1,121 @@
+package io.jhca.rxe;
+
+import java.util.concurrent.locks.LockSupport;
+
+import org.agrona.concurrent.IdleStrategy;
+
+/**
+ * The engine thread's default idle strategy: spin, then yield, then park, by time since the last work, and back
+ * to spinning as soon as a duty cycle finds work.
+ *
+ * <ul>
+ * <li>Spin ({@code PAUSE}) for {@link #spinNanos}: a packet or a post that follows within a round trip is taken
+ * at once.</li>
+ * <li>Yield until {@link #yieldNanos}: on a machine with fewer cores than busy threads (an application polling
+ * two in-process devices on two cores runs four), {@code sched_yield} hands the core to the thread that has work,
+ * the application's or the peer engine's, instead of holding it for a whole time slice; on an idle core it
+ * returns at once, so it costs no latency.</li>
+ * <li>Park, doubling from {@link #minParkNanos} to {@link #maxParkNanos}: a quiet device takes no CPU. A park
+ * lasts at least the thread's timer slack (50 us by default on Linux), so parking early is what made thread
+ * progress slow: Agrona's BackoffIdleStrategy(100, 200, 1 us, 100 us), the previous default, parks after about a
+ * hundred spins and two hundred yields, some tens of microseconds.</li>
+ * </ul>
+ * One per engine thread; not thread-safe.
+ */
+public final class AdaptiveIdleStrategy implements IdleStrategy {
+
+    /** Defaults: spin 20 us, yield until 2 ms, then park 50 us doubling to 1 ms. */
+    public static final long DEFAULT_SPIN_NANOS = 20_000;
+    public static final long DEFAULT_YIELD_NANOS = 2_000_000;
+    public static final long DEFAULT_MIN_PARK_NANOS = 50_000;
+    public static final long DEFAULT_MAX_PARK_NANOS = 1_000_000;
+    /** Spins between two clock reads (System.nanoTime costs about as much as a few dozen PAUSEs). */
+    private static final int CLOCK_EVERY = 16;
+
+    private final long spinNanos;
+    private final long yieldNanos;
+    private final long minParkNanos;
+    private final long maxParkNanos;
+    /** When the current idle stretch began; 0 = not idle. */
+    private long idleSince;
+    private long now;
+    private int spins;
+    private long parkNanos;
+
+    public AdaptiveIdleStrategy() {
+        this(DEFAULT_SPIN_NANOS, DEFAULT_YIELD_NANOS, DEFAULT_MIN_PARK_NANOS, DEFAULT_MAX_PARK_NANOS);
+    }
+
+    /**
+     * @param spinNanos    spin this long after the last work
+     * @param yieldNanos   then yield until this long after the last work (&gt;= spinNanos)
+     * @param minParkNanos then park this long, doubling each time
+     * @param maxParkNanos up to this (&gt;= minParkNanos)
+     */
+    public AdaptiveIdleStrategy(final long spinNanos, final long yieldNanos, final long minParkNanos,
+            final long maxParkNanos) {
+        if (spinNanos < 0 || yieldNanos < spinNanos || minParkNanos <= 0 || maxParkNanos < minParkNanos) {
+            throw new IllegalArgumentException("adaptive idle: need 0 <= spin (" + spinNanos + ") <= yield ("
+                    + yieldNanos + ") and 0 < min park (" + minParkNanos + ") <= max park (" + maxParkNanos + ")");
+        }
+        this.spinNanos = spinNanos;
+        this.yieldNanos = yieldNanos;
+        this.minParkNanos = minParkNanos;
+        this.maxParkNanos = maxParkNanos;
+    }
+
+    @Override
+    public void idle(final int workCount) {
+        if (workCount > 0) {
+            reset();
+        } else {
+            idle();
+        }
+    }
+
+    @Override
+    public void idle() {
+        if (idleSince == 0) {
+            idleSince = System.nanoTime();
+            now = idleSince;
+            parkNanos = minParkNanos;
+        } else if (++spins % CLOCK_EVERY == 0 || now - idleSince >= spinNanos) {
+            now = System.nanoTime();
+        }
+        final long idleFor = now - idleSince;
+        if (idleFor < spinNanos) {
+            Thread.onSpinWait();
+        } else if (idleFor < yieldNanos) {
+            Thread.yield();
+        } else {
+            LockSupport.parkNanos(parkNanos);
+            parkNanos = Math.min(parkNanos << 1, maxParkNanos);
+        }
+    }
+
+    @Override
+    public void reset() {
+        idleSince = 0;
+        spins = 0;
+    }
+
+    /** The phase the next {@link #idle()} is in: "spin", "yield" or "park" (tests, diagnostics). */
+    String phase() {
+        if (idleSince == 0) {
+            return "spin";
+        }
+        final long idleFor = now - idleSince;
+        return idleFor < spinNanos ? "spin" : idleFor < yieldNanos ? "yield" : "park";
+    }
+
+    @Override
+    public String alias() {
+        return "adaptive";
+    }
+
+    @Override
+    public String toString() {
+        return "AdaptiveIdleStrategy{spin " + spinNanos + " ns, yield to " + yieldNanos + " ns, park " + minParkNanos
+                + ".." + maxParkNanos + " ns}";
+    }
+}

@@ -1,0 +1,165 @@
+package io.jhca.rxe;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.jhca.rxe.transport.RxeCounters;
+import io.jhca.rxe.transport.RxeCounters.Counter;
+import io.jhca.verbs.Mtu;
+import io.jhca.verbs.QpType;
+import io.jhca.verbs.SendFlags;
+import io.jhca.verbs.SendWr;
+import io.jhca.verbs.WcStatus;
+import io.jhca.verbs.WrOpcode;
+
+/**
+ * The responder holds the ACK a request asks for (coalesced acknowledges, IBTA 9.7.5.1): a later ACK replaces it,
+ * and in a ping-pong the answer the application posts leaves before it. Caller progress, so every engine cycle
+ * is the test's own and the order of events is exact.
+ */
+class CoalescedAckTest {
+
+    private static final int OP_RDMA_WRITE_ONLY = 0x0A;
+    private static final int OP_ACKNOWLEDGE = 0x11;
+
+    @Test
+    void theAnswerOfAPingPongLeavesBeforeTheAckOfTheRequest(@TempDir final Path dir) throws IOException {
+        final Path pcapB = dir.resolve("b.pcap");
+        final String addressB;
+        try (Rig r = new Rig(Rig.config("ackA", ProgressMode.CALLER).build(),
+                Rig.config("ackB", ProgressMode.CALLER).pcap(pcapB).build(), QpType.RC, 1 << 16, Mtu.MTU_1024, i -> i)) {
+            addressB = Rig.gid(r.b).toInetAddress().getHostAddress();
+            r.qpA.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                    .sge(r.mrA, 0, 64).rdma(r.mrB.address(), r.mrB.rkey()));
+            driveUntil(() -> qp(r.qpA).get(Counter.SENT_PKTS) == 1, r.a);
+            // the cycle that takes the WRITE in holds its ACK
+            driveUntil(() -> qp(r.qpB).get(Counter.RX_WRITE_REQUESTS) == 1, r.b);
+            assertEquals(0, qp(r.qpB).get(Counter.SENT_PKTS), "the ACK is held");
+            assertEquals(1, qp(r.qpB).get(Counter.ACK_DEFERRED));
+            // the answer: its WRITE goes out in the next cycle, and the held ACK right behind it
+            r.qpB.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                    .sge(r.mrB, 128, 64).rdma(r.mrA.address() + 128, r.mrA.rkey()));
+            r.b.progress();
+            assertEquals(2, qp(r.qpB).get(Counter.SENT_PKTS));
+            r.expect(r.cqA, 1, WcStatus.SUCCESS);
+            r.expect(r.cqB, 2, WcStatus.SUCCESS);
+        }
+        final List<Integer> sentByB = new ArrayList<>();
+        for (final int[] p : roce(pcapB)) {
+            if (ipv4(p[1]).equals(addressB)) {
+                sentByB.add(p[0]);
+            }
+        }
+        assertEquals(List.of(OP_RDMA_WRITE_ONLY, OP_ACKNOWLEDGE), sentByB.subList(0, 2),
+                "B's packets: its WRITE, then the ACK of A's");
+    }
+
+    @Test
+    void aHeldAckLeavesWhenTheQpIsDestroyed() {
+        try (Rig r = Rig.rc(ProgressMode.CALLER, 1 << 16, Mtu.MTU_1024)) {
+            r.qpA.postSend(new SendWr().wrId(7).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                    .sge(r.mrA, 0, 64).rdma(r.mrB.address(), r.mrB.rkey()));
+            driveUntil(() -> qp(r.qpA).get(Counter.SENT_PKTS) == 1, r.a);
+            driveUntil(() -> qp(r.qpB).get(Counter.RX_WRITE_REQUESTS) == 1, r.b);
+            assertEquals(0, qp(r.qpB).get(Counter.SENT_PKTS), "the ACK is held");
+            final RxeCounters b = qp(r.qpB);
+            r.qpB.close(); // B never calls progress again: the ACK must still leave
+            assertEquals(1, b.get(Counter.SENT_PKTS), "the held ACK went out on destroy: " + b);
+            final io.jhca.verbs.WorkCompletion wc = new io.jhca.verbs.WorkCompletion();
+            driveUntil(() -> r.cqA.poll(wc) == 1, r.a);
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            assertEquals(7, wc.wrId());
+        }
+    }
+
+    @Test
+    void withoutAHoldEveryAckLeavesAtOnce() {
+        try (Rig r = new Rig(Rig.config("nohA", ProgressMode.CALLER).ackHoldNanos(0).build(),
+                Rig.config("nohB", ProgressMode.CALLER).ackHoldNanos(0).build(), QpType.RC, 1 << 16, Mtu.MTU_1024, i -> i)) {
+            r.qpA.postSend(new SendWr().wrId(3).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                    .sge(r.mrA, 0, 64).rdma(r.mrB.address(), r.mrB.rkey()));
+            driveUntil(() -> qp(r.qpA).get(Counter.SENT_PKTS) == 1, r.a);
+            driveUntil(() -> qp(r.qpB).get(Counter.RX_WRITE_REQUESTS) == 1, r.b);
+            assertEquals(1, qp(r.qpB).get(Counter.SENT_PKTS), "the ACK left in the cycle that took the WRITE in");
+            assertEquals(0, qp(r.qpB).get(Counter.ACK_DEFERRED));
+            r.expect(r.cqA, 3, WcStatus.SUCCESS);
+        }
+    }
+
+    @Test
+    void anAckHoldOutsideItsRangeIsRefused() {
+        final IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> RxeDeviceConfig.builder("x").ackHoldNanos(RxeDeviceConfig.MAX_ACK_HOLD_NANOS + 1));
+        assertTrue(e.getMessage().contains("ACK hold"), e.getMessage());
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> RxeDeviceConfig.builder("x").ackHoldNanos(-1));
+    }
+
+    @Test
+    void oneAckCoversABurstOfRequests() {
+        final int n = 32;
+        try (Rig r = Rig.rc(ProgressMode.CALLER, 1 << 16, Mtu.MTU_1024)) {
+            for (int i = 0; i < n; i++) {
+                r.qpA.postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                        .sge(r.mrA, i * 64L, 64).rdma(r.mrB.address() + i * 64L, r.mrB.rkey()));
+            }
+            driveUntil(() -> qp(r.qpA).get(Counter.SENT_PKTS) == n, r.a);
+            // B takes the burst in (a cycle reads up to Engine.RX_BUDGET packets) and acknowledges it
+            driveUntil(() -> qp(r.qpB).get(Counter.RX_WRITE_REQUESTS) == n, r.b);
+            for (int i = 0; i < n; i++) {
+                r.expect(r.cqA, i, WcStatus.SUCCESS);
+            }
+            final RxeCounters b = qp(r.qpB);
+            assertEquals(n, b.get(Counter.ACK_DEFERRED) + b.get(Counter.ACKS_COALESCED), "every AckReq held once: " + b);
+            assertEquals(b.get(Counter.ACK_DEFERRED), b.get(Counter.SENT_PKTS), "one ACK per hold: " + b);
+            assertTrue(b.get(Counter.ACKS_COALESCED) > 0, "the burst arrived in one cycle, so ACKs were coalesced: " + b);
+            assertEquals(0, qp(r.qpA).get(Counter.RETRANSMITTED_PKTS));
+        }
+    }
+
+    private static RxeCounters qp(final io.jhca.verbs.QueuePair qp) {
+        return ((RxeQp) qp).counters();
+    }
+
+    private static void driveUntil(final java.util.function.BooleanSupplier done, final RxeContext ctx) {
+        final long end = System.nanoTime() + 10_000_000_000L;
+        while (!done.getAsBoolean()) {
+            assertTrue(System.nanoTime() < end, "no progress within 10 s; counters " + ctx.counters());
+            ctx.progress();
+        }
+    }
+
+    /** Opcode and IPv4 source of every RoCEv2 packet of a classic pcap file (Ethernet or raw IP records). */
+    private static List<int[]> roce(final Path pcap) throws IOException {
+        final ByteBuffer f = ByteBuffer.wrap(Files.readAllBytes(pcap));
+        final int magic = f.getInt(0);
+        f.order(magic == 0xa1b2c3d4 || magic == 0xa1b23c4d ? ByteOrder.BIG_ENDIAN : ByteOrder.LITTLE_ENDIAN);
+        final int linkType = f.getInt(20);
+        final List<int[]> out = new ArrayList<>();
+        for (int at = 24; at + 16 <= f.limit(); ) {
+            final int len = f.getInt(at + 8);
+            final int ip = at + 16 + (linkType == 1 ? 14 : 0);
+            final int ihl = (f.get(ip) & 0x0F) * 4;
+            final int bth = ip + ihl + 8; // UDP header
+            out.add(new int[] {f.get(bth) & 0xFF, f.order(ByteOrder.BIG_ENDIAN).getInt(ip + 12)});
+            f.order(magic == 0xa1b2c3d4 || magic == 0xa1b23c4d ? ByteOrder.BIG_ENDIAN : ByteOrder.LITTLE_ENDIAN);
+            at += 16 + len;
+        }
+        return out;
+    }
+
+    private static String ipv4(final int a) {
+        return (a >>> 24) + "." + (a >>> 16 & 0xFF) + "." + (a >>> 8 & 0xFF) + "." + (a & 0xFF);
+    }
+}
