@@ -257,36 +257,10 @@ public final class Engine implements Agent {
     }
 
     private void onPacket(final InetSocketAddress src, final int length, final long now) {
-        final Peer from = source(src);
         final int on = link.lastReceivedOn();
-        final Peer local = on >= 0 && on < locals.length ? locals[on] : locals[0];
-        final int status;
-        int ipv4Id = 0;
-        if (from.isIpv4() != local.isIpv4()) {
-            counters.increment(RxeCounters.Counter.DROP_BAD_SRC_ADDR);
+        if (!checkAndDecode(src, length, on >= 0 && on < locals.length ? locals[on] : locals[0])) {
             return;
         }
-        if (local.isIpv4()) {
-            status = validator.validateIpv4(icrcMode, from.ipv4Address(), local.ipv4Address(), src.getPort(),
-                    local.socketAddress().getPort(), rx, 0, length);
-            ipv4Id = validator.lastIpv4Id();
-            if (status == PacketValidator.OK) {
-                // a match with ID 0 is the full 32-bit check; any other ID was solved for (16 bits checked)
-                counters.increment(ipv4Id == 0 ? RxeCounters.Counter.ICRC_CHECKED_FULL
-                        : RxeCounters.Counter.ICRC_RECOVERED_ID);
-            }
-        } else {
-            status = validator.validateIpv6(from.hi(), from.lo(), local.hi(), local.lo(), src.getPort(),
-                    local.socketAddress().getPort(), rx, 0, length);
-        }
-        if (tracer != null) {
-            tracer.trace(from, local, src.getPort(), local.socketAddress().getPort(), rx, 0, length, ipv4Id);
-        }
-        if (status != PacketValidator.OK) {
-            countDrop(status);
-            return;
-        }
-        packet.decode(rx, length, from, local, ipv4Id);
         if (packet.destQp == 0) {
             counters.increment(RxeCounters.Counter.DROP_QP0); // rxe: QP0 unsupported on RoCE
             return;
@@ -313,7 +287,7 @@ public final class Engine implements Agent {
             qp.count(RxeCounters.Counter.DROP_BAD_QP_STATE);
             return;
         }
-        if (qp.type != QpType.UD && (qp.peer == null || !from.sameAddress(qp.peer))) {
+        if (qp.type != QpType.UD && (qp.peer == null || !packet.source.sameAddress(qp.peer))) {
             qp.count(RxeCounters.Counter.DROP_BAD_SRC_ADDR); // rxe: IP source must be the QP's peer
             return;
         }
@@ -353,6 +327,42 @@ public final class Engine implements Agent {
             default:
                 counters.increment(RxeCounters.Counter.DROP_BAD_ICRC);
         }
+    }
+
+    /**
+     * Checks a received datagram as arrived at {@code local} (address family, headers, ICRC; counted and traced)
+     * and decodes it into {@link #packet}; false, with the drop counted, if it is not to be processed.
+     */
+    private boolean checkAndDecode(final InetSocketAddress src, final int length, final Peer local) {
+        final Peer from = source(src);
+        if (from.isIpv4() != local.isIpv4()) {
+            counters.increment(RxeCounters.Counter.DROP_BAD_SRC_ADDR);
+            return false;
+        }
+        final int status;
+        int ipv4Id = 0;
+        if (local.isIpv4()) {
+            status = validator.validateIpv4(icrcMode, from.ipv4Address(), local.ipv4Address(), src.getPort(),
+                    local.socketAddress().getPort(), rx, 0, length);
+            ipv4Id = validator.lastIpv4Id();
+            if (status == PacketValidator.OK) {
+                // a match with ID 0 is the full 32-bit check; any other ID was solved for (16 bits checked)
+                counters.increment(ipv4Id == 0 ? RxeCounters.Counter.ICRC_CHECKED_FULL
+                        : RxeCounters.Counter.ICRC_RECOVERED_ID);
+            }
+        } else {
+            status = validator.validateIpv6(from.hi(), from.lo(), local.hi(), local.lo(), src.getPort(),
+                    local.socketAddress().getPort(), rx, 0, length);
+        }
+        if (tracer != null) {
+            tracer.trace(from, local, src.getPort(), local.socketAddress().getPort(), rx, 0, length, ipv4Id);
+        }
+        if (status != PacketValidator.OK) {
+            countDrop(status);
+            return false;
+        }
+        packet.decode(rx, length, from, local, ipv4Id);
+        return true;
     }
 
     private void engineError(final RuntimeException e) {
@@ -406,34 +416,9 @@ public final class Engine implements Agent {
             counters.increment(RxeCounters.Counter.DROP_MCAST_NO_MEMBER); // left while the datagram was queued
             return;
         }
-        final Peer from = source(src);
-        final Peer to = group.peer;
-        if (from.isIpv4() != to.isIpv4()) {
-            counters.increment(RxeCounters.Counter.DROP_BAD_SRC_ADDR);
+        if (!checkAndDecode(src, length, group.peer)) { // the ICRC covers the group's address
             return;
         }
-        final int status;
-        int ipv4Id = 0;
-        if (to.isIpv4()) {
-            status = validator.validateIpv4(icrcMode, from.ipv4Address(), to.ipv4Address(), src.getPort(),
-                    to.socketAddress().getPort(), rx, 0, length);
-            ipv4Id = validator.lastIpv4Id();
-            if (status == PacketValidator.OK) {
-                counters.increment(ipv4Id == 0 ? RxeCounters.Counter.ICRC_CHECKED_FULL
-                        : RxeCounters.Counter.ICRC_RECOVERED_ID);
-            }
-        } else {
-            status = validator.validateIpv6(from.hi(), from.lo(), to.hi(), to.lo(), src.getPort(),
-                    to.socketAddress().getPort(), rx, 0, length);
-        }
-        if (tracer != null) {
-            tracer.trace(from, to, src.getPort(), to.socketAddress().getPort(), rx, 0, length, ipv4Id);
-        }
-        if (status != PacketValidator.OK) {
-            countDrop(status);
-            return;
-        }
-        packet.decode(rx, length, from, to, ipv4Id); // local: the group's address, which the ICRC covered
         if (packet.destQp != io.jhca.verbs.QueuePair.MULTICAST_QPN
                 || Opcode.transport(packet.opcode) != Opcode.TRANSPORT_UD) {
             counters.increment(RxeCounters.Counter.DROP_MCAST_BAD_QPN);
@@ -444,7 +429,7 @@ public final class Engine implements Agent {
             counters.increment(RxeCounters.Counter.DROP_MCAST_NO_MEMBER);
             return;
         }
-        final boolean fromHere = from.sameAddress(local);
+        final boolean fromHere = packet.source.sameAddress(local);
         final int srcQp = fromHere ? packet.deth().srcQp() : -1;
         for (final TransportQp qp : members) {
             if (fromHere && qp.qpn == srcQp && qp.blockSelfMcastLoopback) {
