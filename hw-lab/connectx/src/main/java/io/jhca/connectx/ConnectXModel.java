@@ -262,10 +262,18 @@ public final class ConnectXModel implements Agent {
 
     /**
      * Lab and test hook: the function disappears from the bus. Every BAR0 read returns all ones from now on (what a
-     * read of a removed or reset PCI function returns) and nothing is served.
+     * read of a removed or reset PCI function returns) and nothing is served, from the moment this returns.
      */
     public void surpriseRemoval() {
-        removed = true;
+        // on the firmware thread, between two duty cycles: once this returns no command or doorbell is served, and
+        // BAR0 reads all ones (set from another thread, a cycle under way could still answer one more command)
+        runOnFirmware(() -> {
+            removed = true;
+            if (!removalShown) {
+                removalShown = true;
+                initSeg.removed();
+            }
+        });
     }
 
     // ------------------------------------------------------------------------------------------ diagnostics
