@@ -326,6 +326,37 @@ class CqEventTest {
         a.await();
     }
 
+    /**
+     * Another CQ's first arm at word 0 arms, with it, only the CQs that may have written the same word unseen: never
+     * armed, no CQE yet, word 0 in the record (the documented price: such a CQ raises one event on its first CQE). A
+     * CQ that has completed work and was never armed stays quiet.
+     */
+    @Test
+    void aFirstArmAtWordZeroTakesOnlyUntouchedCqsAlong() throws Exception {
+        HostDriver.Eq compEq = drv.createEq(4, 0);
+        HostDriver.Cq busy = cqOn(compEq);
+        HostDriver.Cq untouched = cqOn(compEq);
+        HostDriver.Cq b = cqOn(compEq);
+        DriverRings rBusy = connect(busy, 8);
+        DriverRings rUntouched = connect(untouched, 8);
+        DriverRings rb = connect(b, 8);
+        send(rBusy);
+        busy.await();
+        armOf(b).arm(0, b.ci, false);
+        send(rb);
+        b.await();
+        assertArrayEquals(new int[] {b.cqn}, awaitEvents(compEq, 1));
+        send(rBusy);
+        busy.await();
+        assertQuiet(compEq);
+        send(rUntouched);
+        untouched.await();
+        assertArrayEquals(new int[] {untouched.cqn}, awaitEvents(compEq, 1));
+        send(rUntouched);
+        untouched.await();
+        assertQuiet(compEq);
+    }
+
     private static boolean waitFor(java.util.function.BooleanSupplier c) throws InterruptedException {
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (!c.getAsBoolean()) {
