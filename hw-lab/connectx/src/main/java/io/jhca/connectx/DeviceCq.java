@@ -45,6 +45,15 @@ final class DeviceCq {
     int users;
     private boolean armed;
     private boolean armSolicitedOnly;
+    /**
+     * The arm word last taken, from the UAR doorbell or from the record; until the first, the record's word at
+     * CREATE_CQ. A record word different from it is an arm not taken yet.
+     */
+    private int armSeen;
+    /** An arm has been taken since CREATE_CQ. */
+    private boolean armTakenOnce;
+    /** The arm {@link #armSeen} was taken from the record: its UAR doorbell, if it still comes, is the same arm. */
+    private boolean armDoorbellPending;
 
     /** Reports CQ errors to the async EQ (the EQ subscribed to CQ_ERROR). */
     interface AsyncEvents {
@@ -65,6 +74,12 @@ final class DeviceCq {
         this.rxeCq = rxeCq;
         this.counters = counters;
         this.async = async;
+        this.armSeen = armWord();
+    }
+
+    /** The arm word of the doorbell record: be32 {@code sn << 28 | cmd | ci} at dbr + 4 (MLX5_CQ_ARM_DB). */
+    int armWord() {
+        return be32(dbrView.getIntVolatile(4)); // big-endian in memory
     }
 
     /** The driver's consumer index: be32 at dbr + 0, 24 bits (MLX5_CQ_SET_CI). */
@@ -106,10 +121,61 @@ final class DeviceCq {
     }
 
     /**
-     * The arm doorbell (UAR + 0x20: be32 {@code sn << 28 | cmd | ci}, be32 cqn; doorbell CqArm): armed for the next
-     * CQE, or for the next solicited one; if CQEs past {@code ci} are already there, the event fires at once.
+     * The arm doorbell (UAR + 0x20: be32 {@code sn << 28 | cmd | ci}, be32 cqn; doorbell CqArm) names this CQ. If its
+     * arm was already taken from the doorbell record, it is that arm again and is dropped once; otherwise it is taken.
      */
-    void arm(int word) {
+    void armDoorbell(int word) {
+        if (armDoorbellPending && word == armSeen) {
+            armDoorbellPending = false;
+            return;
+        }
+        take(word, false);
+    }
+
+    /** Whether an arm was ever taken for this CQ. */
+    boolean armTakenOnce() {
+        return armTakenOnce;
+    }
+
+    /**
+     * Looks at the record's arm word for an arm whose UAR doorbell never came (another CQ's doorbell on the same page
+     * replaced it before the device read it: on hardware each MMIO write arrives, in this BAR memory the last one
+     * wins). rdma-core mlx5_arm_cq writes the record before the doorbell, so when a doorbell is taken every arm
+     * written before it shows in its CQ's record. A word that differs from the last one taken is a new arm: after an
+     * event the driver's arm_sn has moved on (cq.c mlx5_cq_event), before one its ci or cmd did.
+     *
+     * <p>{@code firstArmOnPage}: the doorbell just taken was another CQ's first arm, at ci 0 with arm_sn 0 (word 0).
+     * Such an arm writes the word the record was created with (0), which no watching can tell from no arm at all. A
+     * CQ that never took an arm, has no CQE yet and still holds word 0 is then taken as armed as well, since tools arm
+     * their fresh CQs back to back once connected (perftest's send and receive CQs). The price: a CQ on that page
+     * that was never armed is armed here too, and raises one event on its first CQE. Returns 1 if an arm was taken.
+     */
+    int armFromRecord(boolean firstArmOnPage) {
+        if (error) {
+            return 0;
+        }
+        int word = armWord();
+        boolean fresh = !armTakenOnce && pi == 0 && word == armSeen && word == 0;
+        if (word == armSeen && !(firstArmOnPage && fresh)) {
+            return 0;
+        }
+        counters.increment(ModelCounters.Counter.CQ_ARMS_RECOVERED);
+        take(word, true);
+        return 1;
+    }
+
+    private void take(int word, boolean fromRecord) {
+        armSeen = word;
+        armTakenOnce = true;
+        armDoorbellPending = fromRecord;
+        arm(word);
+    }
+
+    /**
+     * An arm: armed for the next CQE, or for the next solicited one; if CQEs past {@code ci} are already there, the
+     * event fires at once (the PRM's rule for an arm with a consumer index older than the producer index).
+     */
+    private void arm(int word) {
         if (error) {
             return;
         }

@@ -51,7 +51,9 @@ public final class ModelCounters {
         /** Completions from the rxe transport for QPs or CQs no longer known (destroyed meanwhile). */
         STRAY_COMPLETIONS,
         /** Unexpected exceptions inside the model (a model bug; the firmware thread keeps running). */
-        MODEL_ERRORS
+        MODEL_ERRORS,
+        /** CQ arms taken from the CQ's doorbell record because another CQ's arm doorbell had overwritten theirs. */
+        CQ_ARMS_RECOVERED
     }
 
     private final AtomicLongArray values = new AtomicLongArray(Counter.values().length);

@@ -19,6 +19,9 @@ import io.jhca.mlx5.wqe.SendWqeLayout;
  *   <li>0x800 + k * 0x100, k = 0..7, 8 bytes: send doorbells of the four bfregs' halves (log_bf_reg_size 9): the
  *       first 8 bytes of the last WQE's control segment (rdma-core qp.c {@code post_send_db}).</li>
  * </ul>
+ * Every CQ doorbell written reaches hardware; here a second one written before the device reads the first replaces
+ * it, so each CQ doorbell taken is followed by a look at the CQs' doorbell records, which the driver writes first
+ * (see {@link DeviceCq#armFromRecord}).
  * Send doorbells are counted and checked, not obeyed: the SQ doorbell record is what the device follows. A doorbell
  * whose QPN is unknown, which came on another UAR page than the QP's, whose WQE index is not posted yet in the
  * doorbell record, or whose 8 bytes differ from that WQE's control segment, is a driver bug and counted as
@@ -52,7 +55,7 @@ final class UarDoorbells {
             long arm = take64(page + CqArm.CQ_DOORBELL);
             if (arm != 0) {
                 work++;
-                cqArm(arm);
+                work += cqArm(u, arm);
             }
             work += eq(page + EQ_ARM, true);
             work += eq(page + EQ_UPDATE, false);
@@ -75,14 +78,29 @@ final class UarDoorbells {
         return SWAP ? Long.reverseBytes(raw) : raw; // be64 as the driver stored it
     }
 
-    private void cqArm(long value) {
+    /**
+     * A CQ arm doorbell on UAR page {@code uar}; then every CQ's doorbell record is looked at for arms whose doorbells
+     * this one (or one taken earlier) replaced before the device read them ({@link DeviceCq#armFromRecord}). Returns
+     * the number of arms recovered that way.
+     */
+    private int cqArm(int uar, long value) {
         st.counters.increment(ModelCounters.Counter.CQ_ARM_DOORBELLS);
         int word = (int) (value >>> 32);
         int cqn = (int) value & 0xffffff;
         DeviceCq cq = st.cqs.get(cqn);
+        boolean firstArm = false;
         if (cq != null) {
-            cq.arm(word);
+            firstArm = !cq.armTakenOnce() && word == 0;
+            cq.armDoorbell(word);
         }
+        int recovered = 0;
+        for (int i = 0; i < st.cqList.size(); i++) {
+            DeviceCq other = st.cqList.get(i);
+            if (other != cq) {
+                recovered += other.armFromRecord(firstArm && other.uar == uar);
+            }
+        }
+        return recovered;
     }
 
     private int eq(int offset, boolean arm) {

@@ -1,6 +1,7 @@
 package io.jhca.connectx;
 
 import static io.jhca.connectx.CqeBytes.assertCqe;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -179,6 +180,192 @@ class CqEventTest {
         Thread.sleep(50);
         assertEquals(-1, compEq.next());
         assertTrue(drv.counters().get(ModelCounters.Counter.CQ_ARM_DOORBELLS) >= 1);
+    }
+
+    /** A CQ of 16 CQEs reporting its completion events to {@code compEq}. */
+    private HostDriver.Cq cqOn(HostDriver.Eq compEq) {
+        int savedEqn = drv.eqn;
+        drv.eqn = compEq.eqn;
+        try {
+            return drv.createCq(4);
+        } finally {
+            drv.eqn = savedEqn;
+        }
+    }
+
+    private static int eventCqn(HostDriver.Eq eq, int off) {
+        assertEquals(EventType.COMP, Eqe.type(eq.ring, off));
+        return eq.ring.getInt(off + Eqe.DATA_OFFSET + 24, ByteOrder.BIG_ENDIAN) & 0xffffff;
+    }
+
+    /** The CQNs of the next {@code n} completion events, in order. */
+    private static int[] awaitEvents(HostDriver.Eq eq, int n) {
+        int[] cqns = new int[n];
+        for (int i = 0; i < n; i++) {
+            cqns[i] = eventCqn(eq, awaitEqe(eq));
+        }
+        return cqns;
+    }
+
+    private static void assertQuiet(HostDriver.Eq eq) throws InterruptedException {
+        Thread.sleep(50);
+        int off = eq.next();
+        assertEquals(-1, off, () -> "an event nobody asked for, for CQ " + eventCqn(eq, off));
+    }
+
+    private CqArm armOf(HostDriver.Cq cq) {
+        return new CqArm(drv.bar0, drv.uar * HostDriver.PAGE, cq.dbr, cq.cqn);
+    }
+
+    /**
+     * Two CQs armed back to back before the device reads the UAR: the second arm doorbell replaces the first in BAR
+     * memory, and both CQs still raise their event, once each; then again after the events moved arm_sn on.
+     */
+    @Test
+    void cqsArmedBackToBackBothRaiseTheirEvent() throws Exception {
+        HostDriver.Eq compEq = drv.createEq(4, 0);
+        drv.fn.model().pauseDataPath(true);
+        HostDriver.Cq a;
+        HostDriver.Cq b;
+        DriverRings ra;
+        DriverRings rb;
+        try {
+            // commands run with the data path paused, so after these the device reads no UAR until it resumes
+            a = cqOn(compEq);
+            b = cqOn(compEq);
+            ra = connect(a, 8);
+            rb = connect(b, 8);
+            armOf(a).arm(0, a.ci, false); // word 0: what the record held since CREATE_CQ
+            armOf(b).arm(0, b.ci, false);
+        } finally {
+            drv.fn.model().pauseDataPath(false);
+        }
+        send(ra);
+        a.await();
+        send(rb);
+        b.await();
+        assertArrayEquals(new int[] {a.cqn, b.cqn}, awaitEvents(compEq, 2));
+        send(ra);
+        send(rb);
+        a.await();
+        b.await();
+        assertQuiet(compEq);
+
+        // re-armed with arm_sn 1 (one event each) and ci 2, again back to back
+        long recovered = drv.counters().get(ModelCounters.Counter.CQ_ARMS_RECOVERED);
+        drv.fn.model().pauseDataPath(true);
+        try {
+            drv.createCq(1); // a command: the device finished the duty cycle it was in
+            armOf(a).arm(1, a.ci, false);
+            armOf(b).arm(1, b.ci, false);
+        } finally {
+            drv.fn.model().pauseDataPath(false);
+        }
+        send(rb);
+        b.await();
+        send(ra);
+        a.await();
+        assertArrayEquals(new int[] {b.cqn, a.cqn}, awaitEvents(compEq, 2));
+        assertQuiet(compEq);
+        assertEquals(recovered + 1, drv.counters().get(ModelCounters.Counter.CQ_ARMS_RECOVERED),
+                "a's arm, taken from its record");
+    }
+
+    /** An arm taken from the record is not taken again when its own UAR doorbell shows up after all. */
+    @Test
+    void anArmSeenInItsRecordIsTakenOnce() throws Exception {
+        HostDriver.Eq compEq = drv.createEq(4, 0);
+        drv.fn.model().pauseDataPath(true);
+        HostDriver.Cq a;
+        HostDriver.Cq b;
+        DriverRings ra;
+        try {
+            a = cqOn(compEq);
+            b = cqOn(compEq);
+            ra = connect(a, 8);
+            connect(b, 8);
+            a.dbr.setArmWord(CqArm.armWord(0, a.ci, false)); // the record written, its doorbell not yet
+            armOf(b).arm(0, b.ci, false);
+        } finally {
+            drv.fn.model().pauseDataPath(false);
+        }
+        long doorbells = drv.counters().get(ModelCounters.Counter.CQ_ARM_DOORBELLS);
+        awaitCounter(ModelCounters.Counter.CQ_ARM_DOORBELLS, doorbells + 1);
+        drv.bar0.putLongBe(drv.uar * HostDriver.PAGE + CqArm.CQ_DOORBELL, CqArm.doorbell(CqArm.armWord(0, a.ci, false), a.cqn));
+        awaitCounter(ModelCounters.Counter.CQ_ARM_DOORBELLS, doorbells + 2);
+        send(ra);
+        a.await();
+        assertArrayEquals(new int[] {a.cqn}, awaitEvents(compEq, 1));
+        send(ra);
+        a.await();
+        assertQuiet(compEq);
+    }
+
+    /** PRM: an arm whose ci is older than the CQ's producer index raises the event at once, recovered arm or not. */
+    @Test
+    void aRecoveredArmWithAnOldCiFiresAtOnce() throws Exception {
+        HostDriver.Eq compEq = drv.createEq(4, 0);
+        HostDriver.Cq a = cqOn(compEq);
+        HostDriver.Cq b = cqOn(compEq);
+        DriverRings ra = connect(a, 8);
+        connect(b, 8);
+        send(ra);
+        send(ra);
+        a.await();
+        assertTrue(waitFor(() -> a.peek(1) >= 0), "the second CQE never came");
+        drv.fn.model().pauseDataPath(true);
+        try {
+            drv.createCq(1);
+            armOf(a).arm(0, a.ci, false); // ci 1, the second CQE unconsumed
+            armOf(b).arm(0, b.ci, false);
+        } finally {
+            drv.fn.model().pauseDataPath(false);
+        }
+        assertArrayEquals(new int[] {a.cqn}, awaitEvents(compEq, 1));
+        assertQuiet(compEq);
+        a.await();
+    }
+
+    /**
+     * Another CQ's first arm at word 0 arms, with it, only the CQs that may have written the same word unseen: never
+     * armed, no CQE yet, word 0 in the record (the documented price: such a CQ raises one event on its first CQE). A
+     * CQ that has completed work and was never armed stays quiet.
+     */
+    @Test
+    void aFirstArmAtWordZeroTakesOnlyUntouchedCqsAlong() throws Exception {
+        HostDriver.Eq compEq = drv.createEq(4, 0);
+        HostDriver.Cq busy = cqOn(compEq);
+        HostDriver.Cq untouched = cqOn(compEq);
+        HostDriver.Cq b = cqOn(compEq);
+        DriverRings rBusy = connect(busy, 8);
+        DriverRings rUntouched = connect(untouched, 8);
+        DriverRings rb = connect(b, 8);
+        send(rBusy);
+        busy.await();
+        armOf(b).arm(0, b.ci, false);
+        send(rb);
+        b.await();
+        assertArrayEquals(new int[] {b.cqn}, awaitEvents(compEq, 1));
+        send(rBusy);
+        busy.await();
+        assertQuiet(compEq);
+        send(rUntouched);
+        untouched.await();
+        assertArrayEquals(new int[] {untouched.cqn}, awaitEvents(compEq, 1));
+        send(rUntouched);
+        untouched.await();
+        assertQuiet(compEq);
+    }
+
+    private static boolean waitFor(java.util.function.BooleanSupplier c) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!c.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            Thread.sleep(1);
+        }
+        return true;
     }
 
     @Test

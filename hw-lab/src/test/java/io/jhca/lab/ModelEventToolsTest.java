@@ -1,0 +1,89 @@
+package io.jhca.lab;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import io.jhca.verbs.DeviceInfo;
+import io.jhca.verbs.Verbs;
+
+/**
+ * Event mode ({@code -e}) between the two simulated ConnectX functions mlx5_0 and mlx5_1 in this JVM, as
+ * {@link RxeToolsTest}'s event runs do on rxe: the tools arm their CQs back to back (perftest's send and receive CQs),
+ * which the device model must each take. The functions' ports are moved from the defaults (127.0.0.3/.4) to
+ * 127.0.72.3/.4 through the model's jhca.mlx5.sim property, so no other process using the defaults collides.
+ */
+class ModelEventToolsTest {
+    static final String PROPERTY = "jhca.mlx5.sim";
+    static String saved;
+
+    /** The tools' end-to-end checks on the model pair, used as helpers (an inner class: not a test class itself). */
+    static final class ModelPair extends ToolsEndToEnd {
+        @Override
+        String dev0() {
+            return "mlx5_0";
+        }
+
+        @Override
+        String dev1() {
+            return "mlx5_1";
+        }
+
+        @Override
+        String ip0() {
+            return "127.0.72.3";
+        }
+
+        @Override
+        String ip1() {
+            return "127.0.72.4";
+        }
+    }
+
+    private final ModelPair pair = new ModelPair();
+
+    @BeforeAll
+    static void modelPresent() {
+        saved = System.getProperty(PROPERTY);
+        System.setProperty(PROPERTY, "mlx5_0=127.0.72.3,mlx5_1=127.0.72.4");
+        boolean m0 = false;
+        boolean m1 = false;
+        for (DeviceInfo d : Verbs.devices()) {
+            m0 |= d.name().equals("mlx5_0") && d.provider().equals("mlx5");
+            m1 |= d.name().equals("mlx5_1") && d.provider().equals("mlx5");
+        }
+        assumeTrue(m0 && m1, "mlx5_0/mlx5_1 not listed: the ConnectX model is not on the class path; devices found: "
+                + Verbs.devices());
+    }
+
+    @AfterAll
+    static void restore() {
+        if (saved == null) {
+            System.clearProperty(PROPERTY);
+        } else {
+            System.setProperty(PROPERTY, saved);
+        }
+    }
+
+    @Test
+    void sendLatencyWithEvents() {
+        ToolsEndToEnd.LatencyRow send = pair.latency("send-lat", "-e", "--no-udp-baseline");
+        assertTrue(send.run().out().contains(" Test with events. Using mlx5_1_comp0\n"), send.run().out());
+        assertEquals(64, (int) pair.latency("read-lat", "-e", "-s", "64", "--no-udp-baseline").n()[0]);
+    }
+
+    @Test
+    void sendBandwidthWithEvents() {
+        ToolsEndToEnd.BwRow bw = pair.bandwidth("send-bw", "-e", "-s", "2048", "-Q", "10");
+        assertEquals(ToolsEndToEnd.ITERS, (int) bw.n()[1]);
+    }
+
+    @Test
+    void rcPingpongWithEvents() throws Exception {
+        pair.rcPingpongRun(true);
+    }
+}
