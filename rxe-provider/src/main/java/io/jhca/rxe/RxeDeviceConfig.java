@@ -44,8 +44,15 @@ public final class RxeDeviceConfig {
      * application's answer go first (default {@value #DEFAULT_ACK_HOLD_NANOS}; 0 = every ACK leaves at once).
      */
     public static final String ACK_HOLD_PROPERTY = "jhca.rxe.ackhold";
-    /** See {@link #ACK_HOLD_PROPERTY}: half the shortest local ACK timeout a requester can arm (8.2 us). */
-    public static final long DEFAULT_ACK_HOLD_NANOS = 4_000;
+    /**
+     * See {@link #ACK_HOLD_PROPERTY}: 0, every ACK at once, as Linux rxe and a ConnectX answer. A held ACK leaves
+     * after the application's answer, an order no real responder shows, and perftest's event mode (ib_send_lat -e,
+     * one completion channel for both CQs) stalls on it against jhca; {@link #SUGGESTED_ACK_HOLD_NANOS} is for
+     * jhca-to-jhca latency work.
+     */
+    public static final long DEFAULT_ACK_HOLD_NANOS = 0;
+    /** A hold that saves a round trip's ACK on the critical path: half the shortest local ACK timeout (8.2 us). */
+    public static final long SUGGESTED_ACK_HOLD_NANOS = 4_000;
     /**
      * Longest ACK hold accepted, 1 ms: far below the local ACK timeout perftest and rc_pingpong arm (code 14,
      * 67 ms); a peer with a shorter timeout needs a shorter hold.

@@ -21,7 +21,7 @@
  * <li>system property {@code jhca.rxe.icrc}: how received IPv4 ICRCs are checked, {@code auto} (default),
  * {@code strict} or {@code recover}, see below;</li>
  * <li>system property {@code jhca.rxe.ackhold}: nanoseconds a responder may hold an ACK back to coalesce it
- * and let the application's answer go first (default 4000, 0 = at once), see
+ * and let the application's answer go first (default 0, at once, as real peers answer; 4000 for jhca-to-jhca latency), see
  * {@link io.jhca.rxe.RxeDeviceConfig#ACK_HOLD_PROPERTY}.</li>
  * </ul>
  * In code, {@link io.jhca.rxe.RxeDeviceConfig#builder(String)} sets all of these per device, plus:

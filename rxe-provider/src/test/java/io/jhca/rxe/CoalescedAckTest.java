@@ -33,12 +33,20 @@ class CoalescedAckTest {
     private static final int OP_RDMA_WRITE_ONLY = 0x0A;
     private static final int OP_ACKNOWLEDGE = 0x11;
 
+    /** Two caller-mode devices that hold ACKs (not the default: see RxeDeviceConfig.DEFAULT_ACK_HOLD_NANOS). */
+    private static Rig held() {
+        return new Rig(Rig.config("heldA", ProgressMode.CALLER).ackHoldNanos(RxeDeviceConfig.SUGGESTED_ACK_HOLD_NANOS)
+                .build(), Rig.config("heldB", ProgressMode.CALLER).ackHoldNanos(RxeDeviceConfig.SUGGESTED_ACK_HOLD_NANOS)
+                .build(), QpType.RC, 1 << 16, Mtu.MTU_1024, i -> i);
+    }
+
     @Test
     void theAnswerOfAPingPongLeavesBeforeTheAckOfTheRequest(@TempDir final Path dir) throws IOException {
         final Path pcapB = dir.resolve("b.pcap");
         final String addressB;
-        try (Rig r = new Rig(Rig.config("ackA", ProgressMode.CALLER).build(),
-                Rig.config("ackB", ProgressMode.CALLER).pcap(pcapB).build(), QpType.RC, 1 << 16, Mtu.MTU_1024, i -> i)) {
+        try (Rig r = new Rig(Rig.config("ackA", ProgressMode.CALLER).ackHoldNanos(RxeDeviceConfig.SUGGESTED_ACK_HOLD_NANOS).build(),
+                Rig.config("ackB", ProgressMode.CALLER).ackHoldNanos(RxeDeviceConfig.SUGGESTED_ACK_HOLD_NANOS)
+                .pcap(pcapB).build(), QpType.RC, 1 << 16, Mtu.MTU_1024, i -> i)) {
             addressB = Rig.gid(r.b).toInetAddress().getHostAddress();
             r.qpA.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
                     .sge(r.mrA, 0, 64).rdma(r.mrB.address(), r.mrB.rkey()));
@@ -67,7 +75,7 @@ class CoalescedAckTest {
 
     @Test
     void aHeldAckLeavesWhenTheQpIsDestroyed() {
-        try (Rig r = Rig.rc(ProgressMode.CALLER, 1 << 16, Mtu.MTU_1024)) {
+        try (Rig r = held()) {
             r.qpA.postSend(new SendWr().wrId(7).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
                     .sge(r.mrA, 0, 64).rdma(r.mrB.address(), r.mrB.rkey()));
             driveUntil(() -> qp(r.qpA).get(Counter.SENT_PKTS) == 1, r.a);
@@ -109,7 +117,7 @@ class CoalescedAckTest {
     @Test
     void oneAckCoversABurstOfRequests() {
         final int n = 32;
-        try (Rig r = Rig.rc(ProgressMode.CALLER, 1 << 16, Mtu.MTU_1024)) {
+        try (Rig r = held()) {
             for (int i = 0; i < n; i++) {
                 r.qpA.postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
                         .sge(r.mrA, i * 64L, 64).rdma(r.mrB.address() + i * 64L, r.mrB.rkey()));
