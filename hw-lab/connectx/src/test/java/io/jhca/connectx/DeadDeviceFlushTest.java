@@ -63,7 +63,7 @@ class DeadDeviceFlushTest {
         if (ctx != null && !ctx.isClosed()) {
             ctx.close();
         }
-        if (mem != null) {
+        if (mem != null && !mem.isClosed()) {
             mem.close();
         }
     }
@@ -127,6 +127,7 @@ class DeadDeviceFlushTest {
         SharedReceiveQueue srq = pd.createSrq(SrqInitAttributes.create().maxWr(16).maxSge(1));
         connect(a, b);
         connect(b, a);
+        int regions = fn.dmaRegions();
 
         // completed for real before the death: their CQEs stay in the send CQ, unpolled
         int done = 1 + rnd.nextInt(4);
@@ -237,14 +238,17 @@ class DeadDeviceFlushTest {
         e = assertThrows(VerbsException.class, () -> ctx.createCq(4));
         assertTrue(e.getMessage().contains("not posted"), e.getMessage());
 
-        // closing works, and no command reaches the dead device
+        // closing works, no command reaches the dead device, and the memory of the objects is released
         a.close();
         b.close();
         srq.close();
         scq.close();
         rcq.close();
+        assertEquals(regions - 5, fn.dmaRegions(), "the rings of 2 QPs, 1 SRQ and 2 CQs are freed");
         mr.close();
         pd.close();
+        mem.close(); // refused while the device could still reach it: the MR gave it up
+        assertTrue(mem.isClosed());
         ctx.close();
         for (String line : trace) {
             assertFalse(line.contains("dump command"), "a command reached the dead device: " + line);
