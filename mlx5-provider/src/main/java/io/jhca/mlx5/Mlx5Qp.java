@@ -7,6 +7,7 @@ import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.McgLayouts;
 import io.jhca.mlx5.cmd.QpLayouts;
 import io.jhca.mlx5.cmd.QpModifyLayouts;
+import io.jhca.mlx5.cq.CqeSyndrome;
 import io.jhca.mlx5.eq.EventType;
 import io.jhca.mlx5.init.PrmCommand;
 import io.jhca.mlx5.init.HcaCaps;
@@ -29,7 +30,9 @@ import io.jhca.verbs.SendQueue;
 import io.jhca.verbs.SendWr;
 import io.jhca.verbs.Sge;
 import io.jhca.verbs.VerbsException;
+import io.jhca.verbs.WcOpcode;
 import io.jhca.verbs.WcStatus;
+import io.jhca.verbs.WorkCompletion;
 import io.jhca.verbs.WrOpcode;
 
 /**
@@ -491,16 +494,16 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
      * {@code sw_comp}). False when none is left. Receives taken from an SRQ are the SRQ's and stay there, as on a QP
      * that enters ERR. Called by the thread polling {@code cq}.
      */
-    boolean flushOne(Mlx5Cq cq, io.jhca.verbs.WorkCompletion wc) {
+    boolean flushOne(Mlx5Cq cq, WorkCompletion wc) {
         if (sq != null && sendCq == cq && sq.outstanding() > 0) {
             int slot = sq.flushOldest();
             wc.set(sq.wrId(slot), WcStatus.WR_FLUSH_ERR, sq.wcOpcode(slot), qpn(), 0)
-                    .vendorErr(io.jhca.mlx5.cq.CqeSyndrome.WR_FLUSH_ERR);
+                    .vendorErr(CqeSyndrome.WR_FLUSH_ERR);
             return true;
         }
         if (rq != null && recvCq == cq && rq.outstanding() > 0) {
-            wc.set(rq.flushOldest(), WcStatus.WR_FLUSH_ERR, io.jhca.verbs.WcOpcode.RECV, qpn(), 0)
-                    .vendorErr(io.jhca.mlx5.cq.CqeSyndrome.WR_FLUSH_ERR);
+            wc.set(rq.flushOldest(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, qpn(), 0)
+                    .vendorErr(CqeSyndrome.WR_FLUSH_ERR);
             return true;
         }
         return false;
