@@ -26,6 +26,10 @@ import io.jhca.verbs.WorkCompletion;
  * <p>Polling follows {@link CqPoller}. A CQ error reported on the async EQ (CQ_ERROR, e.g. an overrun) puts the CQ in
  * error: every poll from then on throws ({@link CompletionQueue#overrun()}); an empty poll looks at the EQ first, so the
  * overrun is seen at once.
+ *
+ * <p>Once the device is dead ({@link Mlx5Context#deviceDead}), the first poll that finds the ring empty switches the
+ * CQ to software completions: WR_FLUSH_ERR for every WR still outstanding on its QPs, as mlx5_ib does in its
+ * internal-error state.
  */
 final class Mlx5Cq extends CompletionQueue {
 
