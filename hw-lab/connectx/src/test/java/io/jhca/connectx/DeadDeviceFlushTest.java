@@ -321,4 +321,36 @@ class DeadDeviceFlushTest {
         pd.close();
         ctx.close();
     }
+
+    @Test
+    void sendsHeldByADrainedQpAreFlushedToo() throws Exception {
+        open("flush2", "127.0.0.49");
+        ProtectionDomain pd = ctx.allocatePd();
+        MemoryRegion mr = pd.register(mem, Access.LOCAL_WRITE);
+        CompletionQueue cq = ctx.createCq(16);
+        QueuePair a = pd.createQp(QpInitAttributes.rc(cq, cq).maxSendWr(8).maxRecvWr(8));
+        QueuePair b = pd.createQp(QpInitAttributes.rc(cq, cq).maxSendWr(8).maxRecvWr(8));
+        connect(a, b);
+        connect(b, a);
+        // SQD: the provider holds the doorbell, the device never sees these WQEs; the application posted them all the same
+        a.modify(QpAttributes.toState(QpState.SQD));
+        for (int i = 0; i < 3; i++) {
+            a.postSend(new SendWr().wrId(60 + i).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sge(mr, 0, 8));
+        }
+        fn.model().surpriseRemoval();
+        awaitFatal();
+        List<Long> ids = new ArrayList<>();
+        for (WorkCompletion w : drain(cq)) {
+            assertEquals(WcStatus.WR_FLUSH_ERR, w.status(), w.toString());
+            assertEquals(WcOpcode.SEND, w.opcode(), w.toString());
+            ids.add(w.wrId());
+        }
+        assertEquals(List.of(60L, 61L, 62L), ids);
+        a.close();
+        b.close();
+        cq.close();
+        mr.close();
+        pd.close();
+        ctx.close();
+    }
 }
