@@ -184,7 +184,8 @@ public final class Mlx5Context extends Context {
     /** Frees a destroyed QP's set, keeping what it counted in the device's statistics. */
     void freeQpCounter(int set) {
         synchronized (qpCounterSets) {
-            long[] last = queryQCounter(set);
+            // a dead device cannot be asked: what the set counted is lost with it
+            long[] last = deadReason() != null ? new long[qpCounterHistory.length] : queryQCounter(set);
             for (int n = 0; n < last.length; n++) {
                 qpCounterHistory[n] += last[n];
             }
@@ -313,6 +314,38 @@ public final class Mlx5Context extends Context {
             mappings.remove(region);
             function.unmapForDevice(region);
         }
+    }
+
+    /** Why the device was declared dead, or null while it lives (mlx5_core's internal-error state). */
+    String deadReason() {
+        return hca.cmdq().deadReason();
+    }
+
+    /**
+     * The device is dead (mlx5_ib_handle_internal_error): no command reaches it from now on, every QP is in ERR, the
+     * CQs of QPs with outstanding WRs raise a completion event so that a sleeping poller wakes and finds the flushes
+     * ({@link Mlx5Cq} completes them in software), and one DEVICE_FATAL event names the reason. Later posts fail with
+     * EIO.
+     */
+    void deviceDead(String why) {
+        hca.cmdq().declareDead(why);
+        java.util.List<Mlx5Qp> all = qps.values();
+        java.util.List<Mlx5Cq> woken = new java.util.ArrayList<>();
+        for (Mlx5Cq cq : cqs.values()) {
+            for (Mlx5Qp qp : all) {
+                if (qp.hasOutstanding(cq)) {
+                    woken.add(cq);
+                    break;
+                }
+            }
+        }
+        for (Mlx5Qp qp : all) {
+            qp.deviceDead();
+        }
+        for (Mlx5Cq cq : woken) {
+            cq.deviceDead();
+        }
+        event(new AsyncEvent(AsyncEvent.Type.DEVICE_FATAL, describe(), "device not responding: " + why));
     }
 
     /** Posts an asynchronous event (for the event handler). */

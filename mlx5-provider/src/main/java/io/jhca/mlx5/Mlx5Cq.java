@@ -26,6 +26,10 @@ import io.jhca.verbs.WorkCompletion;
  * <p>Polling follows {@link CqPoller}. A CQ error reported on the async EQ (CQ_ERROR, e.g. an overrun) puts the CQ in
  * error: every poll from then on throws ({@link CompletionQueue#overrun()}); an empty poll looks at the EQ first, so the
  * overrun is seen at once.
+ *
+ * <p>Once the device is dead ({@link Mlx5Context#deviceDead}), the first poll that finds the ring empty switches the
+ * CQ to software completions: WR_FLUSH_ERR for every WR still outstanding on its QPs, as mlx5_ib does in its
+ * internal-error state.
  */
 final class Mlx5Cq extends CompletionQueue {
 
@@ -36,6 +40,8 @@ final class Mlx5Cq extends CompletionQueue {
     private final CqPoller poller;
     private volatile int errorSyndrome;
     private final CqArm arm;
+    /** The QPs whose outstanding WRs this CQ completes in software once the device is dead; null while it lives. */
+    private Mlx5Qp[] flushQps;
     /** Arm sequence number: counts the CQ's events (cq.c mlx5_cq_event); its low 2 bits go into each arm. */
     private volatile int armSn;
 
@@ -107,14 +113,53 @@ final class Mlx5Cq extends CompletionQueue {
         if (errorSyndrome != 0) {
             throw error();
         }
+        if (flushQps != null) {
+            return flushPoll(wc);
+        }
         int n = poller.poll(wc);
         if (n == 0) {
             ctx.events().pollIfPending();
             if (errorSyndrome != 0) {
                 throw error();
             }
+            if (ctx.deadReason() != null) {
+                startFlush();
+                return flushPoll(wc);
+            }
         }
         return n;
+    }
+
+    /**
+     * The device is dead and the ring was found empty: from now on polls return software completions (mlx5_ib
+     * {@code mlx5_ib_poll_sw_comp}) and read no CQE, so a WR the device might still complete late cannot come back a
+     * second time. The QPs are those of the device now; one destroyed meanwhile leaves the list ({@link #clean}).
+     */
+    private void startFlush() {
+        java.util.List<Mlx5Qp> mine = new java.util.ArrayList<>();
+        for (Mlx5Qp qp : ctx.qps().values()) {
+            if (qp.sendCqn() == cqn() || qp.recvCqn() == cqn()) {
+                mine.add(qp);
+            }
+        }
+        flushQps = mine.toArray(new Mlx5Qp[0]);
+    }
+
+    /** The next WR_FLUSH_ERR completion, QP by QP in QPN order; 0 once nothing is outstanding. */
+    private int flushPoll(WorkCompletion wc) {
+        Mlx5Qp[] list = flushQps;
+        for (int i = 0; i < list.length; i++) {
+            Mlx5Qp qp = list[i];
+            if (qp != null && qp.flushOne(this, wc)) {
+                return 1;
+            }
+        }
+        return 0;
+    }
+
+    /** The device died with WRs of this CQ outstanding: a completion event wakes a poller that sleeps on the channel. */
+    void deviceDead() {
+        raiseCompletionEvent();
     }
 
     /**
@@ -161,13 +206,29 @@ final class Mlx5Cq extends CompletionQueue {
     int clean(int qpn) {
         return exclusive(() -> {
             poller.forget(qpn);
+            forgetFlush(qpn);
             return ring.clean(qpn);
         });
     }
 
     /** {@link #clean(int)} for a QP of an SRQ: the receive WQEs of the CQEs dropped go back to the SRQ. */
     int clean(int qpn, io.jhca.mlx5.ring.SrqBuffer srq) {
-        return exclusive(() -> ring.clean(qpn, srq));
+        return exclusive(() -> {
+            forgetFlush(qpn);
+            return ring.clean(qpn, srq);
+        });
+    }
+
+    /** A QP reset or destroyed has nothing left to flush here (its queues are empty or gone). */
+    private void forgetFlush(int qpn) {
+        Mlx5Qp[] list = flushQps;
+        if (list != null) {
+            for (int i = 0; i < list.length; i++) {
+                if (list[i] != null && list[i].qpn() == qpn) {
+                    list[i] = null;
+                }
+            }
+        }
     }
 
     @Override

@@ -25,8 +25,10 @@ import io.jhca.verbs.AsyncEvent;
  *
  * <p>The thread also reads the health registers every {@value #HEALTH_POLL_MILLIS} ms, as mlx5_core's health poller
  * does: a function gone from the bus (BAR0 all ones), a firmware health syndrome or a health counter frozen for
- * {@code jhca.mlx5.healthStallMs} (6000) becomes one DEVICE_FATAL event naming the reason, so an application that
- * only polls CQs and async events learns of a dead device instead of waiting forever.
+ * {@code jhca.mlx5.healthStallMs} (6000), or a command that found the device so while it waited, declares the device
+ * dead ({@link Mlx5Context#deviceDead}): no command reaches it any more, every QP is in ERR, the CQs flush the
+ * outstanding WRs in software and one DEVICE_FATAL event names the reason, so an application that only polls CQs and
+ * async events learns of a dead device instead of waiting forever.
  */
 final class Mlx5Events implements AsyncEq.Handler, Runnable {
 
@@ -160,10 +162,13 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
                     Long.getLong("jhca.mlx5.healthStallMs", CmdQueueOptions.DEFAULT_HEALTH_STALL_MILLIS), now);
             return;
         }
-        String why = health.check(now);
+        String why = hca.cmdq().deadReason();   // a waiting command may have found it first
+        if (why == null) {
+            why = health.check(now);
+        }
         if (why != null) {
             fatalReported = true;
-            ctx.event(new AsyncEvent(AsyncEvent.Type.DEVICE_FATAL, ctx.describe(), "device not responding: " + why));
+            ctx.deviceDead(why);
         }
     }
 

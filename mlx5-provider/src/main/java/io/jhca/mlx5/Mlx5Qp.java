@@ -7,6 +7,7 @@ import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.McgLayouts;
 import io.jhca.mlx5.cmd.QpLayouts;
 import io.jhca.mlx5.cmd.QpModifyLayouts;
+import io.jhca.mlx5.cq.CqeSyndrome;
 import io.jhca.mlx5.eq.EventType;
 import io.jhca.mlx5.init.PrmCommand;
 import io.jhca.mlx5.init.HcaCaps;
@@ -29,7 +30,9 @@ import io.jhca.verbs.SendQueue;
 import io.jhca.verbs.SendWr;
 import io.jhca.verbs.Sge;
 import io.jhca.verbs.VerbsException;
+import io.jhca.verbs.WcOpcode;
 import io.jhca.verbs.WcStatus;
+import io.jhca.verbs.WorkCompletion;
 import io.jhca.verbs.WrOpcode;
 
 /**
@@ -256,6 +259,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
 
     @Override
     protected boolean driverPostSend(SendWr wr) {
+        checkDeviceAlive("post send");
         if (sq == null || sq.full()) {
             return false;
         }
@@ -342,6 +346,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
 
     @Override
     protected boolean driverPostRecv(RecvWr wr) {
+        checkDeviceAlive("post recv");
         if (rq == null || rq.full()) {
             return false;
         }
@@ -458,5 +463,49 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
             enterError();
         }
         ctx.event(AsyncEvent.of(t, this, "device event type 0x" + Integer.toHexString(eventType)));
+    }
+
+    // ---- a dead device ----
+
+    /** Refuses a post once the device is dead, as mlx5_ib's post_send and post_recv do in internal-error state. */
+    void checkDeviceAlive(String what) {
+        String dead = ctx.deadReason();
+        if (dead != null) {
+            throw new VerbsException(VerbsException.EIO, what + " on " + describe() + ": device " + ctx.name()
+                    + " is dead (" + dead + ")");
+        }
+    }
+
+    /** The device died: the QP is in ERR from now on; its outstanding WRs are flushed by its CQs' polls. */
+    void deviceDead() {
+        if (state() != QpState.ERR) {
+            enterError();
+        }
+    }
+
+    /** Whether WRs of this QP that complete on {@code cq} are outstanding (mlx5_ib_handle_internal_error's test). */
+    boolean hasOutstanding(Mlx5Cq cq) {
+        return (sq != null && sendCq == cq && sq.outstanding() > 0) || (rq != null && recvCq == cq && rq.outstanding() > 0);
+    }
+
+    /**
+     * One software completion with WR_FLUSH_ERR for the oldest outstanding WR of this QP that completes on {@code cq}:
+     * sends first, then receives, each queue in posting order, every WR whether signaled or not (mlx5_ib cq.c
+     * {@code sw_comp}). False when none is left. Receives taken from an SRQ are the SRQ's and stay there, as on a QP
+     * that enters ERR. Called by the thread polling {@code cq}.
+     */
+    boolean flushOne(Mlx5Cq cq, WorkCompletion wc) {
+        if (sq != null && sendCq == cq && sq.outstanding() > 0) {
+            int slot = sq.flushOldest();
+            wc.set(sq.wrId(slot), WcStatus.WR_FLUSH_ERR, sq.wcOpcode(slot), qpn(), 0)
+                    .vendorErr(CqeSyndrome.WR_FLUSH_ERR);
+            return true;
+        }
+        if (rq != null && recvCq == cq && rq.outstanding() > 0) {
+            wc.set(rq.flushOldest(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, qpn(), 0)
+                    .vendorErr(CqeSyndrome.WR_FLUSH_ERR);
+            return true;
+        }
+        return false;
     }
 }

@@ -23,15 +23,18 @@ final class Mlx5SendQueue extends SendQueue {
 
     private final SqBuffer sq;
     private final QpType type;
+    private final Mlx5Qp qp;
 
     Mlx5SendQueue(Mlx5Qp qp, SqBuffer sq) {
         super(qp);
         this.sq = sq;
         this.type = qp.type();
+        this.qp = qp;
     }
 
     /** Opens a WQE: control segment bookkeeping, then raddr (RC/UC RDMA and atomics) and atomic segments. */
     void open(WrOpcode op, long wrId, int sendFlags, int imm, int rkey, long remoteAddr, long compareAdd, long swap) {
+        qp.checkDeviceAlive("post send");
         // SEND_WITH_INV and LOCAL_INV carry the rkey to invalidate in the imm field (qp.c send_ieth), big-endian
         sq.begin(WqeOpcodes.of(op), op.completionOpcode(), wrId, sendFlags, WqeOpcodes.carriesImm(op) ? imm : 0);
         if (type != QpType.UD && op.isRdma()) {

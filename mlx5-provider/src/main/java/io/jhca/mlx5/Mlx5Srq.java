@@ -98,6 +98,12 @@ final class Mlx5Srq extends SharedReceiveQueue {
 
     @Override
     protected boolean driverPostRecv(RecvWr wr) {
+        String dead = ctx.deadReason();
+        if (dead != null) {
+            // mlx5_ib_post_srq_recv: EIO in internal-error state
+            throw new VerbsException(VerbsException.EIO, "post recv on " + describe() + ": device " + ctx.name()
+                    + " is dead (" + dead + ")");
+        }
         synchronized (ring) {
             if (ring.full()) {
                 return false;

@@ -29,4 +29,23 @@ final class NumberTable<T> {
     int size() {
         return map.size();
     }
+
+    /**
+     * A copy of the objects, in number order: control path. Under the writers' lock, since the map's iterator is
+     * cached in the map and the snapshot is shared.
+     */
+    synchronized java.util.List<T> values() {
+        Int2ObjectHashMap<T> m = map;
+        int[] keys = new int[m.size()];
+        int n = 0;
+        for (Int2ObjectHashMap<T>.KeyIterator it = m.keySet().iterator(); it.hasNext(); ) {
+            keys[n++] = it.nextInt();
+        }
+        java.util.Arrays.sort(keys, 0, n);
+        java.util.List<T> out = new java.util.ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(m.get(keys[i]));
+        }
+        return out;
+    }
 }

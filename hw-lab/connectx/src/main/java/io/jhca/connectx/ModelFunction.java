@@ -230,6 +230,11 @@ public final class ModelFunction implements Mlx5Function {
         r.release();
     }
 
+    /** Regions from {@link #allocateDma} not freed yet: for leak checks in tests. */
+    synchronized int dmaRegions() {
+        return allocated.size();
+    }
+
     @Override
     public List<InetAddress> portAddresses() {
         return List.of(address);

@@ -106,7 +106,9 @@ class HealthTest {
         assertTrue(ev.toString().contains("health counter frozen"), ev.toString());
         Mlx5Context hung = ctx;
         ctx = null;
-        assertThrows(VerbsException.class, hung::close, "teardown commands find the device stuck too");
+        // the device is declared dead: teardown sends it nothing (mlx5_core answers teardown commands itself)
+        hung.close();
+        assertTrue(hung.isClosed());
     }
 
     @Test
@@ -122,7 +124,8 @@ class HealthTest {
         assertEquals(0xffffffff, new InitSegment(fn.bar0()).healthFwVer());
         Mlx5Context gone = ctx;
         ctx = null;
-        VerbsException c = assertThrows(VerbsException.class, gone::close, "closing reports the dead device");
-        assertTrue(String.valueOf(c.getMessage()).contains("device not responding"), c.getMessage());
+        // the failed command declared the device dead: closing sends it nothing and succeeds
+        gone.close();
+        assertTrue(gone.isClosed());
     }
 }

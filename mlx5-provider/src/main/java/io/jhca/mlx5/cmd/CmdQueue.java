@@ -70,6 +70,8 @@ public final class CmdQueue implements AutoCloseable {
     private int freeRegular;
     private int token;
     private boolean closed;
+    /** Why the device was declared dead, or null while it lives: from then on no command reaches it. */
+    private volatile String deadReason;
 
     private CmdQueue(InitSegment iseg, CmdMemory memory, DmaBlock page, int logSize, int logStride,
                      CmdQueueOptions options) {
@@ -187,6 +189,10 @@ public final class CmdQueue implements AutoCloseable {
         checkRange("output", out.capacity(), outOffset, outLength);
         int opcode = CmdHeader.opcode(in, inOffset);
         int opMod = CmdHeader.opMod(in, inOffset);
+        if (deadReason != null) {
+            answerDead(opcode, opMod, out, outOffset, outLength);
+            return;
+        }
         boolean pages = opcode == CmdOpcode.MANAGE_PAGES && pageSlot != null;
         Runnable pump = afterCommand;
         if (pump != null) {
@@ -259,6 +265,7 @@ public final class CmdQueue implements AutoCloseable {
             if (unhealthy.isEmpty()) {
                 throw new CommandTimeoutException(opcode, opMod, slot.index, TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
             }
+            declareDead(unhealthy);
             DeviceHealthException x = new DeviceHealthException(opcode, opMod, slot.index, unhealthy);
             if (t != null) {
                 line(t, "cmd[" + slot.index + "]: " + x.getMessage());
@@ -288,6 +295,40 @@ public final class CmdQueue implements AutoCloseable {
                 line(t, CmdDump.failure(opcode, opMod, status, syndrome));
             }
             throw CommandException.failed(opcode, opMod, status, syndrome);
+        }
+    }
+
+    /**
+     * Declares the device dead (mlx5_core's MLX5_DEVICE_STATE_INTERNAL_ERROR): no later command reaches it; those that
+     * only release something succeed with an all-zero output, the others fail ({@link DeadDeviceAnswers}). The first
+     * reason stays. Also done by the queue itself when a waiting command finds the health registers bad.
+     */
+    public void declareDead(String reason) {
+        synchronized (this) {
+            if (deadReason == null) {
+                deadReason = reason;
+            }
+        }
+    }
+
+    /** Why the device was declared dead, or null while it is alive. */
+    public String deadReason() {
+        return deadReason;
+    }
+
+    private void answerDead(int opcode, int opMod, MutableDirectBuffer out, int outOffset, int outLength) {
+        CmdTrace t = trace;
+        if (!DeadDeviceAnswers.succeeds(opcode)) {
+            DeviceDeadException x = new DeviceDeadException(opcode, opMod, deadReason);
+            if (t != null) {
+                line(t, "cmd: " + x.getMessage());
+            }
+            throw x;
+        }
+        out.setMemory(outOffset, outLength, (byte) 0);
+        if (t != null) {
+            line(t, "cmd: " + CmdOpcode.name(opcode) + String.format("(0x%x)", opcode)
+                    + " answered by the driver: the device is dead");
         }
     }
 

@@ -153,7 +153,7 @@ public final class Hca implements AutoCloseable {
         RuntimeException first = cause;
         while (!undo.isEmpty()) {
             Step s = undo.pop();
-            if (s.needsFirmware() && firmwareHung) {
+            if (s.needsFirmware() && firmwareHung()) {
                 continue;
             }
             try {
@@ -172,8 +172,8 @@ public final class Hca implements AutoCloseable {
         return cause == null ? first : null;
     }
 
-    /** Whether a command timed out (the function must be reset before reuse). */
+    /** Whether a command timed out or the device was declared dead (the function must be reset before reuse). */
     boolean firmwareHung() {
-        return firmwareHung;
+        return firmwareHung || (cmdq != null && cmdq.deadReason() != null);
     }
 }

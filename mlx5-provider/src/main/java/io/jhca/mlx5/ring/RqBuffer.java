@@ -140,6 +140,18 @@ public final class RqBuffer {
         return wrid[wqeCounter & (wqeCnt - 1)];
     }
 
+    /** WQEs given to the device and not completed. */
+    public int outstanding() {
+        return head - (int) TAIL.getAcquire(this);
+    }
+
+    /** Retires the oldest outstanding WQE without a CQE (a software flush) and returns its wr_id. */
+    public long flushOldest() {
+        int t = (int) TAIL.getAcquire(this);
+        TAIL.setRelease(this, t + 1);
+        return wrid[t & (wqeCnt - 1)];
+    }
+
     /** Back to empty (QP moved to RESET). */
     public void reset() {
         head = 0;

@@ -80,6 +80,11 @@ public final class SqBuffer {
 
     private int curPost;
     private int head;
+    /**
+     * WQEBB index of the oldest WQE not retired (the kernel's {@code sq.last_poll}): where a software flush starts.
+     * Written with the tail, by the thread polling the send CQ.
+     */
+    private int lastPoll;
     @SuppressWarnings("unused") // through TAIL
     private volatile int tail;
 
@@ -366,13 +371,41 @@ public final class SqBuffer {
 
     /** A CQE for the WQE at {@code wqeCounter} retires it and every WQE before it. */
     public void retire(int wqeCounter) {
-        TAIL.setRelease(this, wqeHead[wqeCounter & (wqeCnt - 1)] + 1);
+        int idx = wqeCounter & (wqeCnt - 1);
+        lastPoll = wqeCounter + SendWqeLayout.wqebbs(ds(idx));   // the slot is still this WQE's: not yet reusable
+        TAIL.setRelease(this, wqeHead[idx] + 1);
+    }
+
+    /**
+     * Work requests posted and not retired: those given to the device, and those a held doorbell (SQD) keeps back,
+     * which the application posted too. A software flush completes exactly these.
+     */
+    public int outstanding() {
+        return head + (held ? nreq : 0) - (int) TAIL.getAcquire(this);
+    }
+
+    /**
+     * Retires the oldest outstanding WQE without a CQE (a software flush, mlx5_ib's {@code sw_comp}) and returns its
+     * slot, for {@link #wrId} and {@link #wcOpcode}: the next one starts after it, as its control segment's DS count
+     * says. The caller has checked {@link #outstanding()}; called by the thread polling the send CQ.
+     */
+    public int flushOldest() {
+        int idx = lastPoll & (wqeCnt - 1);
+        lastPoll += SendWqeLayout.wqebbs(ds(idx));
+        TAIL.setRelease(this, (int) TAIL.getAcquire(this) + 1);
+        return idx;
+    }
+
+    /** The DS count in the control segment at slot {@code idx} (qpn_ds bits 5:0, big-endian: its last byte). */
+    private int ds(int idx) {
+        return buf.getByte(start + idx * SendWqeLayout.WQEBB + CtrlSeg.QPN_DS_OFFSET + 3) & 0x3f;
     }
 
     /** Back to empty (QP moved to RESET: rdma-core mlx5_init_qp_indices). The record is zeroed by the caller. */
     public void reset() {
         curPost = 0;
         head = 0;
+        lastPoll = 0;
         TAIL.setRelease(this, 0);
         nreq = 0;
         batchCurPost = 0;
