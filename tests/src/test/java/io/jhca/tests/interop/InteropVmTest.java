@@ -139,6 +139,17 @@ class InteropVmTest {
         }
     }
 
+    /** p: perftest's rdma_cm mode (-R), the exchange and the test QPs connected by rdma_cm, both roles. */
+    @Test
+    void perftestRdmaCmInBothRoles() {
+        for (String t : new String[] {"write-lat", "send-lat", "read-lat", "write-bw", "send-bw"}) {
+            for (String role : new String[] {"guest-server", "jhca-server"}) {
+                String v = "p-" + t + "-" + role + ":";
+                assertTrue(summary.contains("PASS " + v), "perftest -R " + v + " failed:\n" + summary + "\n" + tail(log));
+            }
+        }
+    }
+
     @Test
     void guestIbvRcPingpongServerWithJhcaClient() {
         assertTrue(summary.contains("PASS a:"), "scenario a failed:\n" + summary + "\n" + tail(log));
