@@ -11,8 +11,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.EnumSet;
 import java.util.Set;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -31,6 +29,7 @@ final class PerfCm implements AutoCloseable {
     private final InetAddress source;
     private final CmEventChannel channel = CmEventChannel.create();
     private CmId[] ids;
+    private CmId listener;
 
     /**
      * @param address server: where to listen; client: the server's address and port
@@ -69,13 +68,26 @@ final class PerfCm implements AutoCloseable {
                 + (last == null ? "" : last.getMessage()), last);
     }
 
-    /** rdma_cm_server_connection: listen, accept num_qps requests, stop listening. */
+    /**
+     * Server: listens with a backlog of num_qps. perftest listens only after the sync handshake, so a client's
+     * first REQ may find nobody and be rejected, and a round with some QPs accepted and one rejected leaves the
+     * accepted ones to a client that has given them up; listening before the handshake (invisible on the wire)
+     * closes that window.
+     */
+    void listen() {
+        listener = channel.createId();
+        listener.bindAddr(address);
+        listener.listen(s.qps.length);
+    }
+
+    /** rdma_cm_server_connection: accept num_qps requests, stop listening. */
     private void serve(long timeoutMillis) throws IOException {
         int n = s.qps.length;
         ids = new CmId[n];
-        try (CmId listener = channel.createId()) {
-            listener.bindAddr(address);
-            listener.listen(n);
+        if (listener == null) {
+            listen();
+        }
+        try (CmId l = listener) {
             for (int i = 0; i < n; i++) {
                 CmEvent req = await(timeoutMillis);
                 while (req.type() != CmEventType.CONNECT_REQUEST) {
@@ -85,35 +97,39 @@ final class PerfCm implements AutoCloseable {
                 s.qps[i] = ids[i].createQp(s.pd, s.qpInit());
                 ids[i].accept(param());
             }
+        } finally {
+            listener = null;
         }
     }
 
-    /** _rdma_cm_client_connection: resolve every ID, then route, QP and REQ each; all ESTABLISHED. */
+    /**
+     * _rdma_cm_client_connection: per QP an ID resolved, routed, given its QP and connected. perftest resolves
+     * every ID at once; here each waits for the previous one's ESTABLISHED, so a server sees one REQ at a time
+     * (two back to back on rxe have lost the second to a CM retransmission, 4 s later).
+     */
     private void dial(long timeoutMillis) throws IOException {
         int n = s.qps.length;
         ids = new CmId[n];
-        Map<CmId, Integer> index = new HashMap<>();
         for (int i = 0; i < n; i++) {
             ids[i] = channel.createId();
-            index.put(ids[i], i);
             ids[i].resolveAddr(source, address, 2000);
+            expect(ids[i], CmEventType.ADDR_RESOLVED, timeoutMillis);
+            ids[i].resolveRoute(2000);
+            expect(ids[i], CmEventType.ROUTE_RESOLVED, timeoutMillis);
+            s.qps[i] = ids[i].createQp(s.pd, s.qpInit());
+            ids[i].connect(param());
+            expect(ids[i], CmEventType.ESTABLISHED, timeoutMillis);
         }
-        int left = n;
-        while (left > 0) {
-            CmEvent e = await(timeoutMillis);
-            Integer i = index.get(e.id());
-            if (i == null) {
-                continue;
-            }
-            switch (e.type()) {
-                case ADDR_RESOLVED: ids[i].resolveRoute(2000); break;
-                case ROUTE_RESOLVED:
-                    s.qps[i] = ids[i].createQp(s.pd, s.qpInit());
-                    ids[i].connect(param());
-                    break;
-                case ESTABLISHED: left--; break;
-                default: throw new IOException("RDMA CM event error: " + e);
-            }
+    }
+
+    /** The next event of {@code id} (others, from a round given up, are dropped); it must be {@code type}. */
+    private void expect(CmId id, CmEventType type, long timeoutMillis) throws IOException {
+        CmEvent e = await(timeoutMillis);
+        while (e.id() != id) {
+            e = await(timeoutMillis);
+        }
+        if (e.type() != type) {
+            throw new IOException("waiting for " + type + ": " + e);
         }
     }
 
@@ -180,6 +196,9 @@ final class PerfCm implements AutoCloseable {
             if (ids[i] != null) {
                 ids[i].close();
             }
+        }
+        if (listener != null) {
+            listener.close();
         }
         channel.close();
     }

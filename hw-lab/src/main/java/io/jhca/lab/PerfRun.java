@@ -58,6 +58,9 @@ final class PerfRun {
             // create_rdma_cm_connection: a sync handshake of zeroed keys, the connections, another sync
             s.createResources(sys[0], sys[1], mtu);
             PerftestDest zero = new PerftestDest(0, 0, 0, 0, 0, 0, null, 0);
+            if (server) {
+                s.cm.listen();
+            }
             comm.handshake(zero);
             s.cm.connect(server, p.stallMillis());
             comm.handshake(zero);

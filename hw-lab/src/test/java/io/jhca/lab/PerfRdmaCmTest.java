@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * hwlab perf -R: every test in-process on rxe0/rxe1 with the exchange and the test QPs connected by rdma_cm, and
+ * hwlab perf -R: every test in-process on rxe0/rxe1 (and three on the ConnectX model's pair) with the exchange and the test QPs connected by rdma_cm, and
  * the binary key message perftest sends over its exchange QP.
  */
 @Timeout(120)
@@ -81,9 +81,28 @@ class PerfRdmaCmTest {
         runOverRdmaCm("read-bw");
     }
 
+    /** The ConnectX model's two functions, both through rdma_cm over their QP1s. */
+    @Test
+    void theModelPairToo() {
+        boolean m0 = false;
+        boolean m1 = false;
+        for (DeviceInfo d : Verbs.devices()) {
+            m0 |= d.name().equals("mlx5_0");
+            m1 |= d.name().equals("mlx5_1");
+        }
+        assumeTrue(m0 && m1, "the ConnectX model (mlx5_0, mlx5_1) is not listed: " + Verbs.devices());
+        for (String t : List.of("write-lat", "read-lat", "send-bw")) {
+            runOverRdmaCm(t, "mlx5_0", "mlx5_1");
+        }
+    }
+
     private static void runOverRdmaCm(String test) {
+        runOverRdmaCm(test, "rxe0", "rxe1");
+    }
+
+    private static void runOverRdmaCm(String test, String dev, String peer) {
         boolean bw = test.endsWith("-bw");
-        List<String> args = new ArrayList<>(List.of("perf", test, "-R", "-d", "rxe0", "--peer-dev", "rxe1",
+        List<String> args = new ArrayList<>(List.of("perf", test, "-R", "-d", dev, "--peer-dev", peer,
                 "-n", "200", "-s", "64", "--no-udp-baseline"));
         if (bw) {
             args.addAll(List.of("-q", "2"));
