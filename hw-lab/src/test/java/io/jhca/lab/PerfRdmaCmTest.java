@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * hwlab perf -R: every test in-process on rxe0/rxe1 (and three on the ConnectX model's pair) with the exchange and the test QPs connected by rdma_cm, and
+ * hwlab perf -R: every test (atomic-lat too) in-process on rxe0/rxe1 (and three on the ConnectX model's pair) with the exchange and the test QPs connected by rdma_cm, and
  * the binary key message perftest sends over its exchange QP.
  */
 @Timeout(120)
@@ -67,6 +67,11 @@ class PerfRdmaCmTest {
     }
 
     @Test
+    void atomicLat() {
+        runOverRdmaCm("atomic-lat");
+    }
+
+    @Test
     void writeBw() {
         runOverRdmaCm("write-bw");
     }
@@ -103,7 +108,11 @@ class PerfRdmaCmTest {
     private static void runOverRdmaCm(String test, String dev, String peer) {
         boolean bw = test.endsWith("-bw");
         List<String> args = new ArrayList<>(List.of("perf", test, "-R", "-d", dev, "--peer-dev", peer,
-                "-n", "200", "-s", "64", "--no-udp-baseline"));
+                "-n", "200", "--no-udp-baseline"));
+        boolean atomic = test.startsWith("atomic");
+        if (!atomic) {
+            args.addAll(List.of("-s", "64"));
+        }
         if (bw) {
             args.addAll(List.of("-q", "2"));
         } else {
@@ -112,7 +121,7 @@ class PerfRdmaCmTest {
         String out = ToolsEndToEnd.run(args.toArray(new String[0])).ok().out();
         assertTrue(out.contains(" rdma_cm QPs\t : ON\n"), out);
         assertTrue(out.contains(" Data ex. method : rdma_cm\n"), out);
-        Matcher row = Pattern.compile("(?m)^ 64 +(\\d+) ").matcher(out);
+        Matcher row = Pattern.compile("(?m)^ " + (atomic ? 8 : 64) + " +(\\d+) ").matcher(out);
         assertTrue(row.find(), out);
         assertEquals(bw ? 400 : 200, Integer.parseInt(row.group(1)), out);
         // the remote address lines carry the server's keys, which travelled as binary struct pingpong_dest
