@@ -12,8 +12,8 @@ import java.net.InetAddress;
 
 /**
  * One side of a perf run from the first TCP byte to the last, in the order perftest 6.06's main() of each test
- * runs it (src/write_lat.c, send_lat.c, read_lat.c, atomic_lat.c, write_bw.c, send_bw.c, read_bw.c with RC and
- * without rdma_cm): version, system data and MTU exchange, resources, banner, key handshakes, connect, address
+ * runs it (src/write_lat.c, send_lat.c, read_lat.c, atomic_lat.c, write_bw.c, send_bw.c, read_bw.c with RC; with
+ * -R the exchange runs over rdma_cm's exchange QP and rdma_cm connects the test QPs, {@link PerfCm}): version, system data and MTU exchange, resources, banner, key handshakes, connect, address
  * lines, the per-test sync handshakes, the measured loops, the reports and the closing exchange. Following the
  * same handshake count per test is what lets either side be the C perftest.
  */
