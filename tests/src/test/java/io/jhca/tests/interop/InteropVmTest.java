@@ -148,6 +148,12 @@ class InteropVmTest {
                 assertTrue(summary.contains("PASS " + v), "perftest -R " + v + " failed:\n" + summary + "\n" + tail(log));
             }
         }
+        for (String t : new String[] {"write-bw", "send-bw"}) {
+            for (String role : new String[] {"guest-server", "jhca-server"}) {
+                String v = "pq-" + t + "-" + role + ":";
+                assertTrue(summary.contains("PASS " + v), "perftest -R -q 2 " + v + " failed:\n" + summary + "\n" + tail(log));
+            }
+        }
     }
 
     @Test
