@@ -24,7 +24,7 @@ import java.util.function.IntSupplier;
  * wait spins; once the device has been idle for a while it parks briefly between polls, so a long exchange
  * wait on a device that needs no help (hardware, rxe with its own thread) does not burn a core.
  */
-public final class OobLink implements Closeable {
+public final class OobLink implements Closeable, PerftestWire {
     /** Idle polls before the wait starts to park, and for how long each time. */
     private static final long SPINS_BEFORE_PARK = 1 << 16;
     private static final long PARK_NANOS = 50_000;

@@ -21,10 +21,14 @@ public final class PerfMain {
 
     public static PerfOutcome run(PerfParams p, PrintWriter out) throws IOException {
         PerfOutcome o;
-        switch (p.role()) {
-            case SERVER: o = server(p, out); break;
-            case CLIENT: o = client(p, out); break;
-            default: o = both(p, out);
+        if (p.rdmaCm()) {
+            o = PerfCmMain.run(p, out);
+        } else {
+            switch (p.role()) {
+                case SERVER: o = server(p, out); break;
+                case CLIENT: o = client(p, out); break;
+                default: o = both(p, out);
+            }
         }
         if (p.json() != null) {
             PerfJson.write(o, p.json());
@@ -117,7 +121,7 @@ public final class PerfMain {
         return o;
     }
 
-    private static void join(Thread t) {
+    static void join(Thread t) {
         try {
             t.join(LOCAL_TIMEOUT_MILLIS);
         } catch (InterruptedException e) {

@@ -37,12 +37,13 @@ import java.util.List;
  * @param useSrq       --use-srq: SEND tests receive through a shared receive queue
  * @param events       -e: sleep on CQ events (completion channels) instead of busy-polling the CQs
  * @param warmup       latency tests: unmeasured iterations run before the -n measured ones (both sides must agree)
+ * @param rdmaCm       -R: rdma_cm connects the exchange QP and the test QPs on the -p port (no TCP)
  */
 public record PerfParams(PerfTest test, Role role, String device, String peerDevice, int ibPort, int size, boolean all,
                          int iters, int duration, int margin, int mtu, Integer gidIndex, int tcpPort, int numQps, int inlineSize,
                          int txDepth, int rxDepth, int cqMod, boolean reportGbits, int qpTimeout, int sl, String server,
                          String bind, Path json, Path plot, boolean udpBaseline, long stallMillis, boolean useSrq,
-                         boolean events, int warmup) {
+                         boolean events, int warmup, boolean rdmaCm) {
 
     public enum Role { SERVER, CLIENT, BOTH }
 
@@ -76,6 +77,6 @@ public record PerfParams(PerfTest test, Role role, String device, String peerDev
     public PerfParams as(Role r, String dev) {
         return new PerfParams(test, r, dev, peerDevice, ibPort, size, all, iters, duration, margin, mtu, gidIndex, tcpPort, numQps,
                 inlineSize, txDepth, rxDepth, cqMod, reportGbits, qpTimeout, sl, server, bind, json, plot, udpBaseline,
-                stallMillis, useSrq, events, warmup);
+                stallMillis, useSrq, events, warmup, rdmaCm);
     }
 }

@@ -36,7 +36,7 @@ public final class PerfReport {
         return rdma.bwAvg() * BandwidthStats.formatFactor(rdma.gbits()) / (1 << 20) / u.mibPerSec();
     }
 
-    /** ctx_print_test_info, for an RC test without rdma_cm. */
+    /** ctx_print_test_info, for an RC test, with or without rdma_cm (-R). */
     static void banner(PrintWriter out, PerfSide s, boolean server) {
         PerfTest t = s.p.test();
         out.println(LINE);
@@ -67,8 +67,17 @@ public final class PerfReport {
         } else {
             out.printf(" Outstand reads  : %d%n", s.outReads);
         }
-        out.printf(" rdma_cm QPs\t : %s%n", "OFF");
-        out.printf(" Data ex. method : %s%n", "Ethernet");
+        boolean cm = s.p.rdmaCm();
+        out.printf(" rdma_cm QPs\t : %s%n", cm ? "ON" : "OFF");
+        if (cm && server) {
+            // the server's extra lines with work_rdma_cm (the text is perftest's)
+            out.printf(" Data ex. method : %s%n", "rdma_cm");
+            out.println(LINE);
+            out.println(" Waiting for client rdma_cm QP to connect");
+            out.println(" Please run the same command with the IB/RoCE interface IP");
+        } else {
+            out.printf(" Data ex. method : %s%n", cm ? "rdma_cm" : "Ethernet");
+        }
         if (s.p.warmupIters() > 0) {
             // jhca's addition: perftest measures from the first iteration; a JVM would be timing its JIT
             out.printf(" Warm-up         : %d iterations before the %d measured (not in the results)%n",

@@ -12,8 +12,8 @@ import java.net.InetAddress;
 
 /**
  * One side of a perf run from the first TCP byte to the last, in the order perftest 6.06's main() of each test
- * runs it (src/write_lat.c, send_lat.c, read_lat.c, atomic_lat.c, write_bw.c, send_bw.c, read_bw.c with RC and
- * without rdma_cm): version, system data and MTU exchange, resources, banner, key handshakes, connect, address
+ * runs it (src/write_lat.c, send_lat.c, read_lat.c, atomic_lat.c, write_bw.c, send_bw.c, read_bw.c with RC; with
+ * -R the exchange runs over rdma_cm's exchange QP and rdma_cm connects the test QPs, {@link PerfCm}): version, system data and MTU exchange, resources, banner, key handshakes, connect, address
  * lines, the per-test sync handshakes, the measured loops, the reports and the closing exchange. Following the
  * same handshake count per test is what lets either side be the C perftest.
  */
@@ -31,16 +31,16 @@ final class PerfRun {
     private final boolean server;
     private final PerfOutcome outcome;
 
-    private PerfRun(PerfParams p, PerfSide s, OobLink link, boolean client, PrintWriter out) {
+    private PerfRun(PerfParams p, PerfSide s, PerftestWire link, boolean client, PrintWriter out) {
         this.p = p;
         this.s = s;
-        this.comm = new PerftestComm(link, client);
+        this.comm = new PerftestComm(link, client, p.rdmaCm());
         this.out = out;
         this.server = !client;
         this.outcome = new PerfOutcome(p);
     }
 
-    static PerfOutcome run(PerfParams p, PerfSide s, OobLink link, boolean client, PrintWriter out) throws IOException {
+    static PerfOutcome run(PerfParams p, PerfSide s, PerftestWire link, boolean client, PrintWriter out) throws IOException {
         PerfRun r = new PerfRun(p, s, link, client, out);
         try {
             return r.go();
@@ -54,7 +54,20 @@ final class PerfRun {
         outcome.remoteVersion = comm.exchangeVersions();
         int[] sys = comm.checkSysData(CYCLE_BUFFER, CACHE_LINE);
         Mtu mtu = comm.checkMtu(s.localMtu());
-        s.create(sys[0], sys[1], mtu);
+        if (p.rdmaCm()) {
+            // create_rdma_cm_connection: a sync handshake of zeroed keys, the connections, another sync
+            s.createResources(sys[0], sys[1], mtu);
+            PerftestDest zero = new PerftestDest(0, 0, 0, 0, 0, 0, null, 0);
+            if (server) {
+                s.cm.listen();
+            }
+            comm.handshake(zero);
+            s.cm.connect(server, p.stallMillis());
+            comm.handshake(zero);
+            s.describeQps();
+        } else {
+            s.create(sys[0], sys[1], mtu);
+        }
         describe();
         PerfReport.banner(out, s, server);
 
@@ -66,7 +79,9 @@ final class PerfRun {
         for (int i = 0; i < n; i++) {
             s.remote[i] = comm.handshake(s.mine[i]);
         }
-        checkGidCompatibility(s.mine[0].gid(), s.remote[0].gid());
+        if (!p.rdmaCm()) {
+            checkGidCompatibility(s.mine[0].gid(), s.remote[0].gid());
+        }
         s.connect();
         boolean send = t.verb() == PerfTest.Verb.SEND;
         if (send) {

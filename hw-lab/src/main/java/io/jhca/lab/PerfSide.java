@@ -62,6 +62,10 @@ public final class PerfSide implements AutoCloseable {
     SharedReceiveQueue srq;
     PerftestDest[] mine;
     PerftestDest[] remote;
+    /** -R: the rdma_cm connections (test QPs, then the exchange QP), closed first; null otherwise. */
+    PerfCm cm;
+    PerftestWire cmLink;
+    private boolean cmAttached;
 
     PerfSide(PerfParams p, String device) {
         this.p = p;
@@ -94,6 +98,12 @@ public final class PerfSide implements AutoCloseable {
         }
     }
 
+    /** -R: lets rdma_cm use this side's device; {@link #close} undoes it. */
+    void attachCm() {
+        io.jhca.cm.CmDevices.attach(ctx);
+        cmAttached = true;
+    }
+
     /** The MTU this side offers: -m, else the port's active MTU (set_mtu). */
     Mtu localMtu() {
         if (p.mtu() == 0) {
@@ -112,6 +122,18 @@ public final class PerfSide implements AutoCloseable {
      * MTU (check_mtu) are agreed, and moves the QPs to INIT.
      */
     void create(int cycleBuffer, int cacheLine, Mtu pathMtu) {
+        createResources(cycleBuffer, cacheLine, pathMtu);
+        for (int i = 0; i < qps.length; i++) {
+            qps[i] = pd.createQp(qpInit());
+            qps[i].modify(new QpAttributes().state(QpState.INIT).pkeyIndex(0).port(p.ibPort()).accessFlags(p.test().qpAccess()));
+        }
+        describeQps();
+    }
+
+    /**
+     * Everything but the QPs: with -R rdma_cm creates those ({@link PerfCm}), on the PD and CQs made here.
+     */
+    void createResources(int cycleBuffer, int cacheLine, Mtu pathMtu) {
         this.mtu = pathMtu;
         this.cycleBuffer = cycleBuffer;
         this.cacheLine = Math.max(1, cacheLine);
@@ -140,10 +162,18 @@ public final class PerfSide implements AutoCloseable {
         if (p.useSrq() && p.test().verb() == PerfTest.Verb.SEND && (p.test().latency() || receives())) {
             srq = pd.createSrq(SrqInitAttributes.create().maxWr(Math.min(dev.maxSrqWr(), rxDepth)).maxSge(1));
         }
+    }
+
+    /** The attributes every test QP is created with. */
+    QpInitAttributes qpInit() {
+        return QpInitAttributes.rc(sendCq, recvCq).singleThreaded().maxSendWr(txDepth)
+                .maxRecvWr(p.test().verb() == PerfTest.Verb.SEND ? rxDepth : 1).maxInlineData(inlineSize).srq(srq);
+    }
+
+    /** set_up_connection: this side's key message for each QP (with -R the PSN is only printed: rdma_cm picks its own). */
+    void describeQps() {
+        int n = qps.length;
         for (int i = 0; i < n; i++) {
-            qps[i] = pd.createQp(QpInitAttributes.rc(sendCq, recvCq).singleThreaded().maxSendWr(txDepth)
-                    .maxRecvWr(p.test().verb() == PerfTest.Verb.SEND ? rxDepth : 1).maxInlineData(inlineSize).srq(srq));
-            qps[i].modify(new QpAttributes().state(QpState.INIT).pkeyIndex(0).port(p.ibPort()).accessFlags(p.test().qpAccess()));
             mine[i] = new PerftestDest(port.lid(), outReads, qps[i].qpn(), ThreadLocalRandom.current().nextInt(1 << 24),
                     mr.rkey(), mr.address() + (long) (n + i) * slot, gid, 0);
         }
@@ -179,7 +209,7 @@ public final class PerfSide implements AutoCloseable {
      * max_rd_atomic = the peer's out_reads (perftest_resources.c ctx_modify_qp_to_rtr/rts).
      */
     void connect() {
-        for (int i = 0; i < qps.length; i++) {
+        for (int i = 0; i < qps.length && cm == null; i++) {
             PerftestDest r = remote[i];
             if (r.gid() == null || r.gid().isZero()) {
                 throw new VerbsException(VerbsException.EINVAL, "the peer sent no GID: RoCE needs one (run perftest with -x)");
@@ -200,6 +230,20 @@ public final class PerfSide implements AutoCloseable {
     @Override
     public void close() {
         RuntimeException first = null;
+        if (cmAttached) {
+            try {
+                if (cm != null) {
+                    cm.close();
+                }
+                if (cmLink != null) {
+                    cmLink.close();
+                }
+            } catch (Exception e) {
+                first = new IllegalStateException("closing the rdma_cm connections: " + e.getMessage(), e);
+            } finally {
+                io.jhca.cm.CmDevices.detach(ctx);
+            }
+        }
         AutoCloseable[] all = new AutoCloseable[(qps == null ? 0 : qps.length) + 9];
         int k = 0;
         if (qps != null) {

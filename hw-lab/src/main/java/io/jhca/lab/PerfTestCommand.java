@@ -128,6 +128,10 @@ public abstract class PerfTestCommand implements Callable<Integer> {
             description = "sleep on CQ events (completion channels) instead of polling; not with WRITE tests or -D, as perftest")
     boolean events;
 
+    @Option(names = {"-R", "--rdma_cm"},
+            description = "connect the QPs with rdma_cm on the -p port and exchange over them (perftest -R); no TCP")
+    boolean rdmaCm;
+
     @Parameters(arity = "0..1", paramLabel = "SERVER", description = "server to connect to (client role)")
     String serverHost;
 
@@ -192,7 +196,7 @@ public abstract class PerfTestCommand implements Callable<Integer> {
                 numQps, inlineSize != null ? inlineSize : -1, txDepth != null ? txDepth : -1, rxDepth != null ? rxDepth : -1,
                 cq, reportGbits, qpTimeout, sl, serverHost, bind, json, plot, udp, stallSeconds * 1000L, useSrq,
                 events,
-                warmup != null ? warmup : role == PerfParams.Role.BOTH ? IN_PROCESS_WARMUP : 0);
+                warmup != null ? warmup : role == PerfParams.Role.BOTH ? IN_PROCESS_WARMUP : 0, rdmaCm);
     }
 
     private void check(boolean ok, String message) {

@@ -20,13 +20,20 @@ public final class PerftestComm implements AutoCloseable {
     /** ctx_close_connection writes sizeof "done". */
     static final byte[] DONE = {'d', 'o', 'n', 'e', 0};
 
-    private final OobLink link;
+    private final PerftestWire link;
     private final boolean client;
+    /** -R: keys travel as the binary struct pingpong_dest and no "done" ends the exchange (rdma_write_keys). */
+    private final boolean rdmaCm;
     private String remoteVersion = VERSION;
 
     public PerftestComm(OobLink link, boolean client) {
+        this(link, client, false);
+    }
+
+    PerftestComm(PerftestWire link, boolean client, boolean rdmaCm) {
         this.link = link;
         this.client = client;
+        this.rdmaCm = rdmaCm;
     }
 
     public boolean isClient() {
@@ -103,6 +110,9 @@ public final class PerftestComm implements AutoCloseable {
 
     /** Steps 5 and 7, ctx_hand_shake: one key message each way. */
     public PerftestDest handshake(PerftestDest mine) throws IOException {
+        if (rdmaCm) {
+            return PerftestDest.decodeBinary(exchange(mine.encodeBinary()));
+        }
         return PerftestDest.decode(exchange(mine.encode()));
     }
 
@@ -131,6 +141,9 @@ public final class PerftestComm implements AutoCloseable {
     /** ctx_close_connection: a last handshake, then "done" (5 bytes) written, never read, and the socket closed. */
     public void closeConnection(PerftestDest mine) throws IOException {
         handshake(mine);
+        if (rdmaCm) {
+            return; // ctx_close_connection: the "done" write is for the socket exchange only
+        }
         link.write(DONE);
         link.close();
     }

@@ -68,6 +68,36 @@ public record PerftestDest(int lid, int outReads, int qpn, int psn, int rkey, lo
     }
 
     /** Parses a received key message; its length says which form it is. */
+    /**
+     * With -R perftest sends struct pingpong_dest itself (perftest_resources.h), each field big-endian (htobe32,
+     * htobe64 under HAVE_ENDIAN): int lid, out_reads, qpn, psn; unsigned rkey; 4 bytes of padding; u64 vaddr at 24;
+     * the GID at 32; unsigned srqn at 48; int gid_index at 52; {@value #SIZE_BINARY} bytes in all.
+     */
+    public static final int SIZE_BINARY = 56;
+
+    /** The binary message of rdma_write_keys; gid_index is sent as 0 (rdma_read_keys ignores it and srqn). */
+    public byte[] encodeBinary() {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(SIZE_BINARY);
+        b.putInt(0, lid).putInt(4, outReads).putInt(8, qpn).putInt(12, psn).putInt(16, rkey).putLong(24, vaddr);
+        if (gid != null) {
+            b.put(32, gid.bytes());
+        }
+        b.putInt(48, srqn);
+        return b.array();
+    }
+
+    /** Reads rdma_read_keys' fields from a binary message of {@value #SIZE_BINARY} bytes. */
+    public static PerftestDest decodeBinary(byte[] msg) {
+        if (msg.length != SIZE_BINARY) {
+            throw new IllegalArgumentException("a binary key message has " + SIZE_BINARY + " bytes, got " + msg.length);
+        }
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(msg);
+        byte[] g = new byte[Gid.LENGTH];
+        b.get(32, g);
+        return new PerftestDest(b.getInt(0) & 0xFFFF, b.getInt(4) & 0xFFFF, b.getInt(8) & 0xFFFFFF,
+                b.getInt(12) & 0xFFFFFF, b.getInt(16), b.getLong(24), Gid.of(g), b.getInt(48));
+    }
+
     public static PerftestDest decode(byte[] msg) {
         boolean withGid;
         if (msg.length == SIZE_GID) {

@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * --bind, no GID index): {@code scripts/interop-vm run} boots a Debian guest (rdma_rxe on its virtio NIC) and runs
  * (a) the guest's {@code ibv_rc_pingpong} server against {@code hwlab rc-pingpong} as client, (b) the reverse,
  * (c, e) every perftest test hwlab has (ib_write_lat, ib_send_lat, ib_read_lat, ib_atomic_lat, ib_write_bw,
- * ib_send_bw, ib_read_bw) in both roles, (d) the guest's ICRCs checked by an independent CRC, accepted by the
+ * ib_send_bw, ib_read_bw) in both roles, (p) perftest's rdma_cm mode (-R) in both roles, (d) the guest's ICRCs checked by an independent CRC, accepted by the
  * default ICRC mode and refused by strict. The guest's packets captured in (a) are then checked with jhca's own
  * ICRC code: they carry non-zero IPv4 IDs, which the full-header check accepts and the ID-recovering receive
  * check finds exactly.
@@ -136,6 +136,23 @@ class InteropVmTest {
         for (String v : new String[] {"r-guest-server:", "r-jhca-server:", "r-ucmatose-guest-server:",
                 "r-ucmatose-jhca-server:"}) {
             assertTrue(summary.contains("PASS " + v), "scenario " + v + " failed:\n" + summary + "\n" + tail(log));
+        }
+    }
+
+    /** p: perftest's rdma_cm mode (-R), the exchange and the test QPs connected by rdma_cm, both roles. */
+    @Test
+    void perftestRdmaCmInBothRoles() {
+        for (String t : new String[] {"write-lat", "send-lat", "read-lat", "write-bw", "send-bw"}) {
+            for (String role : new String[] {"guest-server", "jhca-server"}) {
+                String v = "p-" + t + "-" + role + ":";
+                assertTrue(summary.contains("PASS " + v), "perftest -R " + v + " failed:\n" + summary + "\n" + tail(log));
+            }
+        }
+        for (String t : new String[] {"write-bw", "send-bw"}) {
+            for (String role : new String[] {"guest-server", "jhca-server"}) {
+                String v = "pq-" + t + "-" + role + ":";
+                assertTrue(summary.contains("PASS " + v), "perftest -R -q 2 " + v + " failed:\n" + summary + "\n" + tail(log));
+            }
         }
     }
 

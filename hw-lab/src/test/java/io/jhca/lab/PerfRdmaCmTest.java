@@ -1,0 +1,155 @@
+package io.jhca.lab;
+
+import io.jhca.verbs.DeviceInfo;
+import io.jhca.verbs.Gid;
+import io.jhca.verbs.Verbs;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * hwlab perf -R: every test (atomic-lat too) in-process on rxe0/rxe1 (and three on the ConnectX model's pair) with the exchange and the test QPs connected by rdma_cm, and
+ * the binary key message perftest sends over its exchange QP.
+ */
+@Timeout(120)
+class PerfRdmaCmTest {
+    static final String PROPERTY = "jhca.rxe.devices";
+    static final String IP0 = "127.0.73.1";
+    static final String IP1 = "127.0.73.2";
+    static String saved;
+
+    @BeforeAll
+    static void rxePresent() {
+        saved = System.getProperty(PROPERTY);
+        System.setProperty(PROPERTY, "rxe0=" + IP0 + ",rxe1=" + IP1);
+        boolean r0 = false;
+        boolean r1 = false;
+        for (DeviceInfo d : Verbs.devices()) {
+            r0 |= d.name().equals("rxe0") && d.provider().equals("rxe");
+            r1 |= d.name().equals("rxe1") && d.provider().equals("rxe");
+        }
+        assumeTrue(r0 && r1, "rxe0/rxe1 not listed: the rxe provider is not on the class path; devices found: " + Verbs.devices());
+    }
+
+    @AfterAll
+    static void restore() {
+        if (saved == null) {
+            System.clearProperty(PROPERTY);
+        } else {
+            System.setProperty(PROPERTY, saved);
+        }
+    }
+
+    @Test
+    void writeLat() {
+        runOverRdmaCm("write-lat");
+    }
+
+    @Test
+    void sendLat() {
+        runOverRdmaCm("send-lat");
+    }
+
+    @Test
+    void readLat() {
+        runOverRdmaCm("read-lat");
+    }
+
+    @Test
+    void atomicLat() {
+        runOverRdmaCm("atomic-lat");
+    }
+
+    @Test
+    void writeBw() {
+        runOverRdmaCm("write-bw");
+    }
+
+    @Test
+    void sendBw() {
+        runOverRdmaCm("send-bw");
+    }
+
+    @Test
+    void readBw() {
+        runOverRdmaCm("read-bw");
+    }
+
+    /** The ConnectX model's two functions, both through rdma_cm over their QP1s. */
+    @Test
+    void theModelPairToo() {
+        boolean m0 = false;
+        boolean m1 = false;
+        for (DeviceInfo d : Verbs.devices()) {
+            m0 |= d.name().equals("mlx5_0");
+            m1 |= d.name().equals("mlx5_1");
+        }
+        assumeTrue(m0 && m1, "the ConnectX model (mlx5_0, mlx5_1) is not listed: " + Verbs.devices());
+        for (String t : List.of("write-lat", "read-lat", "send-bw")) {
+            runOverRdmaCm(t, "mlx5_0", "mlx5_1");
+        }
+    }
+
+    private static void runOverRdmaCm(String test) {
+        runOverRdmaCm(test, "rxe0", "rxe1");
+    }
+
+    private static void runOverRdmaCm(String test, String dev, String peer) {
+        boolean bw = test.endsWith("-bw");
+        List<String> args = new ArrayList<>(List.of("perf", test, "-R", "-d", dev, "--peer-dev", peer,
+                "-n", "200", "--no-udp-baseline"));
+        boolean atomic = test.startsWith("atomic");
+        if (!atomic) {
+            args.addAll(List.of("-s", "64"));
+        }
+        if (bw) {
+            args.addAll(List.of("-q", "2"));
+        } else {
+            args.addAll(List.of("--warmup", "100"));
+        }
+        String out = ToolsEndToEnd.run(args.toArray(new String[0])).ok().out();
+        assertTrue(out.contains(" rdma_cm QPs\t : ON\n"), out);
+        assertTrue(out.contains(" Data ex. method : rdma_cm\n"), out);
+        Matcher row = Pattern.compile("(?m)^ " + (atomic ? 8 : 64) + " +(\\d+) ").matcher(out);
+        assertTrue(row.find(), out);
+        assertEquals(bw ? 400 : 200, Integer.parseInt(row.group(1)), out);
+        // the remote address lines carry the server's keys, which travelled as binary struct pingpong_dest
+        Matcher remote = Pattern.compile("(?m)^ remote address: LID \\S+ QPN 0x([0-9a-f]+)").matcher(out);
+        assertTrue(remote.find(), out);
+        assertTrue(Integer.parseInt(remote.group(1), 16) > 1, out);
+    }
+
+    @Test
+    void keysTravelAsTheBinaryStruct() throws Exception {
+        PerftestDest d = new PerftestDest(0x1234, 0x10, 0xABCDEF, 0x123456, 0x89ABCDEF, 0x00007F0011223344L,
+                Gid.of(java.net.InetAddress.getByAddress(new byte[] {127, 0, 73, 1})), 0x42);
+        byte[] b = d.encodeBinary();
+        assertEquals(56, b.length);
+        // big-endian fields at perftest's offsets: lid 0, out_reads 4, qpn 8, psn 12, rkey 16, vaddr 24, gid 32, srqn 48
+        assertEquals(0x12, b[2]);
+        assertEquals(0x34, b[3]);
+        assertEquals(0x10, b[7]);
+        assertEquals((byte) 0xAB, b[9]);
+        assertEquals((byte) 0x56, b[15]);
+        assertEquals((byte) 0x89, b[16]);
+        assertEquals(0, b[20] | b[21] | b[22] | b[23]);
+        assertEquals((byte) 0x7F, b[26]);
+        assertEquals((byte) 0x44, b[31]);
+        assertEquals((byte) 0xFF, b[42]);
+        assertEquals((byte) 127, b[44]);
+        assertEquals(0x42, b[51]);
+        assertEquals(d, PerftestDest.decodeBinary(b));
+        assertThrows(IllegalArgumentException.class, () -> PerftestDest.decodeBinary(new byte[55]));
+    }
+}
