@@ -134,10 +134,14 @@ public final class RqBuffer {
 
     // ---- completion side ----
 
-    /** Retires the oldest WQE; returns the wr_id of the WQE at {@code wqeCounter}. */
+    /**
+     * Retires the oldest WQE; returns the wr_id of the WQE at {@code wqeCounter}. The wr_id is read before the tail
+     * moves: once it has moved, a thread posting to a full ring may reuse the slot and overwrite it.
+     */
     public long complete(int wqeCounter) {
+        long id = wrid[wqeCounter & (wqeCnt - 1)];
         TAIL.setRelease(this, (int) TAIL.getAcquire(this) + 1);
-        return wrid[wqeCounter & (wqeCnt - 1)];
+        return id;
     }
 
     /** WQEs given to the device and not completed. */
@@ -148,8 +152,9 @@ public final class RqBuffer {
     /** Retires the oldest outstanding WQE without a CQE (a software flush) and returns its wr_id. */
     public long flushOldest() {
         int t = (int) TAIL.getAcquire(this);
+        long id = wrid[t & (wqeCnt - 1)];
         TAIL.setRelease(this, t + 1);
-        return wrid[t & (wqeCnt - 1)];
+        return id;
     }
 
     /** Back to empty (QP moved to RESET). */
