@@ -49,6 +49,17 @@ public final class CmDevices {
         }
     }
 
+    /** MADs the device's connection manager has sent again after a response timeout (diagnostics, tests). */
+    public static long retries(Context context) {
+        CmAgent a = agent(context);
+        a.lock();
+        try {
+            return a.cm().retries();
+        } finally {
+            a.unlock();
+        }
+    }
+
     static CmAgent agent(Context context) {
         CmAgent a = AGENTS.get(context);
         if (a == null) {

@@ -69,4 +69,34 @@ class RdmaCmTest {
             assertEquals(ipv4Of(h.b()).getHostAddress(), served.get(30, TimeUnit.SECONDS));
         }
     }
+
+    /**
+     * Two clients of one device connect to one listener at once: both REQs arrive before the first REP is sent. The
+     * server's QP1 once took completions while sending the REP and dropped the second REQ, which then came only
+     * with the client's retry after its response timeout; no MAD may need a retry on a clean wire.
+     */
+    @ParameterizedTest
+    @MethodSource("io.jhca.tests.harness.DevicePairs#all")
+    void twoConnectsAtOnceNeedNoRetry(DevicePair pair) throws Exception {
+        try (Harness h = Harness.open(pair).expectErrors()) {
+            CmDevices.attach(h.a());
+            h.track(() -> CmDevices.detach(h.a()));
+            CmDevices.attach(h.b());
+            h.track(() -> CmDevices.detach(h.b()));
+            InetSocketAddress at = new InetSocketAddress(ipv4Of(h.a()), nextPort++);
+            RdmaServerEndpoint server = h.track(RdmaServerEndpoint.listen(h.a(), at, 4));
+            CompletableFuture<java.util.Set<String>> served = CompletableFuture.supplyAsync(() -> {
+                try (RdmaEndpoint e1 = server.accept(); RdmaEndpoint e2 = server.accept()) {
+                    return java.util.Set.of(new String(e1.receive(), US_ASCII), new String(e2.receive(), US_ASCII));
+                }
+            });
+            CompletableFuture<RdmaEndpoint> second = CompletableFuture.supplyAsync(() -> RdmaClientEndpoint.connect(h.b(), at));
+            try (RdmaEndpoint ep = RdmaClientEndpoint.connect(h.b(), at); RdmaEndpoint ep2 = second.get(30, TimeUnit.SECONDS)) {
+                ep.send("one".getBytes(US_ASCII));
+                ep2.send("two".getBytes(US_ASCII));
+                assertEquals(java.util.Set.of("one", "two"), served.get(30, TimeUnit.SECONDS));
+            }
+            assertEquals(0, CmDevices.retries(h.a()) + CmDevices.retries(h.b()), "MADs sent again");
+        }
+    }
 }

@@ -13,17 +13,20 @@ import java.util.Set;
 
 /**
  * The ConnectX model's own view of a test: counters of driver mistakes it caught (a send doorbell that does not
- * match its WQE, a WQE it refused, a command doorbell it had to recover) and of its own faults must stay at zero
+ * match its WQE, a WQE it refused) and of its own faults must stay at zero
  * after every test, and its error counters (error CQEs, refused commands, overruns) after every test that is meant
  * to be clean. The one place of the suite that knows the model's API; a context that is not a simulated ConnectX
  * has nothing to check.
  */
 public final class ModelCounterChecks {
 
+    // Not here: CMD_DOORBELLS_RECOVERED. Two threads running commands at once (two connections set up together)
+    // each write their slot's bit to cmd_dbell, one store each as mlx5_core does; on hardware both arrive, in the
+    // model's memory BAR the second can replace the first before the firmware thread takes it, and the ownership
+    // scan runs that command. That is the model's limit, not a driver mistake.
     /** Never expected, whatever the test does: each is a driver or model bug. */
     static final Set<ModelCounters.Counter> NEVER = EnumSet.of(
             ModelCounters.Counter.SQ_DOORBELL_MISMATCHES,
-            ModelCounters.Counter.CMD_DOORBELLS_RECOVERED,
             ModelCounters.Counter.MODEL_ERRORS,
             ModelCounters.Counter.EQES_DROPPED,
             ModelCounters.Counter.DMA_FAULTS);

@@ -296,8 +296,7 @@ abstract class Mlx5VfioVmRun {
 
     /**
      * The model process's counters at its exit: none of the driver mistakes and model faults the in-process suite
-     * never allows (ModelCounterChecks.NEVER). A recovered command doorbell here once meant the model ran a freed
-     * queue page's bytes as commands.
+     * never allows (ModelCounterChecks.NEVER).
      */
     @Test
     void theModelSawNoDriverMistakeAndNoFaultOfItsOwn() {
@@ -308,8 +307,9 @@ abstract class Mlx5VfioVmRun {
             c.put(kv.substring(0, kv.indexOf('=')), Long.parseLong(kv.substring(kv.indexOf('=') + 1)));
         }
         assertTrue(c.get("commands") > 0, line);
-        for (String never : List.of("sq_doorbell_mismatches", "cmd_doorbells_recovered", "model_errors", "eqes_dropped",
-                "dma_faults")) {
+        // cmd_doorbells_recovered is not among them: the event thread's page-request commands may meet the main
+        // thread's in cmd_dbell (see ModelCounterChecks); stale queue pages are no longer scanned at all
+        for (String never : List.of("sq_doorbell_mismatches", "model_errors", "eqes_dropped", "dma_faults")) {
             assertEquals(0L, c.get(never), never + " in " + line);
         }
     }

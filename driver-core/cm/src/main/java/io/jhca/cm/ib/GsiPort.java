@@ -40,6 +40,8 @@ public final class GsiPort implements AutoCloseable {
     static final int RECV_SLOT = GRH + Mad.SIZE;
     static final int RECV_DEPTH = 64;
     static final int SEND_DEPTH = 64;
+    /** MADs received while polling without a sink (from {@link #send}); handed over at the next poll. */
+    private final java.util.ArrayDeque<Received> held = new java.util.ArrayDeque<>();
 
     private final Context context;
     private final ProtectionDomain pd;
@@ -130,18 +132,29 @@ public final class GsiPort implements AutoCloseable {
     public int poll(java.util.function.Consumer<Received> sink) {
         context.progress();
         int n = 0;
+        if (sink != null) {
+            for (Received r = held.poll(); r != null; r = held.poll()) {
+                sink.accept(r);
+                n++;
+            }
+        }
         while (cq.poll(wc) > 0) {
             if (wc.opcode() != WcOpcode.RECV) {
                 sendsInFlight--;
                 continue;
             }
             int slot = (int) wc.wrId();
-            if (wc.isSuccess() && wc.byteLen() >= GRH + Mad.SIZE && sink != null) {
+            if (wc.isSuccess() && wc.byteLen() >= GRH + Mad.SIZE) {
                 int base = slot * RECV_SLOT;
                 byte[] raw = new byte[RECV_SLOT];
                 buffer.getBytes(base, raw);
-                sink.accept(new Received(Mad.wrap(raw, GRH, Mad.SIZE), sourceGid(raw), wc.srcQp()));
-                n++;
+                Received r = new Received(Mad.wrap(raw, GRH, Mad.SIZE), sourceGid(raw), wc.srcQp());
+                if (sink != null) {
+                    sink.accept(r);
+                    n++;
+                } else {
+                    held.add(r); // a send reclaiming its slots must not lose a MAD that came meanwhile
+                }
             }
             if (!qp.isClosed()) {
                 postRecv(slot);
