@@ -230,7 +230,8 @@ public final class Harness implements AutoCloseable {
                     sb.append("\n  got: ").append(out[i]);
                 }
                 fail("timed out after " + limit.toMillis() + " ms waiting for " + what + " on " + cq.describe()
-                        + " of " + cq.context().name() + ": " + got + " of " + n + " completion(s) arrived" + sb);
+                        + " of " + cq.context().name() + ": " + got + " of " + n + " completion(s) arrived" + sb
+                        + "\n  " + cq.context().name() + " counters (non-zero): " + nonZero(cq.context()));
             }
             idle.idle(progress());
         }
@@ -362,6 +363,21 @@ public final class Harness implements AutoCloseable {
             } else {
                 LockSupport.parkNanos(20_000);
             }
+        }
+    }
+
+    /** A context's non-zero counters, for a timeout's message (what was dropped, and why). */
+    private static String nonZero(Context ctx) {
+        try {
+            StringBuilder sb = new StringBuilder();
+            ctx.statistics().forEach((k, v) -> {
+                if (v != 0) {
+                    sb.append(k).append('=').append(v).append(' ');
+                }
+            });
+            return sb.toString();
+        } catch (RuntimeException e) {
+            return "(unavailable: " + e + ")";
         }
     }
 }
