@@ -131,7 +131,7 @@ public final class RcPingpong {
         WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion()};
         int pending = RECV_WRID;
         if (o.server() != null) {
-            postSend(sq, mr, buf, inline);
+            postSend(sq, mr, buf, inline, o.size());
             pending |= SEND_WRID;
         }
         long start = System.nanoTime();
@@ -173,7 +173,7 @@ public final class RcPingpong {
                 }
                 pending &= ~(int) wc.wrId();
                 if (scnt < o.iters() && pending == 0) {
-                    postSend(sq, mr, buf, inline);
+                    postSend(sq, mr, buf, inline, o.size());
                     pending = RECV_WRID | SEND_WRID;
                 }
             }
@@ -209,16 +209,17 @@ public final class RcPingpong {
         return new Result(bytes, usec / 1000000.0, bytes * 8.0 / usec, iters, usec / iters);
     }
 
-    private void postSend(SendQueue sq, MemoryRegion mr, UnsafeBuffer buf, boolean inline) {
+    /** The tools' one signaled SEND of {@code size} bytes (inline or from {@code mr}); also srq-pingpong's. */
+    static void postSend(SendQueue sq, MemoryRegion mr, UnsafeBuffer buf, boolean inline, int size) {
         sq.start();
         sq.wrId(SEND_WRID).flags(SendFlags.SIGNALED).send();
         if (inline) {
-            sq.inlineData(buf, 0, o.size());
+            sq.inlineData(buf, 0, size);
         } else {
-            sq.sge(mr, 0, o.size());
+            sq.sge(mr, 0, size);
         }
         if (sq.complete() != 0) {
-            // max_send_wr is 1 and a send is only posted after the previous one completed
+            // max_send_wr is 1 and a QP sends again only after its previous send completed
             throw new IllegalStateException("Couldn't post send: send queue full");
         }
     }

@@ -14,7 +14,6 @@ import io.jhca.verbs.QpInitAttributes;
 import io.jhca.verbs.QpState;
 import io.jhca.verbs.QueuePair;
 import io.jhca.verbs.RecvWr;
-import io.jhca.verbs.SendFlags;
 import io.jhca.verbs.SendQueue;
 import io.jhca.verbs.SharedReceiveQueue;
 import io.jhca.verbs.SrqInitAttributes;
@@ -157,7 +156,7 @@ public final class SrqPingpong {
         }
         if (o.server() != null) {
             for (int i = 0; i < n; i++) {
-                postSend(qps[i].sendQueue(), mr, buf, inline);
+                RcPingpong.postSend(qps[i].sendQueue(), mr, buf, inline, o.size());
                 pending[i] = SEND_WRID | RECV_WRID;
             }
         } else {
@@ -193,7 +192,7 @@ public final class SrqPingpong {
                 }
                 pending[qi] &= ~(int) wc.wrId();
                 if (scnt < o.iters() && pending[qi] == 0) {
-                    postSend(qps[qi].sendQueue(), mr, buf, inline);
+                    RcPingpong.postSend(qps[qi].sendQueue(), mr, buf, inline, o.size());
                     pending[qi] = RECV_WRID | SEND_WRID;
                 }
             }
@@ -209,20 +208,6 @@ public final class SrqPingpong {
             }
         }
         return -1;
-    }
-
-    private void postSend(SendQueue sq, MemoryRegion mr, UnsafeBuffer buf, boolean inline) {
-        sq.start();
-        sq.wrId(SEND_WRID).flags(SendFlags.SIGNALED).send();
-        if (inline) {
-            sq.inlineData(buf, 0, o.size());
-        } else {
-            sq.sge(mr, 0, o.size());
-        }
-        if (sq.complete() != 0) {
-            // max_send_wr is 1 and a QP sends again only after its previous send completed
-            throw new IllegalStateException("Couldn't post send: send queue full");
-        }
     }
 
     private static int postRecv(SharedReceiveQueue srq, RecvWr rwr, int n) {
