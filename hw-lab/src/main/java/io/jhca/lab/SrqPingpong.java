@@ -14,7 +14,6 @@ import io.jhca.verbs.QpInitAttributes;
 import io.jhca.verbs.QpState;
 import io.jhca.verbs.QueuePair;
 import io.jhca.verbs.RecvWr;
-import io.jhca.verbs.SendQueue;
 import io.jhca.verbs.SharedReceiveQueue;
 import io.jhca.verbs.SrqInitAttributes;
 import io.jhca.verbs.WcStatus;
