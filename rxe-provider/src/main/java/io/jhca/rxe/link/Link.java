@@ -14,7 +14,8 @@ public interface Link extends AutoCloseable {
     /**
      * Sends {@code datagram}'s bytes from its position to its limit as one UDP datagram to {@code peer}
      * (address and UDP port, normally 4791). Returns false if the datagram was not handed to the network
-     * (no room, an error): RoCE then treats it as lost and its retry logic recovers.
+     * (no room, an error): an RC packet is then treated as lost and recovered by retransmission; a UD or UC packet,
+     * which nothing would retransmit, is sent again in the engine's next cycle (as Linux rxe retries -EAGAIN).
      */
     boolean send(ByteBuffer datagram, InetSocketAddress peer);
 

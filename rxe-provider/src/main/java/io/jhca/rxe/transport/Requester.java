@@ -294,7 +294,9 @@ final class Requester {
         if (!copyPayload(w, offset, at, payload)) {
             return false;
         }
-        out.send(qp.peer);
+        if (!out.send(qp.peer) && !rc) {
+            return false;   // UC: no retransmission would recover it; sent again next cycle (see emitUd)
+        }
         psn = Psn.next(psn);
         return true;
     }
@@ -353,7 +355,11 @@ final class Requester {
             if (!copyPayload(w, 0, at, payload)) {
                 return false;
             }
-            out.send(w.udPeer);
+            if (!out.send(w.udPeer)) {
+                // not handed to the network (no room in the socket): nothing would ever resend it and the WR would
+                // complete as sent. Linux rxe_req.c sends it again later (-EAGAIN from rxe_xmit_packet); so does this
+                return false;
+            }
         }
         psn = Psn.next(psn);
         return true;

@@ -231,7 +231,9 @@ public final class Harness implements AutoCloseable {
                 }
                 fail("timed out after " + limit.toMillis() + " ms waiting for " + what + " on " + cq.describe()
                         + " of " + cq.context().name() + ": " + got + " of " + n + " completion(s) arrived" + sb
-                        + "\n  " + cq.context().name() + " counters (non-zero): " + nonZero(cq.context()));
+                        + "\n  " + a.name() + " counters (non-zero): " + nonZero(a)
+                        + "\n  " + b.name() + " counters (non-zero): " + nonZero(b)
+                        + "\n  kernel " + kernelUdp());
             }
             idle.idle(progress());
         }
@@ -363,6 +365,22 @@ public final class Harness implements AutoCloseable {
             } else {
                 LockSupport.parkNanos(20_000);
             }
+        }
+    }
+
+    /** The kernel's UDP counters (/proc/net/snmp): a full socket buffer drops a datagram before any device sees it. */
+    private static String kernelUdp() {
+        try {
+            List<String> lines = java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/net/snmp"));
+            StringBuilder sb = new StringBuilder();
+            for (String l : lines) {
+                if (l.startsWith("Udp:")) {
+                    sb.append(l).append(" | ");
+                }
+            }
+            return sb.toString();
+        } catch (java.io.IOException | RuntimeException e) {
+            return "(udp counters unavailable: " + e + ")";
         }
     }
 
