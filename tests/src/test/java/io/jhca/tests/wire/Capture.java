@@ -3,6 +3,7 @@ package io.jhca.tests.wire;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
@@ -90,7 +91,12 @@ final class Capture implements AutoCloseable {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
         int sent = 0;
         try (DatagramChannel ch = DatagramChannel.open()) {
-            ch.bind(new InetSocketAddress(PROBE_HOST, PROBE_SRC_PORT));
+            try {
+                ch.bind(new InetSocketAddress(PROBE_HOST, PROBE_SRC_PORT));
+            } catch (BindException e) {
+                fail("cannot bind the capture probe to " + PROBE_HOST + ":" + PROBE_SRC_PORT + " (" + e.getMessage()
+                        + "); something else uses that address");
+            }
             while (true) {
                 ch.send(probe.rewind(), to);
                 sent++;
