@@ -3,6 +3,10 @@ package io.jhca.tests.wire;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -12,19 +16,34 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * A live capture on the loopback interface with tshark ({@code tshark -i lo -f <filter> -w <file>}), written as
- * classic pcap so both tshark and scapy read it. Starts only once tshark says it is capturing; stops with
- * SIGTERM, on which tshark flushes and closes the file.
+ * A live capture of RoCEv2 traffic of one host on the loopback interface with tshark
+ * ({@code tshark -i lo -f <filter> -P -l -w <file>}), written as classic pcap so both tshark and scapy read it.
+ * <p>
+ * tshark's "Capturing on" does not mean the kernel already hands packets to the capture: on a loaded machine the
+ * first packets after it were missing. So {@link #start} returns only once the capture has seen one of its own
+ * probe datagrams, sent from {@link #PROBE_HOST} (which the filter matches) until tshark prints it. Whoever reads
+ * the file leaves the probes out ({@link Packet#tsharkArgs}, icrc_check.py --exclude-host). Stops with SIGTERM,
+ * on which tshark flushes and closes the file.
  */
 final class Capture implements AutoCloseable {
+    /** Source of the probes; no device of the tests uses it. */
+    static final String PROBE_HOST = "127.0.0.43";
+    /** The probe's ports: from 4791 so the filter matches it, to discard (9) where nothing listens. */
+    private static final int PROBE_SRC_PORT = 4791;
+    private static final int PROBE_DST_PORT = 9;
+    private static final long PROBE_INTERVAL_MS = 20;
+    private static final int WAIT_SECONDS = 20;
+
     private final Process process;
     private final StringBuffer log = new StringBuffer();
     private final CountDownLatch capturing = new CountDownLatch(1);
+    private final CountDownLatch probeSeen = new CountDownLatch(1);
     private final Path file;
 
     private Capture(Path file, String filter) throws IOException {
         this.file = file;
-        List<String> cmd = List.of(Tools.tshark(), "-i", "lo", "-f", filter, "-F", "pcap", "-w", file.toString());
+        // -P -l: a summary line per packet, flushed at once, while writing the file; the probe shows up there.
+        List<String> cmd = List.of(Tools.tshark(), "-i", "lo", "-f", filter, "-P", "-l", "-F", "pcap", "-w", file.toString());
         process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         Thread reader = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
@@ -33,6 +52,8 @@ final class Capture implements AutoCloseable {
                     log.append(line).append('\n');
                     if (line.contains("Capturing on")) {
                         capturing.countDown();
+                    } else if (line.contains(PROBE_HOST)) {
+                        probeSeen.countDown();
                     }
                 }
             } catch (IOException ignored) {
@@ -43,17 +64,54 @@ final class Capture implements AutoCloseable {
         reader.start();
     }
 
-    /** Starts capturing UDP to or from port 4791 matching {@code filter}; fails clearly if tshark cannot. */
-    static Capture start(Path file, String filter) throws IOException, InterruptedException {
-        Capture c = new Capture(file, filter);
-        if (!c.capturing.await(20, TimeUnit.SECONDS)) {
-            c.process.destroyForcibly();
-            fail("tshark did not start capturing on lo within 20 s (needs CAP_NET_RAW/CAP_NET_ADMIN or membership"
-                    + " of the 'wireshark' group); its output:\n" + c.log);
+    /**
+     * Starts capturing UDP to or from port 4791 of {@code host} and returns once the capture provably sees packets;
+     * fails clearly if tshark cannot capture or never sees a probe.
+     */
+    static Capture start(Path file, String host) throws IOException, InterruptedException {
+        Capture c = new Capture(file, "udp port 4791 and host " + host);
+        try {
+            if (!c.capturing.await(WAIT_SECONDS, TimeUnit.SECONDS)) {
+                fail("tshark did not start capturing on lo within " + WAIT_SECONDS + " s (needs CAP_NET_RAW/CAP_NET_ADMIN"
+                        + " or membership of the 'wireshark' group); its output:\n" + c.log);
+            }
+            int sent = c.probeUntilSeen(host);
+            System.out.println("capture live after " + sent + " probe(s) from " + PROBE_HOST);
+            return c;
+        } catch (Throwable e) {
+            c.close();
+            throw e;
         }
-        // dumpcap has opened the interface once tshark reports it; give the kernel filter a moment to attach.
-        Thread.sleep(300);
-        return c;
+    }
+
+    /** Sends probes to {@code host} until tshark prints one; returns how many were sent. */
+    private int probeUntilSeen(String host) throws IOException, InterruptedException {
+        ByteBuffer probe = ByteBuffer.wrap("jhca capture probe".getBytes(StandardCharsets.US_ASCII));
+        InetSocketAddress to = new InetSocketAddress(host, PROBE_DST_PORT);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        int sent = 0;
+        try (DatagramChannel ch = DatagramChannel.open()) {
+            try {
+                ch.bind(new InetSocketAddress(PROBE_HOST, PROBE_SRC_PORT));
+            } catch (BindException e) {
+                fail("cannot bind the capture probe to " + PROBE_HOST + ":" + PROBE_SRC_PORT + " (" + e.getMessage()
+                        + "); something else uses that address");
+            }
+            while (true) {
+                ch.send(probe.rewind(), to);
+                sent++;
+                if (probeSeen.await(PROBE_INTERVAL_MS, TimeUnit.MILLISECONDS)) {
+                    return sent;
+                }
+                if (!process.isAlive()) {
+                    fail("tshark ended while waiting for a probe from " + PROBE_HOST + " (" + sent + " sent); its output:\n" + log);
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    fail("the capture did not see any of " + sent + " probes from " + PROBE_HOST + " to " + host + ":"
+                            + PROBE_DST_PORT + " within " + WAIT_SECONDS + " s; tshark's output:\n" + log);
+                }
+            }
+        }
     }
 
     Path file() {

@@ -15,9 +15,13 @@ record Packet(int frame, String src, String dst, int ipId, int opcode, int destQ
             "infiniband.bth.destqp", "infiniband.bth.psn", "infiniband.bth.a", "infiniband.bth.padcnt",
             "infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.reth.dmalen");
 
-    /** The tshark arguments that print {@link #FIELDS} tab-separated, first occurrence only, heuristics off. */
+    /**
+     * The tshark arguments that print {@link #FIELDS} tab-separated, first occurrence only, heuristics off, for every
+     * packet but {@link Capture}'s probes.
+     */
     static List<String> tsharkArgs(String tshark, String file) {
         List<String> cmd = new ArrayList<>(List.of(tshark, "-r", file, "--disable-heuristic", "rpcrdma_infiniband",
+                "-Y", "!(ip.addr == " + Capture.PROBE_HOST + ")",
                 "-T", "fields", "-E", "separator=/t", "-E", "occurrence=f"));
         for (String f : FIELDS) {
             cmd.add("-e");

@@ -1,7 +1,8 @@
 # Recomputes the RoCEv2 ICRC of every packet of a capture with scapy (scapy.contrib.roce) and prints, per
 # packet: "<frame> <ip.id> <df> <icrc on the wire> <icrc computed> ok|BAD", or "<frame> skip <why>".
-# Usage: /usr/bin/python3 icrc_check.py capture.pcap
-import sys
+# Frames to or from an --exclude-host address (the capture's liveness probes) are left out without a line.
+# Usage: /usr/bin/python3 icrc_check.py [--exclude-host ADDR]... capture.pcap
+import argparse
 import logging
 
 logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
@@ -9,7 +10,15 @@ logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
 from scapy.all import rdpcap, IP, UDP  # noqa: E402
 from scapy.contrib.roce import BTH  # noqa: E402
 
-for frame, pkt in enumerate(rdpcap(sys.argv[1]), start=1):
+parser = argparse.ArgumentParser()
+parser.add_argument("--exclude-host", action="append", default=[], metavar="ADDR")
+parser.add_argument("pcap")
+args = parser.parse_args()
+excluded = set(args.exclude_host)
+
+for frame, pkt in enumerate(rdpcap(args.pcap), start=1):
+    if IP in pkt and (pkt[IP].src in excluded or pkt[IP].dst in excluded):
+        continue
     if IP not in pkt or UDP not in pkt or pkt[UDP].dport != 4791 or BTH not in pkt:
         print(frame, "skip", "not-roce-v2-over-ipv4")
         continue
