@@ -44,6 +44,8 @@ public final class Fences {
      * are weakly ordered against write-back stores. Here {@link VarHandle#fullFence()}, which HotSpot x86
      * emits as {@code lock addl $0,(%rsp)}; a locked instruction drains all earlier stores. On a bfreg several
      * send queues share, taking its {@link DoorbellLock} is this fence (rdma-core {@code mmio_wc_spinlock}).
+     * Only a write-combining mapping (or a CPU without x86-64's store order) needs it: an uncached store, which
+     * is what vfio's BAR mapping gives, is not reordered with earlier stores ({@link MmioWindow#putDoorbellBe}).
      */
     public static void doorbellRecordBeforeMmio() {
         VarHandle.fullFence();

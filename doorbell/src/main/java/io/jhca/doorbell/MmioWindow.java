@@ -27,8 +27,16 @@ public class MmioWindow {
     /** Bytes of one BlueFlame chunk: 8 stores of 8 bytes, one write-combining line (rdma-core mmio_memcpy_x64). */
     public static final int CHUNK = 64;
 
+    /**
+     * Whether an earlier store to ordinary memory may pass a later store to this window, so that a doorbell needs
+     * real fences: a write-combining mapping (rdma-core maps BlueFlame pages WC), or any mapping on a CPU without
+     * x86-64's store order.
+     */
+    private static final boolean TSO = System.getProperty("os.arch", "").matches("amd64|x86_64");
+
     private final UnsafeBuffer buffer;
     private final int length;
+    private final boolean writeCombining;
 
     /**
      * A window over raw mapped memory, e.g. an mmap of a vfio BAR region.
@@ -45,6 +53,14 @@ public class MmioWindow {
      * {@code DmaRegion.buffer()}). The buffer must be off-heap and 8-byte aligned.
      */
     public MmioWindow(UnsafeBuffer memory) {
+        this(memory, false);
+    }
+
+    /**
+     * As {@link #MmioWindow(UnsafeBuffer)}, saying how the memory is mapped: {@code writeCombining} for a WC mapping,
+     * false for an uncached one (what vfio-pci's mmap of a BAR gives: pgprot_noncached) or ordinary memory.
+     */
+    public MmioWindow(UnsafeBuffer memory, boolean writeCombining) {
         if (memory.byteArray() != null) {
             throw new IllegalArgumentException("an MMIO window needs off-heap memory, not a byte[]");
         }
@@ -57,6 +73,7 @@ public class MmioWindow {
         }
         this.buffer = memory;
         this.length = memory.capacity();
+        this.writeCombining = writeCombining;
     }
 
     private static long checkAddress(long address, int length) {
@@ -67,6 +84,11 @@ public class MmioWindow {
             throw new IllegalArgumentException("MMIO window length " + length);
         }
         return address;
+    }
+
+    /** Whether the window is a write-combining mapping (see {@link #putDoorbellBe}). */
+    public final boolean writeCombining() {
+        return writeCombining;
     }
 
     /** Bytes in the window. */
@@ -89,6 +111,30 @@ public class MmioWindow {
     public final void putLongBe(int offset, long value) {
         check(offset, 8);
         store64(offset, NATIVE_BIG_ENDIAN ? value : Long.reverseBytes(value));
+    }
+
+    /**
+     * A send doorbell: one aligned 8-byte store of {@code value} (big-endian), which the device must see after every
+     * earlier store of this thread (the WQEs and the doorbell record, rdma-core {@code mmio_wc_start}) and promptly
+     * ({@code mmio_flush_writes}).
+     *
+     * <p>On x86-64 to an uncached or write-back mapping this is a release store, a plain {@code mov}: stores leave
+     * the store buffer in program order and uncached stores are neither combined nor held back (Intel SDM vol. 3A
+     * §8.2.2, "writes to memory are not reordered with other writes", the exceptions being write-combining memory
+     * and non-temporal stores; §11.3 UC "not reordered"). Linux's {@code writel()} on x86 is likewise a plain
+     * {@code mov} ordered after earlier writes to DMA memory. A write-combining mapping, or another CPU, gets
+     * {@link Fences#doorbellRecordBeforeMmio()} before and a volatile store (its trailing locked instruction is
+     * {@link Fences#flushMmio()}) as rdma-core's two {@code sfence}s.
+     */
+    public final void putDoorbellBe(int offset, long value) {
+        check(offset, 8);
+        long deviceOrder = NATIVE_BIG_ENDIAN ? value : Long.reverseBytes(value);
+        if (writeCombining || !TSO) {
+            Fences.doorbellRecordBeforeMmio();
+            store64(offset, deviceOrder);
+        } else {
+            storeDoorbell64(offset, deviceOrder);
+        }
     }
 
     /** One aligned 4-byte load at {@code offset}, read as big-endian. */
@@ -132,6 +178,11 @@ public class MmioWindow {
     /** Stores 8 bytes already in device (big-endian) order; one volatile 8-byte store. */
     protected void store64(int offset, long deviceOrder) {
         buffer.putLongVolatile(offset, deviceOrder);
+    }
+
+    /** Stores a send doorbell already in device order on an uncached x86-64 mapping: one release (plain) store. */
+    protected void storeDoorbell64(int offset, long deviceOrder) {
+        buffer.putLongRelease(offset, deviceOrder);
     }
 
     /** Stores 8 bytes of a BlueFlame chunk verbatim; one release (plain, ordered) 8-byte store. */

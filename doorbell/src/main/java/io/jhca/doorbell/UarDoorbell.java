@@ -84,10 +84,8 @@ public final class UarDoorbell {
     public void ring(DoorbellRecord dbr, int curPost, long ctrlWord) {
         Fences.wqeBeforeDoorbellRecord();
         dbr.setSendCounter(curPost);
-        Fences.doorbellRecordBeforeMmio();
-        // One volatile 8-byte store: HotSpot x86 follows it with lock addl, which is rdma-core's mmio_flush_writes
-        // (Fences.flushMmio) already; a second locked instruction would only add ~20 cycles per doorbell.
-        uar.putLongBe(regOffset + half, ctrlWord);
+        // the record before the MMIO store, and the store pushed out: fences only where the mapping needs them
+        uar.putDoorbellBe(regOffset + half, ctrlWord);
         half ^= bufSize;
     }
 
@@ -109,7 +107,7 @@ public final class UarDoorbell {
         dbr.setSendCounter(curPost);
         lock.lockAsMmioFence();
         try {
-            uar.putLongBe(regOffset + half, ctrlWord);   // volatile: its lock addl is Fences.flushMmio, inside the lock
+            uar.putDoorbellBe(regOffset + half, ctrlWord);   // ordered after the lock's locked instruction
             half ^= bufSize;
         } finally {
             lock.unlock();

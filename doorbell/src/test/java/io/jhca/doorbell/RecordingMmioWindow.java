@@ -9,6 +9,8 @@ final class RecordingMmioWindow extends MmioWindow {
 
     static final int VOLATILE = 1;
     static final int CHUNK_WORD = 2;
+    /** A send doorbell on an uncached x86-64 mapping: a release store, no fence. */
+    static final int DOORBELL = 3;
 
     private final int[] offsets = new int[4096];
     private final int[] widths = new int[4096];
@@ -19,6 +21,10 @@ final class RecordingMmioWindow extends MmioWindow {
 
     RecordingMmioWindow(UnsafeBuffer memory) {
         super(memory);
+    }
+
+    RecordingMmioWindow(UnsafeBuffer memory, boolean writeCombining) {
+        super(memory, writeCombining);
     }
 
     /** What to sample at each store, e.g. the doorbell record's counter. */
@@ -68,6 +74,12 @@ final class RecordingMmioWindow extends MmioWindow {
     protected void store64(int offset, long deviceOrder) {
         log(offset, 8, VOLATILE);
         super.store64(offset, deviceOrder);
+    }
+
+    @Override
+    protected void storeDoorbell64(int offset, long deviceOrder) {
+        log(offset, 8, DOORBELL);
+        super.storeDoorbell64(offset, deviceOrder);
     }
 
     @Override

@@ -71,6 +71,11 @@ class SharedBfregTest {
             protected void store64(int offset, long deviceOrder) {
                 throw new IllegalStateException("device gone");
             }
+
+            @Override
+            protected void storeDoorbell64(int offset, long deviceOrder) {
+                throw new IllegalStateException("device gone");
+            }
         };
         UarDoorbell bf = new UarDoorbell(failing, 0x800, 0);
         assertThrows(IllegalStateException.class, () -> bf.ringShared(dbr, 1, 0x1L, lock));
@@ -92,6 +97,16 @@ class SharedBfregTest {
                     overlaps.incrementAndGet();
                 }
                 super.store64(offset, deviceOrder);
+                Thread.onSpinWait();
+                inside.decrementAndGet();
+            }
+
+            @Override
+            protected void storeDoorbell64(int offset, long deviceOrder) {
+                if (inside.incrementAndGet() != 1) {
+                    overlaps.incrementAndGet();
+                }
+                super.storeDoorbell64(offset, deviceOrder);
                 Thread.onSpinWait();
                 inside.decrementAndGet();
             }

@@ -34,7 +34,6 @@ final class Mlx5SendQueue extends SendQueue {
 
     /** Opens a WQE: control segment bookkeeping, then raddr (RC/UC RDMA and atomics) and atomic segments. */
     void open(WrOpcode op, long wrId, int sendFlags, int imm, int rkey, long remoteAddr, long compareAdd, long swap) {
-        qp.checkDeviceAlive("post send");
         // SEND_WITH_INV and LOCAL_INV carry the rkey to invalidate in the imm field (qp.c send_ieth), big-endian
         sq.begin(WqeOpcodes.of(op), op.completionOpcode(), wrId, sendFlags, WqeOpcodes.carriesImm(op) ? imm : 0);
         if (type != QpType.UD && op.isRdma()) {
@@ -70,6 +69,7 @@ final class Mlx5SendQueue extends SendQueue {
 
     @Override
     protected void driverStart() {
+        qp.checkDeviceAlive("post send");   // once a batch (postSend checks once a WR): not a pointer chase per WQE
         if (sq != null) {
             sq.startBatch();   // publishes first what a failed postSend chain left pending
         }

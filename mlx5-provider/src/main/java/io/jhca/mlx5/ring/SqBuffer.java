@@ -31,8 +31,9 @@ import io.jhca.verbs.WcOpcode;
  * when {@code head + pending - tail >= maxPost}, where maxPost is how many WQEs of the largest size fit.
  *
  * <p>A WQE is opened with {@link #begin}, filled segment by segment ({@link #raddr}, {@link #atomic},
- * {@link #datagram}, {@link #data}, {@link #inline}) and closed with {@link #finish}, which writes the control segment
- * and advances {@code curPost}. Segments are 16-byte units; a WQE longer than the room left before the ring end
+ * {@link #datagram}, {@link #data}, {@link #inline}) and closed with {@link #finish}. {@code begin} writes the whole
+ * control segment and {@code finish} its DS count, as rdma-core's {@code _common_wqe_init} and
+ * {@code _common_wqe_finilize} do; {@code finish} advances {@code curPost}. Segments are 16-byte units; a WQE longer than the room left before the ring end
  * continues at slot 0, exactly as rdma-core writes it ({@code if (seg == qend) seg = mlx5_get_send_wqe(qp, 0)}).
  * {@link #ringDoorbell} publishes every WQE since the last doorbell with one doorbell ({@code post_send_db}).
  * Every segment's bytes come from the golden-tested writers of {@code io.jhca.mlx5.wqe} ({@link CtrlSeg#put},
@@ -62,6 +63,8 @@ public final class SqBuffer {
     private final UnsafeBuffer buf;
     private final int start;
     private final int end;
+    /** Bytes in the ring minus one: a segment offset wraps to the ring's start by masking. */
+    private final int ringMask;
     private final int wqeCnt;
     private final int maxPost;
     private final int qpn;
@@ -70,12 +73,11 @@ public final class SqBuffer {
     private final Bfreg bfreg;
     private final int bfMode;
     private final long[] wrid;
-    private final int[] wqeHead;
     /**
-     * Completion opcode of each slot's WR, as the enum's ordinal: a reference store into an array costs a G1
-     * post-write barrier (a StoreLoad fence when the card must be dirtied) on every WQE; a byte store costs nothing.
+     * Per slot, the WR number the WQE ends ({@code wqe_head}) shifted left by 8, or'ed with its completion opcode's
+     * ordinal: one array store per WQE for both, and no reference store (which costs a G1 post-write barrier).
      */
-    private final byte[] wcOpcode;
+    private final long[] meta;
     private static final WcOpcode[] WC_OPCODES = WcOpcode.values();
 
     private int curPost;
@@ -93,21 +95,20 @@ public final class SqBuffer {
     private int batchCurPost;
     private int batchNreq;
     private int batchLastCtrl;
-    private int batchLastDs;
-    private boolean batchLastInline;
+    private int batchLastInlinePost;
+    /** Control segment of the last WQE closed: what the doorbell carries. */
     private int lastCtrl;
-    private int lastDs;
-    private boolean lastInline;
+    /** {@code curPost} after the last inline WQE closed: the last WQE was inline when it equals {@code curPost}. */
+    private int lastInlinePost = -1;
     private boolean held;
 
-    // the open WQE
+    // the open WQE: its control segment (written by begin, its DS count by finish), its size so far, its kind.
+    // As few fields as the builder needs between calls: every field store is a store per WQE.
     private int ctrl = -1;
-    private int seg;
     private int ds;
-    private int opcode;
-    private int fmCeSe;
-    private int immAsIs;
-    private boolean atomicOp;
+    private int kind;
+    private static final int ATOMIC = 1;
+    private static final int INLINE = 2;
     /**
      * The fence the next WQE gets unless it asks for FENCE: INITIATOR_SMALL after a window bind or LOCAL_INV
      * (rdma-core qp.c {@code next_fence}, kept across posts in {@code qp->fm_cache}).
@@ -138,6 +139,7 @@ public final class SqBuffer {
         this.buf = buf;
         this.start = start;
         this.end = start + wqeCnt * SendWqeLayout.WQEBB;
+        this.ringMask = wqeCnt * SendWqeLayout.WQEBB - 1;
         this.wqeCnt = wqeCnt;
         this.maxPost = maxPost;
         this.qpn = qpn;
@@ -146,8 +148,7 @@ public final class SqBuffer {
         this.bfreg = bfreg;
         this.bfMode = bfMode;
         this.wrid = new long[wqeCnt];
-        this.wqeHead = new int[wqeCnt];
-        this.wcOpcode = new byte[wqeCnt];
+        this.meta = new long[wqeCnt];
     }
 
     public int wqeCnt() {
@@ -200,8 +201,7 @@ public final class SqBuffer {
         batchNreq = nreq;
         batchNextFence = nextFence;
         batchLastCtrl = lastCtrl;
-        batchLastDs = lastDs;
-        batchLastInline = lastInline;
+        batchLastInlinePost = lastInlinePost;
         ctrl = -1;
     }
 
@@ -215,30 +215,31 @@ public final class SqBuffer {
      * @return the offset of the control segment in the QP buffer
      */
     public int begin(int mlx5Opcode, WcOpcode wc, long wrId, int sendFlags, int imm) {
-        int idx = curPost & (wqeCnt - 1);
-        ctrl = start + idx * SendWqeLayout.WQEBB;
-        seg = ctrl + CtrlSeg.SIZE;
-        ds = CtrlSeg.SIZE / SendWqeLayout.DS;
-        opcode = mlx5Opcode;
+        int post = curPost;
+        int c = start + (post & (wqeCnt - 1)) * SendWqeLayout.WQEBB;
+        int fence = nextFence;
+        if (fence != 0) {
+            nextFence = 0;
+        }
         // qp.c _mlx5_post_send: sq_signal_bits | fence | CQ_UPDATE if signaled | SOLICITED if solicited
-        fmCeSe = sigBits
-                | ((sendFlags & SendFlags.FENCE) != 0 ? FmCeSe.FENCE : nextFence)
+        int fmCeSe = sigBits
+                | ((sendFlags & SendFlags.FENCE) != 0 ? FmCeSe.FENCE : fence)
                 | ((sendFlags & SendFlags.SIGNALED) != 0 ? FmCeSe.CQ_UPDATE : 0)
                 | ((sendFlags & SendFlags.SOLICITED) != 0 ? FmCeSe.SOLICITED : 0);
-        nextFence = 0;
-        immAsIs = CtrlSeg.beImm(imm);   // the control segment stores imm as-is; big-endian on the wire
-        atomicOp = wc == WcOpcode.COMP_SWAP || wc == WcOpcode.FETCH_ADD;
-        inlineHeader = -1;
-        inlineBytes = 0;
-        wrid[idx] = wrId;
-        wqeHead[idx] = head + nreq;
-        wcOpcode[idx] = (byte) wc.ordinal();
-        return ctrl;
+        // the whole control segment now, its DS count when the WQE closes; imm is stored as-is, big-endian on the wire
+        CtrlSeg.put(buf, c, post, mlx5Opcode, 0, qpn, fmCeSe, 0, 0, CtrlSeg.beImm(imm));
+        ctrl = c;
+        ds = CtrlSeg.SIZE / SendWqeLayout.DS;
+        kind = 0;
+        wrid[post & (wrid.length - 1)] = wrId;
+        meta[post & (meta.length - 1)] = (long) (head + nreq) << 8 | wc.ordinal();
+        return c;
     }
 
     /** Replaces the open WQE's immediate (a window bind's control segment carries the window's rkey there). */
     public void immediate(int imm) {
-        immAsIs = CtrlSeg.beImm(imm);
+        openCtrl();
+        CtrlSeg.putImm(buf, ctrl, CtrlSeg.beImm(imm));
     }
 
     /** Remote address segment (RDMA and atomics): big-endian raddr and rkey. */
@@ -249,6 +250,7 @@ public final class SqBuffer {
     /** Atomic segment: for CMP_SWAP swap and compare, for FETCH_ADD the addend in {@code swapAdd} and 0. */
     public void atomic(long swapAdd, long compare) {
         AtomicSeg.set(buf, nextSeg(AtomicSeg.SIZE), swapAdd, compare);
+        kind |= ATOMIC;   // its data segment carries 8 bytes whatever the SGE says
     }
 
     /** UD datagram segment: the address handle's 48-byte AV with the remote QPN and Q_Key (qp.c _set_datagram_seg). */
@@ -275,7 +277,7 @@ public final class SqBuffer {
         if (length == 0) {
             return;
         }
-        DataSeg.put(buf, nextSeg(DataSeg.SIZE), atomicOp ? AtomicSeg.ATOMIC_SIZE : length, lkey, addr);
+        DataSeg.put(buf, nextSeg(DataSeg.SIZE), (kind & ATOMIC) != 0 ? AtomicSeg.ATOMIC_SIZE : length, lkey, addr);
     }
 
     /** Appends inline payload; the segment's header is written by {@link #finish}. */
@@ -283,9 +285,11 @@ public final class SqBuffer {
         if (length == 0) {
             return;
         }
-        if (inlineHeader < 0) {
-            inlineHeader = wrap(seg);
+        if ((kind & INLINE) == 0) {
+            inlineHeader = segAt(openCtrl(), ds);
             inlineEnd = inlineHeader + InlineSeg.HEADER_SIZE;
+            inlineBytes = 0;
+            kind |= INLINE;
         }
         if (inlineBytes + length > end - start - InlineSeg.HEADER_SIZE) {
             throw new IllegalArgumentException("inline data of " + (inlineBytes + length) + " bytes does not fit the send ring");
@@ -296,21 +300,24 @@ public final class SqBuffer {
 
     /** Closes the WQE: inline header, control segment (with DS), wr bookkeeping; {@code curPost} advances. */
     public void finish() {
-        if (inlineHeader >= 0) {
+        int c = openCtrl();
+        int n = ds;
+        boolean inl = (kind & INLINE) != 0;
+        if (inl) {
             InlineSeg.setHeader(buf, inlineHeader, inlineBytes);
             int pad = -(inlineEnd - start) & (SendWqeLayout.DS - 1);
             buf.setMemory(inlineEnd, pad, (byte) 0);   // reproducible bytes; the tail of the last DS is unused
-            ds += InlineSeg.ds(inlineBytes);
-            seg = inlineEnd + pad;
+            n += InlineSeg.ds(inlineBytes);
         }
-        if (ds > SendWqeLayout.MAX_DS || SendWqeLayout.wqebbs(ds) > wqeCnt) {
-            throw new IllegalStateException("WQE of " + ds + " DS does not fit (max 63 DS, ring of " + wqeCnt + " WQEBBs)");
+        if (n > SendWqeLayout.MAX_DS || SendWqeLayout.wqebbs(n) > wqeCnt) {
+            throw new IllegalStateException("WQE of " + n + " DS does not fit (max 63 DS, ring of " + wqeCnt + " WQEBBs)");
         }
-        CtrlSeg.put(buf, ctrl, curPost, opcode, 0, qpn, fmCeSe, ds, 0, immAsIs);
-        lastCtrl = ctrl;
-        lastDs = ds;
-        lastInline = inlineHeader >= 0;
-        curPost += SendWqeLayout.wqebbs(ds);
+        CtrlSeg.putQpnDs(buf, c, qpn, n);
+        lastCtrl = c;
+        curPost += SendWqeLayout.wqebbs(n);
+        if (inl) {
+            lastInlinePost = curPost;
+        }
         nreq++;
         ctrl = -1;
     }
@@ -321,8 +328,7 @@ public final class SqBuffer {
         nreq = batchNreq;
         nextFence = batchNextFence;
         lastCtrl = batchLastCtrl;
-        lastDs = batchLastDs;
-        lastInline = batchLastInline;
+        lastInlinePost = batchLastInlinePost;
         ctrl = -1;
     }
 
@@ -348,8 +354,9 @@ public final class SqBuffer {
             return;
         }
         head += nreq;
-        if (bfMode != BF_OFF && nreq == 1 && (lastInline || bfMode == BF_PREFER) && bfreg.blueFlameFits(lastDs)) {
-            bfreg.blueFlame(dbr, curPost, buf, start, end, lastCtrl, lastDs);
+        if (bfMode != BF_OFF && nreq == 1 && (lastInlinePost == curPost || bfMode == BF_PREFER)
+                && bfreg.blueFlameFits(dsAt(lastCtrl))) {
+            bfreg.blueFlame(dbr, curPost, buf, start, end, lastCtrl, dsAt(lastCtrl));
         } else {
             bfreg.ring(dbr, curPost, buf, lastCtrl);
         }
@@ -362,18 +369,18 @@ public final class SqBuffer {
     // ---- completion side ----
 
     public long wrId(int wqeCounter) {
-        return wrid[wqeCounter & (wqeCnt - 1)];
+        return wrid[wqeCounter & (wrid.length - 1)];
     }
 
     public WcOpcode wcOpcode(int wqeCounter) {
-        return WC_OPCODES[wcOpcode[wqeCounter & (wqeCnt - 1)]];
+        return WC_OPCODES[(int) meta[wqeCounter & (meta.length - 1)] & 0xff];
     }
 
     /** A CQE for the WQE at {@code wqeCounter} retires it and every WQE before it. */
     public void retire(int wqeCounter) {
         int idx = wqeCounter & (wqeCnt - 1);
         lastPoll = wqeCounter + SendWqeLayout.wqebbs(ds(idx));   // the slot is still this WQE's: not yet reusable
-        TAIL.setRelease(this, wqeHead[idx] + 1);
+        TAIL.setRelease(this, (int) (meta[wqeCounter & (meta.length - 1)] >> 8) + 1);
     }
 
     /**
@@ -398,7 +405,12 @@ public final class SqBuffer {
 
     /** The DS count in the control segment at slot {@code idx} (qpn_ds bits 5:0, big-endian: its last byte). */
     private int ds(int idx) {
-        return buf.getByte(start + idx * SendWqeLayout.WQEBB + CtrlSeg.QPN_DS_OFFSET + 3) & 0x3f;
+        return dsAt(start + idx * SendWqeLayout.WQEBB);
+    }
+
+    /** The DS count in the control segment at offset {@code ctrlOffset}. */
+    private int dsAt(int ctrlOffset) {
+        return buf.getByte(ctrlOffset + CtrlSeg.QPN_DS_OFFSET + 3) & 0x3f;
     }
 
     /** Back to empty (QP moved to RESET: rdma-core mlx5_init_qp_indices). The record is zeroed by the caller. */
@@ -412,21 +424,29 @@ public final class SqBuffer {
         batchNreq = 0;
         nextFence = 0;
         batchNextFence = 0;
+        lastInlinePost = -1;
+        batchLastInlinePost = -1;
         held = false;
         ctrl = -1;
     }
 
     private int nextSeg(int size) {
-        if (ctrl < 0) {
-            throw new IllegalStateException("segment written outside an open WQE");
-        }
-        int at = wrap(seg);
-        seg = at + size;
-        ds += size / SendWqeLayout.DS;
+        int n = ds;
+        int at = segAt(openCtrl(), n);
+        ds = n + size / SendWqeLayout.DS;
         return at;
     }
 
-    private int wrap(int offset) {
-        return offset == end ? start : offset;
+    /** Offset of the 16-byte unit {@code unit} of the WQE at {@code ctrlOffset}, wrapped to the ring's start. */
+    private int segAt(int ctrlOffset, int unit) {
+        return start + ((ctrlOffset - start + unit * SendWqeLayout.DS) & ringMask);
+    }
+
+    private int openCtrl() {
+        int c = ctrl;
+        if (c < 0) {
+            throw new IllegalStateException("segment written outside an open WQE");
+        }
+        return c;
     }
 }

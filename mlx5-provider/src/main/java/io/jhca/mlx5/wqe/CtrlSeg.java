@@ -78,6 +78,20 @@ public final class CtrlSeg {
         Segments.put16(buffer, offset, opmodIdxOpcode << 32 | qpnDs, word1);
     }
 
+    /**
+     * Rewrites only {@code qpn_ds} (bytes 4..7) of a control segment {@link #put} wrote: the send ring writes the
+     * segment when it opens a WQE and its size when it closes it, as rdma-core does ({@code _common_wqe_init} writes
+     * the control segment, {@code _common_wqe_finilize} stores {@code qpn_ds}). One 4-byte store.
+     */
+    public static void putQpnDs(MutableDirectBuffer buffer, int offset, int qpn, int ds) {
+        Segments.put4(buffer, offset + QPN_DS_OFFSET, (qpn & 0xffffff) << 8 | (ds & SendWqeLayout.MAX_DS));
+    }
+
+    /** Rewrites only {@code imm} (bytes 12..15), stored as-is as {@link #put} stores it. One 4-byte store. */
+    public static void putImm(MutableDirectBuffer buffer, int offset, int imm) {
+        Segments.put4(buffer, offset + IMM_OFFSET, beImm(imm));
+    }
+
     /** {@code htobe32(value)}: the as-is {@code imm} argument that puts {@code value} on the wire big-endian. */
     public static int beImm(int value) {
         return NATIVE_LITTLE_ENDIAN ? Integer.reverseBytes(value) : value;

@@ -24,7 +24,9 @@ final class Segments {
      * One 16-byte segment as two 8-byte stores of big-endian values, after one bounds check for both: what every
      * segment writer ends in, so the bytes the golden tests compare are the bytes the send ring gets. Raw stores
      * through the buffer's array and address (an UnsafeBuffer over off-heap memory or a byte[] alike), so no
-     * layer below checks again.
+     * layer below checks again. Off-heap, the stores are made with a null base: the JIT then knows they cannot
+     * touch a Java object, keeps the send ring's fields in registers across them and needs no ordering barrier
+     * around them (an access whose base may be an array or null is compiled as "mixed", and fenced).
      */
     static void put16(MutableDirectBuffer buffer, int offset, long first, long second) {
         if (offset < 0 || offset > buffer.capacity() - 16) {
@@ -32,8 +34,30 @@ final class Segments {
         }
         long address = buffer.addressOffset() + offset;
         Object array = buffer.byteArray();
-        UnsafeApi.putLong(array, address, NATIVE_LITTLE_ENDIAN ? Long.reverseBytes(first) : first);
-        UnsafeApi.putLong(array, address + 8, NATIVE_LITTLE_ENDIAN ? Long.reverseBytes(second) : second);
+        long a = NATIVE_LITTLE_ENDIAN ? Long.reverseBytes(first) : first;
+        long b = NATIVE_LITTLE_ENDIAN ? Long.reverseBytes(second) : second;
+        if (array == null) {
+            UnsafeApi.putLong(null, address, a);
+            UnsafeApi.putLong(null, address + 8, b);
+        } else {
+            UnsafeApi.putLong(array, address, a);
+            UnsafeApi.putLong(array, address + 8, b);
+        }
+    }
+
+    /** One 4-byte big-endian store after its bounds check (a field rewritten in a segment already written). */
+    static void put4(MutableDirectBuffer buffer, int offset, int value) {
+        if (offset < 0 || offset > buffer.capacity() - 4) {
+            throw new IndexOutOfBoundsException("field [" + offset + ", +4) outside buffer of " + buffer.capacity());
+        }
+        long address = buffer.addressOffset() + offset;
+        Object array = buffer.byteArray();
+        int v = NATIVE_LITTLE_ENDIAN ? Integer.reverseBytes(value) : value;
+        if (array == null) {
+            UnsafeApi.putInt(null, address, v);
+        } else {
+            UnsafeApi.putInt(array, address, v);
+        }
     }
 
     static void checkField(String name, int value, int max) {

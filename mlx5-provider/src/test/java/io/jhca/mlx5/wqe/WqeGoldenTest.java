@@ -163,6 +163,14 @@ class WqeGoldenTest {
         assertEquals(fmCeSe, CtrlSeg.fmCeSe(buf, AT), where);
         assertEquals(imm, CtrlSeg.immAsIs(buf, AT), where);
         assertEquals("5a5a5a5a", hex(buf, AT + 16, 4), "nothing written past the segment: " + where);
+        // the send ring's way: the whole segment when the WQE opens (another size, another imm), qpn_ds when it
+        // closes, imm rewritten for a window bind; the same bytes
+        garbage();
+        CtrlSeg.put(buf, AT, curPost, opcode, opmod, qpn ^ 0x5a5a5a, fmCeSe, (ds + 1) & 0x3f, sig, ~imm);
+        CtrlSeg.putQpnDs(buf, AT, qpn, ds);
+        CtrlSeg.putImm(buf, AT, imm);
+        assertEquals(t[9], hex(buf, AT, CtrlSeg.SIZE), "put, putQpnDs, putImm: " + where);
+        assertEquals("5a5a5a5a", hex(buf, AT + 16, 4), "nothing written past the segment: " + where);
     }
 
     private void data(String[] t, String where) {
