@@ -33,7 +33,9 @@ import java.nio.file.Path;
  * ({@code hwlab link add}), then sends to an IPv6 group or receives from it on two UD QPs. Arguments:
  * {@code send IFACE MGID SOURCE DIR} or {@code recv IFACE MGID SOURCE DIR} (SOURCE: the sender's IPv6 address; DIR:
  * where the flag files go). Every check failing prints {@code FAIL: ...} and exits 1; the receiver prints
- * {@code OK: ...} lines for what it saw.
+ * {@code OK: ...} lines for what it saw. {@code perf-server IFACE MGID PEER DIR} and {@code perf-client IFACE MGID
+ * SERVER DIR} run {@code hwlab perf send-bw --mcg} from the device's IPv6 GID instead (the client once the server
+ * listens).
  */
 public final class Ipv6McastSide {
     static final int QKEY = 0x11111111;
@@ -59,6 +61,10 @@ public final class Ipv6McastSide {
         if (rc != 0) {
             fail("hwlab link add rxe9 netdev " + iface + " exited " + rc);
         }
+        if (role.startsWith("perf-")) {
+            perf(role.equals("perf-server"), args[2], args[3], dir, out);
+            return;
+        }
         try (Context ctx = Verbs.open("rxe9")) {
             int sgid = ipv6GidIndex(ctx);
             out.println("rxe9 GID[" + sgid + "] " + text(ctx.queryGid(1, sgid)));
@@ -70,6 +76,68 @@ public final class Ipv6McastSide {
         }
         out.println("DONE " + role);
         System.exit(0);
+    }
+
+    /** hwlab perf send-bw --mcg -M MGID -x (the IPv6 GID): the server flags when it listens, the client awaits that. */
+    private static void perf(boolean server, String mgid, String peer, Path dir, PrintWriter out) throws Exception {
+        int gidx;
+        try (Context ctx = Verbs.open("rxe9")) {
+            gidx = ipv6GidIndex(ctx);
+        }
+        Path listening = dir.resolve("perf-listening");
+        java.util.List<String> a = new java.util.ArrayList<>(java.util.List.of("perf", "send-bw", "-d", "rxe9", "--mcg",
+                "-M", mgid, "-x", Integer.toString(gidx), "-n", "200", "-s", "512", "-p", "18515"));
+        PrintWriter w = out;
+        if (server) {
+            a.add("--server");
+            w = new PrintWriter(new java.io.Writer() {
+                private final StringBuilder line = new StringBuilder();
+
+                @Override
+                public void write(char[] c, int off, int len) {
+                    for (int i = off; i < off + len; i++) {
+                        out.write(c[i]);
+                        if (c[i] != '\n') {
+                            line.append(c[i]);
+                            continue;
+                        }
+                        if (line.indexOf("(listening on") >= 0) {
+                            out.flush();
+                            try {
+                                Files.createFile(listening);
+                            } catch (java.io.IOException e) {
+                                throw new java.io.UncheckedIOException(e);
+                            }
+                        }
+                        line.setLength(0);
+                    }
+                }
+
+                @Override
+                public void flush() {
+                    out.flush();
+                }
+
+                @Override
+                public void close() {
+                    out.flush();
+                }
+            }, true);
+        } else {
+            long end = System.nanoTime() + WAIT_NANOS;
+            while (!Files.exists(listening)) {
+                if (System.nanoTime() - end > 0) {
+                    throw fail("the perf server did not listen within " + WAIT_NANOS / 1_000_000_000L + " s");
+                }
+                Thread.sleep(10);
+            }
+            a.add(peer);
+        }
+        int rc = HwLab.execute(a.toArray(new String[0]), w, out);
+        w.flush();
+        out.println("== exit " + rc + ": " + String.join(" ", a));
+        out.flush();
+        System.exit(rc == 0 ? 0 : 1);
     }
 
     /** The GID of the interface's global IPv6 address (not IPv4-mapped, not link-local fe80::/10). */

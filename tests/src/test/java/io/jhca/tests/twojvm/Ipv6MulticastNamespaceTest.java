@@ -3,6 +3,7 @@ package io.jhca.tests.twojvm;
 import io.jhca.tests.harness.Seeds;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
@@ -29,7 +30,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * ff12::/16 (link-local scope; seed printed), the sender SENDs to it from its IPv6 GID; both QPs get every message with the payload intact and a GRH
  * that is the datagram's IPv6 header (source the sender's address, destination the group). Then one QP detaches and
  * a second batch reaches only the other. Needs root and iproute2 (skipped with the reason otherwise); everything
- * created is deleted afterwards.
+ * created is deleted afterwards. {@code hwlab perf send-bw --mcg} runs across the same pair with an IPv6 group.
  *
  * <p>Why namespaces: a fresh namespace's lo has no IPv6 multicast route, and the default namespace's interfaces are
  * not the test's to use; a veth pair is a link with MLD like any LAN.
@@ -104,6 +105,41 @@ class Ipv6MulticastNamespaceTest {
                 both);
         assertTrue(logB.contains("OK: after QP B detached, QP A got sequence 100..104 and QP B nothing"), both);
         assertTrue(logA.contains("DONE send") && logB.contains("DONE recv"), both);
+    }
+
+    /**
+     * hwlab perf send-bw --mcg with an IPv6 group (perftest's multicast mode): the server's QP attached to ff0e::,
+     * the client sending from its IPv6 GID; the server's report counts all 200 receive completions.
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS) // safety net only
+    void perfSendBwMcgOverAnIpv6Group() throws Exception {
+        Random r = new Random(Seeds.of("jhca.test.mcast6.seed", "IPv6 group of perf send-bw --mcg"));
+        String mgid = String.format("ff0e::%x:%x", 1 + r.nextInt(0xfffe), 1 + r.nextInt(0xfffe));
+        Process b = side(nsB, dir.resolve("b-links"), dir.resolve("b.log"), "perf-server", ifB, mgid, "fd78::1", dir);
+        Process a = side(nsA, dir.resolve("a-links"), dir.resolve("a.log"), "perf-client", ifA, mgid, "fd78::2", dir);
+        boolean doneA = a.waitFor(100, TimeUnit.SECONDS);
+        boolean doneB = b.waitFor(10, TimeUnit.SECONDS);
+        a.destroyForcibly();
+        b.destroyForcibly();
+        String logA = Files.readString(dir.resolve("a.log"));
+        String logB = Files.readString(dir.resolve("b.log"));
+        String both = "group " + mgid + "\nclient:\n" + logA + "\nserver:\n" + logB;
+        assertTrue(doneA && doneB, "the sides did not finish\n" + both);
+        assertEquals(0, a.exitValue(), both);
+        assertEquals(0, b.exitValue(), both);
+        // perftest prints the group's bytes in decimal on the server's local and the client's remote MGID line
+        StringBuilder line = new StringBuilder(" MGID:");
+        byte[] g = java.net.InetAddress.getByName(mgid).getAddress();
+        for (int i = 0; i < 16; i++) {
+            line.append(i == 0 ? " " : ":").append(String.format("%02d", g[i] & 0xFF));
+        }
+        for (String log : new String[] {logA, logB}) {
+            assertTrue(log.contains(" MultiCast runs on UD!\n") && log.contains(line + "\n"), both);
+            assertTrue(java.util.regex.Pattern.compile("(?m)^ 512 +200 ").matcher(log).find(), "a row of 200 x 512 B\n"
+                    + both);
+        }
+        assertTrue(logB.contains(" local address: LID 0000 QPN 0xffffff "), both);
     }
 
     /** {@link Ipv6McastSide} in a child JVM in namespace {@code ns} with its own link file; output to {@code log}. */
