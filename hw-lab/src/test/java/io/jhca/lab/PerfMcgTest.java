@@ -8,8 +8,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 import java.net.InetAddress;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -62,9 +67,15 @@ class PerfMcgTest {
     }
 
     @Test
-    void inProcessOnTheRxePair() {
-        String out = inProcess("rxe0", "rxe1", "-s", "512");
+    void inProcessOnTheRxePair(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("mcg.json");
+        String out = inProcess("rxe0", "rxe1", "-s", "512", "--json", json.toString());
         assertEquals(List.of(512), sizes(out, 200), out);
+        // perftest's JSON names the mode the same way (write_test_info_to_file)
+        JsonNode info = new ObjectMapper().readTree(json.toFile()).get("test_info");
+        assertEquals("Send_BW_Multicast_Test", info.get("test").asText(), info.toString());
+        assertEquals("on_UD", info.get("MultiCast_runs").asText(), info.toString());
+        assertEquals("UD", info.get("Connection_type").asText(), info.toString());
     }
 
     @Test
