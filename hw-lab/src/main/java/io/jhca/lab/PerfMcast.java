@@ -88,7 +88,8 @@ final class PerfMcast {
             InetAddress a = InetAddress.getByName(text); // a literal only: the characters allow no host name
             return Gid.of(a);
         } catch (UnknownHostException | RuntimeException e) {
-            throw new VerbsException(VerbsException.EINVAL, "-M/--MGID '" + text + "' is not an IP address: " + e.getMessage());
+            throw new VerbsException(VerbsException.EINVAL, "-M/--MGID '" + text + "' is neither 16 ':'-separated byte"
+                    + " values (perftest's form) nor an IP address (" + e.getMessage() + ")");
         }
     }
 

@@ -136,6 +136,7 @@ class PerfMcgTest {
         assertUsage("UD only in multicast mode", "perf", "send-bw", "-c", "UD");
         assertUsage("-c RC contradicts it", "perf", "send-bw", "--mcg", "-c", "RC");
         assertUsage("is not a multicast GID", "perf", "send-bw", "--mcg", "-M", "0:0:0:0:0:0:0:0:0:0:255:255:10:0:0:1");
+        assertUsage("'1:2:3' is neither 16 ':'-separated byte values", "perf", "send-bw", "--mcg", "-M", "1:2:3");
         assertUsage("byte 15 ('256') is not 0..255", "perf", "send-bw", "--mcg", "-M", "255:0:0:0:0:0:0:0:0:0:0:0:0:0:0:256");
         // perftest's default group is IPv6, the default GID of rxe0 IPv4-mapped: refused, naming -M
         ToolsEndToEnd.Run r = ToolsEndToEnd.run("perf", "send-bw", "--mcg", "-n", "20", "--no-udp-baseline");
