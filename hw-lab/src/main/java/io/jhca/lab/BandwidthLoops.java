@@ -94,6 +94,9 @@ final class BandwidthLoops {
                         sq.rdmaRead(r.rkey(), r.vaddr() + off);
                     } else {
                         sq.send();
+                        if (s.ahs != null) {
+                            sq.udAddr(s.ahs[i], r.qpn(), PerfMcast.DEF_QKEY); // --mcg: to the group, QPN 0xFFFFFF
+                        }
                     }
                     if (size <= s.inlineSize) {
                         sq.inlineData(s.buf, s.sendSlot(i) + (int) off, size);

@@ -32,12 +32,16 @@ public final class PerfJson {
         PerfTest t = p.test();
         JsonOut j = new JsonOut().beginObject();
         j.key("test_info").beginObject()
-                .field("test", t.jsonName())
-                .field("Dual_port", "OFF")
+                // write_test_info_to_file: "Multicast_" before "Test", then "MultiCast_runs": "on_UD"
+                .field("test", p.mcg() ? t.jsonName().replaceFirst("Test$", "Multicast_Test") : t.jsonName());
+        if (p.mcg()) {
+            j.field("MultiCast_runs", "on_UD");
+        }
+        j.field("Dual_port", "OFF")
                 .field("Device", o.device)
                 .field("Number_of_qps", p.numQps())
                 .field("Transport_type", o.transport)
-                .field("Connection_type", "RC")
+                .field("Connection_type", p.mcg() ? "UD" : "RC")
                 .field("Using_SRQ", "OFF")
                 .field("PCIe_relax_order", "Unsupported")
                 .field("ibv_wr_API", "ON")

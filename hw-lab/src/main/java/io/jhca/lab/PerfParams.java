@@ -38,12 +38,14 @@ import java.util.List;
  * @param events       -e: sleep on CQ events (completion channels) instead of busy-polling the CQs
  * @param warmup       latency tests: unmeasured iterations run before the -n measured ones (both sides must agree)
  * @param rdmaCm       -R: rdma_cm connects the exchange QP and the test QPs on the -p port (no TCP)
+ * @param mcg          --mcg: perftest's multicast mode, UD, the server's QP attached to the group ({@link PerfMcast})
+ * @param mgid         -M: the group as given, null = perftest's default MGID
  */
 public record PerfParams(PerfTest test, Role role, String device, String peerDevice, int ibPort, int size, boolean all,
                          int iters, int duration, int margin, int mtu, Integer gidIndex, int tcpPort, int numQps, int inlineSize,
                          int txDepth, int rxDepth, int cqMod, boolean reportGbits, int qpTimeout, int sl, String server,
                          String bind, Path json, Path plot, boolean udpBaseline, long stallMillis, boolean useSrq,
-                         boolean events, int warmup, boolean rdmaCm) {
+                         boolean events, int warmup, boolean rdmaCm, boolean mcg, String mgid) {
 
     public enum Role { SERVER, CLIENT, BOTH }
 
@@ -77,6 +79,6 @@ public record PerfParams(PerfTest test, Role role, String device, String peerDev
     public PerfParams as(Role r, String dev) {
         return new PerfParams(test, r, dev, peerDevice, ibPort, size, all, iters, duration, margin, mtu, gidIndex, tcpPort, numQps,
                 inlineSize, txDepth, rxDepth, cqMod, reportGbits, qpTimeout, sl, server, bind, json, plot, udpBaseline,
-                stallMillis, useSrq, events, warmup, rdmaCm);
+                stallMillis, useSrq, events, warmup, rdmaCm, mcg, mgid);
     }
 }

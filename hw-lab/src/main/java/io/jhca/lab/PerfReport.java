@@ -40,14 +40,19 @@ public final class PerfReport {
     static void banner(PrintWriter out, PerfSide s, boolean server) {
         PerfTest t = s.p.test();
         out.println(LINE);
-        out.println("                    " + t.title());
+        boolean mcg = s.p.mcg();
+        // ctx_print_test_info: "Multicast " before "Test", then a line of its own
+        out.println("                    " + (mcg ? t.title().replaceFirst("Test$", "Multicast Test") : t.title()));
         if (s.p.events()) {
             out.printf(" Test with events. Using %s_comp%d%n", s.ctx.name(), 0); // ctx_print_test_info, eq_num 0
+        }
+        if (mcg) {
+            out.println(" MultiCast runs on UD!");
         }
         out.printf(" Dual-port       : %s\t\tDevice         : %s%n", "OFF", s.ctx.name());
         out.printf(" Number of qps   : %d\t\tTransport type : %s%n", s.p.numQps(),
                 DevinfoCommand.transportValue(s.ctx.device().transport()) == 1 ? "IW" : "IB");
-        out.printf(" Connection type : %s\t\tUsing SRQ      : %s%n", "RC", s.p.useSrq() ? "ON" : "OFF");
+        out.printf(" Connection type : %s\t\tUsing SRQ      : %s%n", s.ud() ? "UD" : "RC", s.p.useSrq() ? "ON" : "OFF");
         out.printf(" PCIe relax order: %s%n", "Unsupported");
         out.printf(" ibv_wr* API     : %s%n", "ON");
         if (!server) {
@@ -107,7 +112,12 @@ public final class PerfReport {
 
     /** PERF_GID_FMT " %s: %02d:%02d:...": perftest prints the GID bytes in decimal. */
     public static String gidLine(Gid g) {
-        StringBuilder sb = new StringBuilder(" GID: ");
+        return gidLine(g, false);
+    }
+
+    /** As {@link #gidLine(Gid)}, labelled "MGID" for a multicast group's (gidArray). */
+    public static String gidLine(Gid g, boolean mgid) {
+        StringBuilder sb = new StringBuilder(mgid ? " MGID: " : " GID: ");
         for (int i = 0; i < Gid.LENGTH; i++) {
             sb.append(i == 0 ? "" : ":").append(CFormat.pad(Integer.toString(g.get(i) & 0xff), 2));
         }
@@ -115,9 +125,13 @@ public final class PerfReport {
     }
 
     static void address(PrintWriter out, String side, PerfTest.Verb verb, PerftestDest d) {
+        address(out, side, verb, d, false);
+    }
+
+    static void address(PrintWriter out, String side, PerfTest.Verb verb, PerftestDest d, boolean mgid) {
         out.println(addressLine(side, verb, d));
         if (d.gid() != null) {
-            out.println(gidLine(d.gid()));
+            out.println(gidLine(d.gid(), mgid));
         }
     }
 

@@ -87,11 +87,12 @@ final class PerfRun {
         if (send) {
             comm.handshake(s.mine[0]);
         }
+        // with --mcg the server's own GID line and the client's remote one show the group (gidArray "MGID")
         for (int i = 0; i < n; i++) {
-            PerfReport.address(out, "local", t.verb(), s.mine[i]);
+            PerfReport.address(out, "local", t.verb(), s.mine[i], p.mcg() && server);
         }
         for (int i = 0; i < n; i++) {
-            PerfReport.address(out, "remote", t.verb(), comm.handshake(s.mine[i]));
+            PerfReport.address(out, "remote", t.verb(), comm.handshake(s.mine[i]), p.mcg() && !server);
         }
         if (!send) {
             comm.handshake(s.mine[0]); // "An additional handshake is required after moving qp to RTR."
@@ -260,11 +261,11 @@ final class PerfRun {
     private void sendBw() throws IOException {
         tableHeader();
         JvmReport jvm = null;
-        for (int size : p.sizes()) {
+        for (int size : s.sizes()) {
             RecvWr[] rwrs = new RecvWr[s.qps.length];
             if (server) {
                 for (int i = 0; i < rwrs.length; i++) {
-                    rwrs[i] = new RecvWr(1).wrId(i).sge(s.mr, s.recvSlot(i), size);
+                    rwrs[i] = new RecvWr(1).wrId(i).sge(s.mr, s.recvSlot(i), s.recvLength(size));
                     postRecvs(i, rwrs[i], s.recvPerQp());
                 }
             }
@@ -312,7 +313,7 @@ final class PerfRun {
 
     /** The lines jhca adds after perftest's table: the UDP floor and the JVM/GC footer. */
     private void finish() {
-        if (!server && p.udpBaseline()) {
+        if (!server && p.udpBaseline() && !p.mcg()) { // a UDP socket has no counterpart of a UD QP's group
             udpFloor();
         }
         if (outcome.jvm == null) {

@@ -1,6 +1,7 @@
 package io.jhca.lab;
 
 import io.jhca.memory.DmaRegion;
+import io.jhca.verbs.AddressHandle;
 import io.jhca.verbs.AhAttributes;
 import io.jhca.verbs.CompletionChannel;
 import io.jhca.verbs.CompletionQueue;
@@ -65,6 +66,10 @@ public final class PerfSide implements AutoCloseable {
     /** -R: the rdma_cm connections (test QPs, then the exchange QP), closed first; null otherwise. */
     PerfCm cm;
     PerftestWire cmLink;
+    /** --mcg: the group (the server's QPs are attached to it), else null. */
+    Gid mgid;
+    /** --mcg client: the address handle of the group each send goes to, else null. */
+    AddressHandle[] ahs;
     private boolean cmAttached;
 
     PerfSide(PerfParams p, String device) {
@@ -90,6 +95,18 @@ public final class PerfSide implements AutoCloseable {
             }
             inlineSize = t.verb() == PerfTest.Verb.READ || t.verb() == PerfTest.Verb.ATOMIC ? 0
                     : Math.min(inline, dev.maxInlineData());
+            if (p.mcg()) {
+                inlineSize = Math.min(inlineSize, PerfMcast.MAX_INLINE_UD);
+                mgid = PerfMcast.mgid(p.mgid(), p.role() == PerfParams.Role.CLIENT);
+                if (receives() && mgid.isIpv4Mapped() != gid.isIpv4Mapped()) {
+                    // the group is joined on the interface of the GID's address, which has one IP version
+                    throw new VerbsException(VerbsException.EINVAL, "--mcg: the group " + Inet6Text.format(mgid.bytes())
+                            + (p.mgid() == null ? " (perftest's default MGID)" : "") + " and GID index " + gidIndex + " ("
+                            + Inet6Text.format(gid.bytes()) + ") of " + ctx.name() + " are not of the same IP version:"
+                            + " give -M a group of the GID's version, e.g. -M 0:0:0:0:0:0:0:0:0:0:255:255:239:1:1:1 for"
+                            + " an IPv4 GID, or -x an IPv6 GID");
+                }
+            }
             // ctx_set_out_reads: the device maximum for READ/ATOMIC tests, 1 otherwise
             outReads = t.usesOutReads() ? Math.max(1, Math.min(dev.maxQpRdAtom(), 0xFFFF)) : 1;
         } catch (RuntimeException e) {
@@ -125,9 +142,51 @@ public final class PerfSide implements AutoCloseable {
         createResources(cycleBuffer, cacheLine, pathMtu);
         for (int i = 0; i < qps.length; i++) {
             qps[i] = pd.createQp(qpInit());
-            qps[i].modify(new QpAttributes().state(QpState.INIT).pkeyIndex(0).port(p.ibPort()).accessFlags(p.test().qpAccess()));
+            if (ud()) {
+                qps[i].modify(QpAttributes.toInitUd(p.ibPort(), PerfMcast.DEF_QKEY));
+            } else {
+                qps[i].modify(new QpAttributes().state(QpState.INIT).pkeyIndex(0).port(p.ibPort()).accessFlags(p.test().qpAccess()));
+            }
         }
         describeQps();
+        if (p.mcg() && receives()) {
+            // send_set_up_connection: the server attaches every QP and advertises the group, MLID and QPN 0xFFFFFF
+            // as its keys; RoCE has no SA to join through, so the MLID stays 0 (set_mcast_group joins on IB only)
+            for (int i = 0; i < qps.length; i++) {
+                qps[i].attachMcast(mgid, 0);
+                mine[i] = new PerftestDest(0, mine[i].outReads(), QueuePair.MULTICAST_QPN, mine[i].psn(), mine[i].rkey(),
+                        mine[i].vaddr(), mgid, 0);
+            }
+        }
+    }
+
+    /** --mcg runs on UD QPs; everything else on RC. */
+    boolean ud() {
+        return p.mcg();
+    }
+
+    /**
+     * The message sizes this side runs: a UD message is at most one MTU, so larger sizes become the MTU and -a stops
+     * there (send_bw.c: "Max msg size in UD is MTU", size_max_pow for UD).
+     */
+    java.util.List<Integer> sizes() {
+        java.util.List<Integer> all = p.sizes();
+        if (!ud()) {
+            return all;
+        }
+        java.util.List<Integer> s = new java.util.ArrayList<>();
+        for (int size : all) {
+            int v = Math.min(size, mtu.bytes());
+            if (!s.contains(v)) {
+                s.add(v);
+            }
+        }
+        return s;
+    }
+
+    /** The length of a receive for a message of {@code size} bytes: with the GRH on UD. */
+    int recvLength(int size) {
+        return ud() ? size + PerfMcast.UD_ADDITION : size;
     }
 
     /**
@@ -138,7 +197,8 @@ public final class PerfSide implements AutoCloseable {
         this.cycleBuffer = cycleBuffer;
         this.cacheLine = Math.max(1, cacheLine);
         int n = p.numQps();
-        long slotL = Math.max((long) p.maxSize(), cycleBuffer);
+        // a UD receive starts with the 40-byte GRH (perftest SIZE(UD, size, 1))
+        long slotL = Math.max((long) p.maxSize() + (ud() ? PerfMcast.UD_ADDITION : 0), cycleBuffer);
         if (slotL * 2 * n > Integer.MAX_VALUE) {
             throw new VerbsException(VerbsException.EINVAL, "buffer of 2 x " + n + " x " + slotL + " bytes is too large");
         }
@@ -166,7 +226,7 @@ public final class PerfSide implements AutoCloseable {
 
     /** The attributes every test QP is created with. */
     QpInitAttributes qpInit() {
-        return QpInitAttributes.rc(sendCq, recvCq).singleThreaded().maxSendWr(txDepth)
+        return (ud() ? QpInitAttributes.ud(sendCq, recvCq) : QpInitAttributes.rc(sendCq, recvCq)).singleThreaded().maxSendWr(txDepth)
                 .maxRecvWr(p.test().verb() == PerfTest.Verb.SEND ? rxDepth : 1).maxInlineData(inlineSize).srq(srq);
     }
 
@@ -209,6 +269,10 @@ public final class PerfSide implements AutoCloseable {
      * max_rd_atomic = the peer's out_reads (perftest_resources.c ctx_modify_qp_to_rtr/rts).
      */
     void connect() {
+        if (ud()) {
+            connectUd();
+            return;
+        }
         for (int i = 0; i < qps.length && cm == null; i++) {
             PerftestDest r = remote[i];
             if (r.gid() == null || r.gid().isZero()) {
@@ -222,6 +286,30 @@ public final class PerfSide implements AutoCloseable {
         }
         if (p.events()) {
             // send_lat.c and friends: both CQs armed once connected; every event taken re-arms its CQ
+            sendCq.requestNotify(false);
+            recvCq.requestNotify(false);
+        }
+    }
+
+    /**
+     * ctx_connect for UD: RTR, RTS with the own PSN; the client makes an address handle to the server's GID (with
+     * --mcg the group) with hop limit 0xFF, its sends carry the server's QPN (0xFFFFFF) and DEF_QKEY.
+     */
+    private void connectUd() {
+        ahs = new AddressHandle[qps.length];
+        for (int i = 0; i < qps.length; i++) {
+            qps[i].modify(QpAttributes.toRtrUd());
+            qps[i].modify(QpAttributes.toRtsUd(mine[i].psn()));
+            if (!receives()) {
+                PerftestDest r = remote[i];
+                if (r.gid() == null || r.gid().isZero()) {
+                    throw new VerbsException(VerbsException.EINVAL, "the peer sent no GID: RoCE needs one (run perftest with -x)");
+                }
+                ahs[i] = pd.createAh(AhAttributes.to(r.gid()).sgidIndex(gidIndex).hopLimit(0xFF).sl(p.sl())
+                        .portNum(p.ibPort()).dlid(r.lid()));
+            }
+        }
+        if (p.events()) {
             sendCq.requestNotify(false);
             recvCq.requestNotify(false);
         }
@@ -244,8 +332,24 @@ public final class PerfSide implements AutoCloseable {
                 io.jhca.cm.CmDevices.detach(ctx);
             }
         }
-        AutoCloseable[] all = new AutoCloseable[(qps == null ? 0 : qps.length) + 9];
+        if (mgid != null && qps != null) {
+            for (QueuePair q : qps) {
+                if (q != null && q.multicastGroups().contains(mgid)) {
+                    try {
+                        q.detachMcast(mgid, 0); // send_destroy_ctx
+                    } catch (RuntimeException e) {
+                        first = first == null ? e : first;
+                    }
+                }
+            }
+        }
+        AutoCloseable[] all = new AutoCloseable[(qps == null ? 0 : qps.length) + (ahs == null ? 0 : ahs.length) + 9];
         int k = 0;
+        if (ahs != null) {
+            for (AddressHandle ah : ahs) {
+                all[k++] = ah;
+            }
+        }
         if (qps != null) {
             for (QueuePair q : qps) {
                 all[k++] = q;

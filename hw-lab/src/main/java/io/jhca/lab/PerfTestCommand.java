@@ -132,6 +132,19 @@ public abstract class PerfTestCommand implements Callable<Integer> {
             description = "connect the QPs with rdma_cm on the -p port and exchange over them (perftest -R); no TCP")
     boolean rdmaCm;
 
+    @Option(names = {"-g", "--mcg"},
+            description = "send-bw: SENDs to a multicast group with the server's QP attached to it (perftest --mcg; UD)")
+    boolean mcg;
+
+    @Option(names = {"-M", "--MGID"}, paramLabel = "MGID",
+            description = "with --mcg: the group, as perftest takes it (16 ':'-separated bytes, e.g."
+                    + " 0:0:0:0:0:0:0:0:0:0:255:255:239:1:1:1) or an IP address (ff0e::1, 239.1.1.1); default ff01:0:2:c985::")
+    String mgid;
+
+    @Option(names = {"-c", "--connection"}, paramLabel = "TYPE",
+            description = "connection type: RC (default), or UD, which only --mcg runs (and implies)")
+    String connection;
+
     @Parameters(arity = "0..1", paramLabel = "SERVER", description = "server to connect to (client role)")
     String serverHost;
 
@@ -182,6 +195,25 @@ public abstract class PerfTestCommand implements Callable<Integer> {
         check(!events || test.verb() != PerfTest.Verb.WRITE, "-e/--events: Events feature not available on WRITE verb");
         check(!events || duration == 0, "-e/--events: Duration mode doesn't work with events");
         check(warmup == null || warmup >= 0, "--warmup must be >= 0");
+        check(connection == null || connection.equals("RC") || connection.equals("UD"),
+                "-c/--connection: RC or UD (UD only with --mcg)");
+        check(!"UD".equals(connection) || mcg, "-c/--connection UD: hwlab runs UD only in multicast mode (--mcg)");
+        check(mgid == null || mcg, "-M/--MGID needs --mcg");
+        if (mcg) {
+            // perftest_parameters.c: --mcg is for SEND tests, implies UD, and refuses -R and more than one QP
+            check(test == PerfTest.SEND_BW, "--mcg: hwlab runs the multicast mode in send-bw (perftest has it in"
+                    + " ib_send_bw and ib_send_lat)");
+            check(!"RC".equals(connection), "--mcg runs on UD: -c RC contradicts it");
+            check(!rdmaCm, "--mcg: Perftest still doesn't support Multicast with rdma_cm (-R)");
+            check(numQps == 1, "--mcg: Only 1 QP supported in multicast (-q)");
+            if (mgid != null) {
+                try {
+                    PerfMcast.parse(mgid);
+                } catch (RuntimeException e) {
+                    check(false, e.getMessage());
+                }
+            }
+        }
         if (plot != null) {
             String n = plot.getFileName().toString().toLowerCase(Locale.ROOT);
             check(n.endsWith(".png") || n.endsWith(".svg"), "--plot FILE must end in .png or .svg");
@@ -196,7 +228,7 @@ public abstract class PerfTestCommand implements Callable<Integer> {
                 numQps, inlineSize != null ? inlineSize : -1, txDepth != null ? txDepth : -1, rxDepth != null ? rxDepth : -1,
                 cq, reportGbits, qpTimeout, sl, serverHost, bind, json, plot, udp, stallSeconds * 1000L, useSrq,
                 events,
-                warmup != null ? warmup : role == PerfParams.Role.BOTH ? IN_PROCESS_WARMUP : 0, rdmaCm);
+                warmup != null ? warmup : role == PerfParams.Role.BOTH ? IN_PROCESS_WARMUP : 0, rdmaCm, mcg, mgid);
     }
 
     private void check(boolean ok, String message) {

@@ -107,7 +107,8 @@ final class GroupSockets implements AutoCloseable {
             ch.configureBlocking(false);
             ch.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             ch.setOption(StandardSocketOptions.SO_RCVBUF, socketBuffer);
-            ch.bind(new InetSocketAddress(group, port));
+            final NetworkInterface ni = interfaceOf(local);
+            ch.bind(new InetSocketAddress(scoped(group, ni), port));
             final int fd = NativeSocket.fd(ch);
             if (v4) {
                 NativeSocket.setInt(fd, NativeSocket.IPPROTO_IP, NativeSocket.IP_MULTICAST_ALL, 0, "IP_MULTICAST_ALL=0");
@@ -116,7 +117,7 @@ final class GroupSockets implements AutoCloseable {
                         "IPV6_MULTICAST_ALL=0");
                 NativeSocket.setInt(fd, NativeSocket.SOL_UDP, NativeSocket.UDP_NO_CHECK6_RX, 1, "UDP_NO_CHECK6_RX");
             }
-            final MembershipKey key = ch.join(group, interfaceOf(local));
+            final MembershipKey key = ch.join(group, ni);
             final int n = groups.length;
             groups = Arrays.copyOf(groups, n + 1);
             channels = Arrays.copyOf(channels, n + 1);
@@ -129,6 +130,18 @@ final class GroupSockets implements AutoCloseable {
             throw new IllegalStateException("cannot join multicast group " + group.getHostAddress() + " on the"
                     + " interface of " + local.getHostAddress() + ": " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * The address to bind for {@code group}: an IPv6 group of interface- or link-local scope (ff01::/16, ff02::/16,
+     * ff12::/16, ...) with the interface as its scope id, since Linux refuses to bind a link-local address without one
+     * (inet6_bind: EINVAL); any other group as it is.
+     */
+    static InetAddress scoped(final InetAddress group, final NetworkInterface ni) throws java.net.UnknownHostException {
+        if (group instanceof java.net.Inet6Address && (group.isMCLinkLocal() || group.isMCNodeLocal())) {
+            return java.net.Inet6Address.getByAddress(null, group.getAddress(), ni);
+        }
+        return group;
     }
 
     void leave(final InetAddress group) {

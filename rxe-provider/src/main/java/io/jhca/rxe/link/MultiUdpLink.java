@@ -1,5 +1,7 @@
 package io.jhca.rxe.link;
 
+import java.net.Inet4Address;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -14,6 +16,9 @@ import java.util.List;
  *
  * <p>Receive takes turns over the sockets (the one after the last that delivered goes first), so a busy address
  * cannot starve another. Used by the engine's thread only.
+ *
+ * <p>Multicast: a group is joined through the first address of its IP version (an IPv4 group with the IPv4
+ * address, an IPv6 group with the first IPv6 one); all addresses sit on the one interface, where the join happens.
  */
 public final class MultiUdpLink implements Link {
 
@@ -21,6 +26,10 @@ public final class MultiUdpLink implements Link {
     private final List<InetSocketAddress> locals;
     private int next;
     private int lastOn;
+    /** Groups joined, each with the index of the address (link) that joined it. */
+    private final java.util.Map<InetAddress, Integer> joined = new java.util.HashMap<>();
+    private int nextGroupLink;
+    private int lastGroupOn;
 
     private MultiUdpLink(final UdpLink[] links) {
         this.links = links;
@@ -78,6 +87,54 @@ public final class MultiUdpLink implements Link {
             }
         }
         return null;
+    }
+
+    @Override
+    public void joinGroup(final InetAddress group) {
+        if (joined.containsKey(group)) {
+            return;
+        }
+        final boolean v4 = group instanceof Inet4Address;
+        for (int i = 0; i < links.length; i++) {
+            if ((locals.get(i).getAddress() instanceof Inet4Address) == v4) {
+                links[i].joinGroup(group);
+                joined.put(group, i);
+                return;
+            }
+        }
+        throw new IllegalArgumentException("group " + group.getHostAddress() + ": the interface has no IPv"
+                + (v4 ? "4" : "6") + " address of this device to join it with");
+    }
+
+    @Override
+    public void leaveGroup(final InetAddress group) {
+        final Integer i = joined.remove(group);
+        if (i != null) {
+            links[i].leaveGroup(group);
+        }
+    }
+
+    @Override
+    public InetSocketAddress receiveGroup(final ByteBuffer buffer) {
+        if (joined.isEmpty()) {
+            return null;
+        }
+        final int n = links.length;
+        for (int k = 0; k < n; k++) {
+            final int i = nextGroupLink;
+            nextGroupLink = i + 1 == n ? 0 : i + 1;
+            final InetSocketAddress src = links[i].receiveGroup(buffer);
+            if (src != null) {
+                lastGroupOn = i;
+                return src;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public InetAddress lastGroup() {
+        return links[lastGroupOn].lastGroup();
     }
 
     @Override

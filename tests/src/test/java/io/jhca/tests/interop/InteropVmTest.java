@@ -156,6 +156,17 @@ class InteropVmTest {
         }
     }
 
+    /**
+     * m: UD multicast with the guest's rxe: a feed into hwlab mcast recv, and perftest's multicast mode (ib_send_bw
+     * --mcg <-> hwlab perf send-bw --mcg) both ways, each counted as the receiving QP's completions.
+     */
+    @Test
+    void multicastBothWays() {
+        for (String v : new String[] {"m-guest-to-jhca:", "m-jhca-to-guest:", "m-perf-guest-to-jhca:"}) {
+            assertTrue(summary.contains("PASS " + v), "multicast " + v + " failed:\n" + summary + "\n" + tail(log));
+        }
+    }
+
     @Test
     void guestIbvRcPingpongServerWithJhcaClient() {
         assertTrue(summary.contains("PASS a:"), "scenario a failed:\n" + summary + "\n" + tail(log));

@@ -1,0 +1,184 @@
+package io.jhca.tests.twojvm;
+
+import io.jhca.tests.harness.Seeds;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * UD multicast to an IPv6 group (not IPv4-mapped) between two rxe devices on a veth pair: two network namespaces this
+ * test creates (names unique to the run) with fd78::1/64 and fd78::2/64, DAD off; in each a JVM adds rxe9 on its
+ * end ({@code hwlab link add}). The receiver attaches two UD QPs to a random group in ff0e::/16 (global scope) or
+ * ff12::/16 (link-local scope; seed printed), the sender SENDs to it from its IPv6 GID; both QPs get every message with the payload intact and a GRH
+ * that is the datagram's IPv6 header (source the sender's address, destination the group). Then one QP detaches and
+ * a second batch reaches only the other. Needs root and iproute2 (skipped with the reason otherwise); everything
+ * created is deleted afterwards. {@code hwlab perf send-bw --mcg} runs across the same pair with an IPv6 group.
+ *
+ * <p>Why namespaces: a fresh namespace's lo has no IPv6 multicast route, and the default namespace's interfaces are
+ * not the test's to use; a veth pair is a link with MLD like any LAN.
+ */
+class Ipv6MulticastNamespaceTest {
+    private final String suffix = Long.toString(ProcessHandle.current().pid() % 100000);
+    private final String nsA = "jhca-m6a-" + suffix;
+    private final String nsB = "jhca-m6b-" + suffix;
+    private final String ifA = "jm6a" + suffix;
+    private final String ifB = "jm6b" + suffix;
+    private boolean created;
+    @TempDir
+    Path dir;
+
+    @BeforeEach
+    void createNamespaces() throws Exception {
+        assumeTrue(isRoot(), "Ipv6MulticastNamespaceTest skipped: creating network namespaces needs root");
+        assumeTrue(run("ip", "-V") == 0, "Ipv6MulticastNamespaceTest skipped: iproute2 ('ip') is not installed");
+        run("ip", "netns", "del", nsA); // left over by a killed run of this very process id
+        run("ip", "netns", "del", nsB);
+        int add = run("ip", "netns", "add", nsA);
+        assumeTrue(add == 0, "Ipv6MulticastNamespaceTest skipped: 'ip netns add' failed (no permission for network"
+                + " namespaces here)");
+        created = true;
+        must("ip", "netns", "add", nsB);
+        must("ip", "-n", nsA, "link", "add", ifA, "type", "veth", "peer", "name", ifB, "netns", nsB);
+        side(nsA, ifA, "fd78::1");
+        side(nsB, ifB, "fd78::2");
+    }
+
+    private static void side(String ns, String dev, String v6) throws Exception {
+        // no duplicate address detection: a tentative IPv6 address cannot be bound yet
+        must("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.accept_dad=0",
+                "net.ipv6.conf." + dev + ".accept_dad=0");
+        must("ip", "-n", ns, "link", "set", "lo", "up");
+        must("ip", "-n", ns, "addr", "add", v6 + "/64", "dev", dev, "nodad");
+        must("ip", "-n", ns, "link", "set", dev, "up");
+    }
+
+    @AfterEach
+    void deleteNamespaces() throws Exception {
+        if (created) {
+            run("ip", "netns", "del", nsA); // takes the veth pair with it
+            run("ip", "netns", "del", nsB);
+        }
+    }
+
+    /**
+     * ff0e: global scope; ff12: a transient group of link-local scope, whose group socket must be bound with the
+     * interface as scope id (Linux refuses a link-local bind without one).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"ff0e", "ff12"})
+    @Timeout(value = 120, unit = TimeUnit.SECONDS) // safety net only
+    void ipv6GroupReachesTheOtherNamespaceAndDetachStopsIt(String prefix) throws Exception {
+        Random r = new Random(Seeds.of("jhca.test.mcast6.seed", "IPv6 multicast group " + prefix + "::"));
+        String mgid = String.format("%s::%x:%x", prefix, 1 + r.nextInt(0xfffe), 1 + r.nextInt(0xfffe));
+        Process b = side(nsB, dir.resolve("b-links"), dir.resolve("b.log"), "recv", ifB, mgid, "fd78::1", dir);
+        Process a = side(nsA, dir.resolve("a-links"), dir.resolve("a.log"), "send", ifA, mgid, "fd78::1", dir);
+        boolean doneB = b.waitFor(100, TimeUnit.SECONDS);
+        boolean doneA = a.waitFor(10, TimeUnit.SECONDS);
+        a.destroyForcibly();
+        b.destroyForcibly();
+        String logA = Files.readString(dir.resolve("a.log"));
+        String logB = Files.readString(dir.resolve("b.log"));
+        String both = "group " + mgid + "\nsender:\n" + logA + "\nreceiver:\n" + logB;
+        assertTrue(doneA && doneB, "the sides did not finish\n" + both);
+        assertEquals(0, b.exitValue(), both);
+        assertEquals(0, a.exitValue(), both);
+        assertTrue(logA.contains("] fd78::1\n") && logB.contains("] fd78::2\n"), "each side sends from its IPv6 GID\n" + both);
+        assertTrue(logB.contains("OK: both QPs got sequence 0..4 with the GRH's source fd78::1 and destination " + mgid),
+                both);
+        assertTrue(logB.contains("OK: after QP B detached, QP A got sequence 100..104 and QP B nothing"), both);
+        assertTrue(logA.contains("DONE send") && logB.contains("DONE recv"), both);
+    }
+
+    /**
+     * hwlab perf send-bw --mcg with an IPv6 group (perftest's multicast mode): the server's QP attached to ff0e::,
+     * the client sending from its IPv6 GID; the server's report counts all 200 receive completions.
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS) // safety net only
+    void perfSendBwMcgOverAnIpv6Group() throws Exception {
+        Random r = new Random(Seeds.of("jhca.test.mcast6.seed", "IPv6 group of perf send-bw --mcg"));
+        String mgid = String.format("ff0e::%x:%x", 1 + r.nextInt(0xfffe), 1 + r.nextInt(0xfffe));
+        Process b = side(nsB, dir.resolve("b-links"), dir.resolve("b.log"), "perf-server", ifB, mgid, "fd78::1", dir);
+        Process a = side(nsA, dir.resolve("a-links"), dir.resolve("a.log"), "perf-client", ifA, mgid, "fd78::2", dir);
+        boolean doneA = a.waitFor(100, TimeUnit.SECONDS);
+        boolean doneB = b.waitFor(10, TimeUnit.SECONDS);
+        a.destroyForcibly();
+        b.destroyForcibly();
+        String logA = Files.readString(dir.resolve("a.log"));
+        String logB = Files.readString(dir.resolve("b.log"));
+        String both = "group " + mgid + "\nclient:\n" + logA + "\nserver:\n" + logB;
+        assertTrue(doneA && doneB, "the sides did not finish\n" + both);
+        assertEquals(0, a.exitValue(), both);
+        assertEquals(0, b.exitValue(), both);
+        // perftest prints the group's bytes in decimal on the server's local and the client's remote MGID line
+        StringBuilder line = new StringBuilder(" MGID:");
+        byte[] g = java.net.InetAddress.getByName(mgid).getAddress();
+        for (int i = 0; i < 16; i++) {
+            line.append(i == 0 ? " " : ":").append(String.format("%02d", g[i] & 0xFF));
+        }
+        for (String log : new String[] {logA, logB}) {
+            assertTrue(log.contains(" MultiCast runs on UD!\n") && log.contains(line + "\n"), both);
+            assertTrue(java.util.regex.Pattern.compile("(?m)^ 512 +200 ").matcher(log).find(), "a row of 200 x 512 B\n"
+                    + both);
+        }
+        assertTrue(logB.contains(" local address: LID 0000 QPN 0xffffff "), both);
+    }
+
+    /** {@link Ipv6McastSide} in a child JVM in namespace {@code ns} with its own link file; output to {@code log}. */
+    private static Process side(String ns, Path links, Path log, String role, String iface, String mgid, String source,
+            Path dir) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", ns));
+        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(TwoJvmTest.opens());
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(Ipv6McastSide.class.getName());
+        cmd.addAll(List.of(role, iface, mgid, source, dir.toString()));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().remove("JHCA_RXE_DEVICES");
+        pb.environment().put("JHCA_RXE_LINKS", links.toString());
+        return pb.start();
+    }
+
+    private static boolean isRoot() throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("id", "-u").start();
+        String uid = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
+        p.waitFor();
+        return "0".equals(uid);
+    }
+
+    private static void must(String... cmd) throws Exception {
+        assertEquals(0, run(cmd), "command failed: " + String.join(" ", cmd));
+    }
+
+    private static int run(String... cmd) throws Exception {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(30, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return -1;
+        }
+        if (p.exitValue() != 0) {
+            System.err.println(String.join(" ", cmd) + ": " + out.trim());
+        }
+        return p.exitValue();
+    }
+}
