@@ -76,15 +76,22 @@ public final class SendWqe {
         this.inline = false;
         this.inlineLength = 0;
         this.length = 0;
-        this.udPeer = null;
         this.remoteQpn = 0;
         this.remoteQkey = 0;
         this.invalidateRkey = 0;
-        this.window = null;
-        this.bindMr = null;
         this.assigned = false;
         this.rdAtomicCounted = false;
-        this.error = null;
+        // a reference store costs G1 barriers on every post: clear only what an earlier WR of this slot set
+        if (udPeer != null) {
+            udPeer = null;
+        }
+        if (window != null || bindMr != null) {
+            window = null;
+            bindMr = null;
+        }
+        if (error != null) {
+            error = null;
+        }
     }
 
     /** Appends an SGE descriptor (bounds were checked by the caller against max_send_sge). */
