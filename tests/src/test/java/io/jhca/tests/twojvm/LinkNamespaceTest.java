@@ -8,14 +8,15 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import static io.jhca.tests.twojvm.Shell.isRoot;
+import static io.jhca.tests.twojvm.Shell.must;
+import static io.jhca.tests.twojvm.Shell.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -154,40 +155,9 @@ class LinkNamespaceTest {
 
     /** {@link HwLabSteps} with ARGS in a child JVM in namespace {@code ns} with its own link file; output to {@code log}. */
     private static Process hwlab(String ns, Path links, Path log, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", ns));
-        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(TwoJvmTest.opens());
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add(HwLabSteps.class.getName());
-        cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
-        pb.environment().remove("JHCA_RXE_DEVICES");
-        pb.environment().put("JHCA_RXE_LINKS", links.toString());
-        return pb.start();
+        return Shell.childJvm(ns, links, log, HwLabSteps.class, List.of(args));
     }
 
-    private static boolean isRoot() throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("id", "-u").start();
-        String uid = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
-        p.waitFor();
-        return "0".equals(uid);
-    }
 
-    private static void must(String... cmd) throws Exception {
-        assertEquals(0, run(cmd), "command failed: " + String.join(" ", cmd));
-    }
 
-    private static int run(String... cmd) throws Exception {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(30, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            return -1;
-        }
-        if (p.exitValue() != 0) {
-            System.err.println(String.join(" ", cmd) + ": " + out.trim());
-        }
-        return p.exitValue();
-    }
 }

@@ -8,15 +8,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.IOException;
 import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import static io.jhca.tests.twojvm.Shell.isRoot;
+import static io.jhca.tests.twojvm.Shell.must;
+import static io.jhca.tests.twojvm.Shell.run;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
@@ -65,28 +64,6 @@ class NetnsTest {
                 here, List.of("ip", "netns", "exec", ns), "netns1", THERE);
     }
 
-    private static boolean isRoot() throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("id", "-u").start();
-        String uid = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
-        p.waitFor();
-        return "0".equals(uid);
-    }
 
-    private static void must(String... cmd) throws Exception {
-        assertEquals(0, run(cmd), "command failed: " + String.join(" ", cmd));
-    }
 
-    private static int run(String... cmd) throws Exception {
-        List<String> c = new ArrayList<>(List.of(cmd));
-        Process p = new ProcessBuilder(c).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(30, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            return -1;
-        }
-        if (p.exitValue() != 0) {
-            System.err.println(String.join(" ", cmd) + ": " + out.trim());
-        }
-        return p.exitValue();
-    }
 }
