@@ -4,28 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.InetAddress;
 
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
-import io.jhca.memory.DmaMemory;
 import io.jhca.memory.DmaRegion;
-import io.jhca.mlx5.Mlx5Context;
-import io.jhca.mlx5.Mlx5Provider;
 import io.jhca.mlx5.cq.Cqe64;
-import io.jhca.mlx5.init.Mlx5Options;
-import io.jhca.verbs.Access;
-import io.jhca.verbs.AhAttributes;
 import io.jhca.verbs.CompletionQueue;
-import io.jhca.verbs.CqFlags;
-import io.jhca.verbs.DeviceInfo;
-import io.jhca.verbs.Gid;
 import io.jhca.verbs.MemoryRegion;
-import io.jhca.verbs.Mtu;
-import io.jhca.verbs.ProtectionDomain;
-import io.jhca.verbs.QpAttributes;
-import io.jhca.verbs.QpInitAttributes;
 import io.jhca.verbs.QueuePair;
 import io.jhca.verbs.SendFlags;
 import io.jhca.verbs.WorkCompletion;
@@ -38,25 +24,12 @@ class BenchmarkHooksTest {
 
     @Test
     void pausedDataPathDefersWorkAndCqRingIsTheDriversRing() throws Exception {
-        ModelFunction fn = ModelFunction.open("bench0", InetAddress.getByName("127.0.0.44"));
-        try (Mlx5Context ctx = Mlx5Provider.open(new DeviceInfo("bench0", "mlx5", 0, "InfiniBand"), fn,
-                Mlx5Options.defaults());
-             DmaRegion mem = DmaMemory.allocate(1 << 16)) {
-            ProtectionDomain pd = ctx.allocatePd();
-            MemoryRegion mr = pd.register(mem, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
-            CompletionQueue cq = ctx.createCq(255, CqFlags.SINGLE_THREADED);
-            QueuePair qp = pd.createQp(QpInitAttributes.rc(cq, cq).singleThreaded().maxSendWr(16));
-            int gidIndex = -1;
-            for (int i = 0; i < ctx.queryPort(1).gidTblLen() && gidIndex < 0; i++) {
-                if (ctx.queryGid(1, i).isIpv4Mapped()) {
-                    gidIndex = i;
-                }
-            }
-            Gid gid = ctx.queryGid(1, gidIndex);
-            qp.modify(QpAttributes.toInit(1, Access.REMOTE_WRITE));
-            qp.modify(QpAttributes.toRtr(qp.qpn(), 0, AhAttributes.to(gid).sgidIndex(gidIndex), Mtu.MTU_1024));
-            qp.modify(QpAttributes.toRts(0));
-
+        try (SelfConnectedQp q = new SelfConnectedQp("bench0", "127.0.0.44", 16)) {
+            ModelFunction fn = q.fn;
+            DmaRegion mem = q.mem;
+            MemoryRegion mr = q.mr;
+            CompletionQueue cq = q.cq;
+            QueuePair qp = q.qp;
             UnsafeBuffer ring = fn.model().cqRing(cq.cqn());
             assertEquals(256 * Cqe64.SIZE, ring.capacity(), "ncqe 64-byte CQEs");
             assertEquals(0xf0, ring.getByte(Cqe64.OP_OWN_OFFSET) & 0xff, "first CQE not written yet (INVALID, owner 0)");
@@ -86,10 +59,6 @@ class BenchmarkHooksTest {
             assertEquals(7, wc.wrId());
             assertEquals(0x1122334455667788L, mem.buffer().getLong(4096));
             assertEquals(0xf0 >>> 4, (ring.getByte(64 + Cqe64.OP_OWN_OFFSET) & 0xff) >>> 4, "the next CQE still unwritten");
-            qp.close();
-            cq.close();
-            mr.close();
-            pd.close();
         }
     }
 }

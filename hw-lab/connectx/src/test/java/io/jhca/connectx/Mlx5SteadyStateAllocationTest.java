@@ -5,31 +5,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.invoke.VarHandle;
 import java.lang.management.ManagementFactory;
-import java.net.InetAddress;
 import java.nio.ByteOrder;
 
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
-import io.jhca.memory.DmaMemory;
-import io.jhca.memory.DmaRegion;
-import io.jhca.mlx5.Mlx5Context;
-import io.jhca.mlx5.Mlx5Provider;
 import io.jhca.mlx5.cq.CqeOpcode;
 import io.jhca.mlx5.cq.Cqe64;
-import io.jhca.mlx5.init.Mlx5Options;
 import io.jhca.mlx5.wqe.Mlx5Opcode;
-import io.jhca.verbs.Access;
-import io.jhca.verbs.AhAttributes;
 import io.jhca.verbs.CompletionQueue;
-import io.jhca.verbs.CqFlags;
-import io.jhca.verbs.DeviceInfo;
-import io.jhca.verbs.Gid;
 import io.jhca.verbs.MemoryRegion;
-import io.jhca.verbs.Mtu;
-import io.jhca.verbs.ProtectionDomain;
-import io.jhca.verbs.QpAttributes;
-import io.jhca.verbs.QpInitAttributes;
 import io.jhca.verbs.QueuePair;
 import io.jhca.verbs.SendFlags;
 import io.jhca.verbs.SendQueue;
@@ -53,24 +38,11 @@ class Mlx5SteadyStateAllocationTest {
 
     @Test
     void postDoorbellAndPollAllocateNothing() throws Exception {
-        ModelFunction fn = ModelFunction.open("alloc0", InetAddress.getByName("127.0.0.46"));
-        try (Mlx5Context ctx = Mlx5Provider.open(new DeviceInfo("alloc0", "mlx5", 0, "InfiniBand"), fn,
-                Mlx5Options.defaults());
-             DmaRegion mem = DmaMemory.allocate(1 << 16)) {
-            ProtectionDomain pd = ctx.allocatePd();
-            MemoryRegion mr = pd.register(mem, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
-            CompletionQueue cq = ctx.createCq(255, CqFlags.SINGLE_THREADED);
-            QueuePair qp = pd.createQp(QpInitAttributes.rc(cq, cq).singleThreaded().maxSendWr(256));
-            int gidIndex = -1;
-            for (int i = 0; i < ctx.queryPort(1).gidTblLen() && gidIndex < 0; i++) {
-                if (ctx.queryGid(1, i).isIpv4Mapped()) {
-                    gidIndex = i;
-                }
-            }
-            Gid gid = ctx.queryGid(1, gidIndex);
-            qp.modify(QpAttributes.toInit(1, Access.REMOTE_WRITE));
-            qp.modify(QpAttributes.toRtr(qp.qpn(), 0, AhAttributes.to(gid).sgidIndex(gidIndex), Mtu.MTU_1024));
-            qp.modify(QpAttributes.toRts(0));
+        try (SelfConnectedQp q = new SelfConnectedQp("alloc0", "127.0.0.46", 256)) {
+            ModelFunction fn = q.fn;
+            MemoryRegion mr = q.mr;
+            CompletionQueue cq = q.cq;
+            QueuePair qp = q.qp;
             fn.model().pauseDataPath(true);
             Stub stub = new Stub(fn.model().cqRing(cq.cqn()), qp.qpn());
             SendWr[] chain = new SendWr[BATCH];
@@ -98,11 +70,6 @@ class Mlx5SteadyStateAllocationTest {
             }
             assertTrue(clean && worst < 4096, "bytes the posting thread allocated in three rounds of 5000 operations"
                     + " of each kind: " + seen);
-            fn.model().pauseDataPath(false);
-            qp.close();
-            cq.close();
-            mr.close();
-            pd.close();
         }
     }
 
