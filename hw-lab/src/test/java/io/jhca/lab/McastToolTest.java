@@ -1,7 +1,5 @@
 package io.jhca.lab;
 
-import io.jhca.verbs.DeviceInfo;
-import io.jhca.verbs.Verbs;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -15,7 +13,6 @@ import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@code hwlab mcast}: a publisher on rxe0 and a subscriber with two QPs on rxe1 (in this JVM, on 127.0.72.1/.2 so
@@ -29,24 +26,12 @@ class McastToolTest {
 
     @BeforeAll
     static void rxePresent() {
-        saved = System.getProperty(PROPERTY);
-        System.setProperty(PROPERTY, "rxe0=127.0.72.1,rxe1=127.0.72.2");
-        boolean r0 = false;
-        boolean r1 = false;
-        for (DeviceInfo d : Verbs.devices()) {
-            r0 |= d.name().equals("rxe0");
-            r1 |= d.name().equals("rxe1");
-        }
-        assumeTrue(r0 && r1, "rxe0/rxe1 not listed: " + Verbs.devices());
+        saved = DevicesProperty.install(PROPERTY, "rxe0=127.0.72.1,rxe1=127.0.72.2", "rxe", "rxe0", "rxe1");
     }
 
     @AfterAll
     static void restore() {
-        if (saved == null) {
-            System.clearProperty(PROPERTY);
-        } else {
-            System.setProperty(PROPERTY, saved);
-        }
+        DevicesProperty.restore(PROPERTY, saved);
     }
 
     @Test

@@ -2,14 +2,11 @@ package io.jhca.lab;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import io.jhca.verbs.DeviceInfo;
-import io.jhca.verbs.Verbs;
 
 /**
  * Event mode ({@code -e}) between the two simulated ConnectX functions mlx5_0 and mlx5_1 in this JVM, as
@@ -51,25 +48,12 @@ class ModelEventToolsTest {
 
     @BeforeAll
     static void modelPresent() {
-        saved = System.getProperty(PROPERTY);
-        System.setProperty(PROPERTY, "mlx5_0=127.0.72.3,mlx5_1=127.0.72.4");
-        boolean m0 = false;
-        boolean m1 = false;
-        for (DeviceInfo d : Verbs.devices()) {
-            m0 |= d.name().equals("mlx5_0") && d.provider().equals("mlx5");
-            m1 |= d.name().equals("mlx5_1") && d.provider().equals("mlx5");
-        }
-        assumeTrue(m0 && m1, "mlx5_0/mlx5_1 not listed: the ConnectX model is not on the class path; devices found: "
-                + Verbs.devices());
+        saved = DevicesProperty.install(PROPERTY, "mlx5_0=127.0.72.3,mlx5_1=127.0.72.4", "mlx5", "mlx5_0", "mlx5_1");
     }
 
     @AfterAll
     static void restore() {
-        if (saved == null) {
-            System.clearProperty(PROPERTY);
-        } else {
-            System.setProperty(PROPERTY, saved);
-        }
+        DevicesProperty.restore(PROPERTY, saved);
     }
 
     @Test

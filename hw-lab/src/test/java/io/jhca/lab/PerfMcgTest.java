@@ -46,24 +46,12 @@ class PerfMcgTest {
 
     @BeforeAll
     static void rxePresent() {
-        saved = System.getProperty(PROPERTY);
-        System.setProperty(PROPERTY, "rxe0=" + IP0 + ",rxe1=" + IP1);
-        boolean r0 = false;
-        boolean r1 = false;
-        for (DeviceInfo d : Verbs.devices()) {
-            r0 |= d.name().equals("rxe0") && d.provider().equals("rxe");
-            r1 |= d.name().equals("rxe1") && d.provider().equals("rxe");
-        }
-        assumeTrue(r0 && r1, "rxe0/rxe1 not listed: the rxe provider is not on the class path; devices found: " + Verbs.devices());
+        saved = DevicesProperty.install(PROPERTY, "rxe0=" + IP0 + ",rxe1=" + IP1, "rxe", "rxe0", "rxe1");
     }
 
     @AfterAll
     static void restore() {
-        if (saved == null) {
-            System.clearProperty(PROPERTY);
-        } else {
-            System.setProperty(PROPERTY, saved);
-        }
+        DevicesProperty.restore(PROPERTY, saved);
     }
 
     @Test

@@ -1,11 +1,8 @@
 package io.jhca.lab;
 
-import io.jhca.verbs.DeviceInfo;
-import io.jhca.verbs.Verbs;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Every tool on two rxe devices named rxe0 and rxe1 (real RoCEv2 over UDP between two software HCAs in this
@@ -20,24 +17,12 @@ class RxeToolsTest extends ToolsEndToEnd {
 
     @BeforeAll
     static void rxePresent() {
-        saved = System.getProperty(PROPERTY);
-        System.setProperty(PROPERTY, "rxe0=127.0.71.1,rxe1=127.0.71.2");
-        boolean r0 = false;
-        boolean r1 = false;
-        for (DeviceInfo d : Verbs.devices()) {
-            r0 |= d.name().equals("rxe0") && d.provider().equals("rxe");
-            r1 |= d.name().equals("rxe1") && d.provider().equals("rxe");
-        }
-        assumeTrue(r0 && r1, "rxe0/rxe1 not listed: the rxe provider is not on the class path; devices found: " + Verbs.devices());
+        saved = DevicesProperty.install(PROPERTY, "rxe0=127.0.71.1,rxe1=127.0.71.2", "rxe", "rxe0", "rxe1");
     }
 
     @AfterAll
     static void restore() {
-        if (saved == null) {
-            System.clearProperty(PROPERTY);
-        } else {
-            System.setProperty(PROPERTY, saved);
-        }
+        DevicesProperty.restore(PROPERTY, saved);
     }
 
     @org.junit.jupiter.api.Test

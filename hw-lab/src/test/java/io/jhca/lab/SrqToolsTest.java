@@ -1,7 +1,5 @@
 package io.jhca.lab;
 
-import io.jhca.verbs.DeviceInfo;
-import io.jhca.verbs.Verbs;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -18,7 +16,6 @@ import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The SRQ tools on two rxe devices (moved to 127.0.72.1/.2 so no other test or process collides): srq-pingpong with
@@ -32,24 +29,12 @@ class SrqToolsTest {
 
     @BeforeAll
     static void rxePresent() {
-        saved = System.getProperty(PROPERTY);
-        System.setProperty(PROPERTY, "rxe0=" + IP0 + ",rxe1=" + IP1);
-        boolean r0 = false;
-        boolean r1 = false;
-        for (DeviceInfo d : Verbs.devices()) {
-            r0 |= d.name().equals("rxe0") && d.provider().equals("rxe");
-            r1 |= d.name().equals("rxe1") && d.provider().equals("rxe");
-        }
-        assumeTrue(r0 && r1, "rxe0/rxe1 not listed: the rxe provider is not on the class path; devices found: " + Verbs.devices());
+        saved = DevicesProperty.install(PROPERTY, "rxe0=" + IP0 + ",rxe1=" + IP1, "rxe", "rxe0", "rxe1");
     }
 
     @AfterAll
     static void restore() {
-        if (saved == null) {
-            System.clearProperty(PROPERTY);
-        } else {
-            System.setProperty(PROPERTY, saved);
-        }
+        DevicesProperty.restore(PROPERTY, saved);
     }
 
     @Test
