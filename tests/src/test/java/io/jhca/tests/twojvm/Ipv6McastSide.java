@@ -281,10 +281,33 @@ public final class Ipv6McastSide {
         while (cq.poll(wc) == 0) {
             ctx.progress();
             if (System.nanoTime() - end > 0) {
-                throw fail("no completion for " + what + " within " + WAIT_NANOS / 1_000_000_000L + " s");
+                throw fail("no completion for " + what + " within " + WAIT_NANOS / 1_000_000_000L + " s; "
+                        + diagnostics(ctx));
             }
             Thread.onSpinWait();
         }
+    }
+
+    /** The device's non-zero counters and this namespace's UDPv6 counters: where a datagram that never came went. */
+    private static String diagnostics(Context ctx) {
+        StringBuilder sb = new StringBuilder("device counters (non-zero):");
+        try {
+            ctx.statistics().forEach((k, v) -> {
+                if (v != 0) {
+                    sb.append(' ').append(k).append('=').append(v);
+                }
+            });
+            sb.append("; this namespace's IPv6 counters (non-zero):");
+            for (String l : Files.readAllLines(Path.of("/proc/net/snmp6"))) {
+                String[] f = l.trim().split("\\s+");
+                if (f.length == 2 && !f[1].equals("0")) {
+                    sb.append(' ').append(f[0]).append('=').append(f[1]);
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            sb.append(" (unavailable: ").append(e).append(')');
+        }
+        return sb.toString();
     }
 
     private static void await(Context ctx, Path f) throws InterruptedException {
@@ -292,7 +315,8 @@ public final class Ipv6McastSide {
         while (!Files.exists(f)) {
             ctx.progress();
             if (System.nanoTime() - end > 0) {
-                throw fail(f.getFileName() + " did not appear within " + WAIT_NANOS / 1_000_000_000L + " s");
+                throw fail(f.getFileName() + " did not appear within " + WAIT_NANOS / 1_000_000_000L + " s; "
+                        + diagnostics(ctx));
             }
             Thread.sleep(5);
         }

@@ -59,6 +59,22 @@ class Ipv6MulticastNamespaceTest {
         must("ip", "-n", nsA, "link", "add", ifA, "type", "veth", "peer", "name", ifB, "netns", nsB);
         side(nsA, ifA, "fd78::1");
         side(nsB, ifB, "fd78::2");
+        multicastRouted(nsA, ifA);
+        multicastRouted(nsB, ifB);
+    }
+
+    /**
+     * Waits until {@code dev} has IPv6's multicast route (ff00::/8 in the local table). Linux takes it away when
+     * the veth's carrier comes up and adds it back from its address-configuration work a moment later (about
+     * 100 ms here, seconds on a loaded machine); a datagram to a group that arrives in between is dropped as
+     * Ip6InNoRoutes, which is how this test once lost every message of its first group.
+     */
+    private static void multicastRouted(String ns, String dev) throws Exception {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!Shell.output("ip", "-n", ns, "-6", "route", "show", "table", "local", "dev", dev).contains("ff00::/8")) {
+            assertTrue(System.nanoTime() - end < 0, "no IPv6 multicast route on " + dev + " in " + ns + " after 20 s");
+            Thread.sleep(20);
+        }
     }
 
     private static void side(String ns, String dev, String v6) throws Exception {

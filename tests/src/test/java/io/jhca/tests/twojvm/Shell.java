@@ -41,6 +41,17 @@ final class Shell {
         return p.exitValue();
     }
 
+    /** Runs {@code cmd} for at most 30 s and returns its output ("" if it failed or did not end). */
+    static String output(String... cmd) throws Exception {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(30, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return "";
+        }
+        return p.exitValue() == 0 ? out : "";
+    }
+
     /**
      * {@code main} with {@code args} in a child JVM on this JVM's class path, inside namespace {@code ns}, with its
      * own rxe link file {@code links} (and no JHCA_RXE_DEVICES); its output to {@code log}.
