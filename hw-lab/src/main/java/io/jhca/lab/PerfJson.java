@@ -42,7 +42,7 @@ public final class PerfJson {
                 .field("Number_of_qps", p.numQps())
                 .field("Transport_type", o.transport)
                 .field("Connection_type", p.mcg() ? "UD" : "RC")
-                .field("Using_SRQ", "OFF")
+                .field("Using_SRQ", p.useSrq() ? "ON" : "OFF")
                 .field("PCIe_relax_order", "Unsupported")
                 .field("ibv_wr_API", "ON")
                 .field("TX_depth", o.txDepth);
@@ -58,7 +58,8 @@ public final class PerfJson {
         } else {
             j.field("Max_inline_data", o.inlineSize);
         }
-        j.field("rdma_cm_QPs", "OFF").field("Data_ex_method", "Ethernet");
+        // as the banner says them (perftest's write_test_info_to_file prints the same two settings)
+        j.field("rdma_cm_QPs", p.rdmaCm() ? "ON" : "OFF").field("Data_ex_method", p.rdmaCm() ? "rdma_cm" : "Ethernet");
         if (p.durationMode()) {
             j.field("Duration", p.duration());
         }

@@ -350,6 +350,24 @@ final class PerfRun {
             }
             out.flush();
         }
+        PerfTest.Verb verb = p.test().verb();
+        if (verb == PerfTest.Verb.WRITE || verb == PerfTest.Verb.SEND) {
+            // an RC WRITE or SEND is acknowledged by a packet of its own: a floor that moves what RC must move
+            out.printf(" UDP floor with RoCE's ACKs: as above, plus a %d-byte datagram back for every message"
+                    + " (request and ACK each way, as RC):%n", UdpBaseline.ACK_SIZE);
+            for (LatencyStats rdma : outcome.latency) {
+                try {
+                    LatencyStats u = UdpBaseline.run(remote, local, rdma.size(), iters, p.warmupIters(),
+                            p.test().rttFactor(), p.stallMillis(), true);
+                    outcome.udpAck.add(u);
+                    out.println(u.row());
+                } catch (IOException e) {
+                    outcome.udpAck.add(null);
+                    out.printf(" %-7d (not measured: %s)%n", rdma.size(), e.getMessage());
+                }
+                out.flush();
+            }
+        }
         out.println(PerfReport.LINE);
     }
 

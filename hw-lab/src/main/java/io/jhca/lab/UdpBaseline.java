@@ -29,6 +29,23 @@ public final class UdpBaseline {
      */
     public static LatencyStats run(InetAddress serverAddr, InetAddress clientAddr, int size, int iters, int warmup,
                                    int rttFactor, long stallMillis) throws IOException {
+        return run(serverAddr, clientAddr, size, iters, warmup, rttFactor, stallMillis, false);
+    }
+
+    /**
+     * A RoCE ACK's size: BTH, AETH and ICRC (IBTA 9.2, 9.3.1), what an RC responder sends back for a message
+     * besides any answer of its application.
+     */
+    public static final int ACK_SIZE = 20;
+
+    /**
+     * As {@link #run(InetAddress, InetAddress, int, int, int, int, long)}; with {@code acks}, each side also sends a
+     * {@value #ACK_SIZE}-byte datagram back for every message it receives, before its answer, and reads the one it
+     * is owed: the datagrams an RC ping-pong of WRITEs or SENDs must move (request and ACK each way), with nothing
+     * of RDMA's own work. The plain floor is one datagram each way.
+     */
+    public static LatencyStats run(InetAddress serverAddr, InetAddress clientAddr, int size, int iters, int warmup,
+                                   int rttFactor, long stallMillis, boolean acks) throws IOException {
         if (size > MAX_PAYLOAD) {
             throw new IOException(size + "-byte messages do not fit one UDP datagram (max " + MAX_PAYLOAD + ")");
         }
@@ -42,12 +59,21 @@ public final class UdpBaseline {
             Thread echo = new Thread(() -> {
                 try {
                     ByteBuffer b = ByteBuffer.allocateDirect(Math.max(size, 1));
+                    ByteBuffer ack = ByteBuffer.allocateDirect(ACK_SIZE);
                     for (int i = 0; i < total; i++) {
                         b.clear();
                         awaitRead(srv, b, stallNanos);
                         b.flip();
+                        if (acks) {
+                            ack.clear();
+                            srv.write(ack);   // the request's ACK, then the answer
+                        }
                         while (b.hasRemaining()) {
                             srv.write(b);
+                        }
+                        if (acks) {
+                            ack.clear();
+                            awaitRead(srv, ack, stallNanos);   // the answer's ACK
                         }
                     }
                 } catch (Throwable t) {
@@ -58,6 +84,7 @@ public final class UdpBaseline {
             echo.start();
             long[] tposted = new long[iters];
             ByteBuffer b = ByteBuffer.allocateDirect(Math.max(size, 1));
+            ByteBuffer ack = ByteBuffer.allocateDirect(ACK_SIZE);
             try {
                 for (int i = 0; i < total; i++) {
                     b.clear().limit(size);
@@ -68,8 +95,16 @@ public final class UdpBaseline {
                     while (b.hasRemaining()) {
                         cli.write(b);
                     }
+                    if (acks) {
+                        ack.clear();
+                        awaitRead(cli, ack, stallNanos);   // the request's ACK comes first
+                    }
                     b.clear();
                     awaitRead(cli, b, stallNanos);
+                    if (acks) {
+                        ack.clear();
+                        cli.write(ack);
+                    }
                 }
             } finally {
                 srv.close(); // ends the echo thread if the client side stopped early

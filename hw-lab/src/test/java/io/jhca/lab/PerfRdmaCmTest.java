@@ -9,6 +9,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.util.ArrayList;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -95,8 +97,14 @@ class PerfRdmaCmTest {
 
     private static void runOverRdmaCm(String test, String dev, String peer) {
         boolean bw = test.endsWith("-bw");
+        Path json;
+        try {
+            json = Files.createTempFile("perf-r", ".json");
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
         List<String> args = new ArrayList<>(List.of("perf", test, "-R", "-d", dev, "--peer-dev", peer,
-                "-n", "200", "--no-udp-baseline"));
+                "-n", "200", "--no-udp-baseline", "--json", json.toString()));
         boolean atomic = test.startsWith("atomic");
         if (!atomic) {
             args.addAll(List.of("-s", "64"));
@@ -109,6 +117,14 @@ class PerfRdmaCmTest {
         String out = ToolsEndToEnd.run(args.toArray(new String[0])).ok().out();
         assertTrue(out.contains(" rdma_cm QPs\t : ON\n"), out);
         assertTrue(out.contains(" Data ex. method : rdma_cm\n"), out);
+        String info;
+        try {
+            info = Files.readString(json);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        assertTrue(info.contains("\"rdma_cm_QPs\": \"ON\"") && info.contains("\"Data_ex_method\": \"rdma_cm\""),
+                "the JSON says what the banner says: " + info);
         Matcher row = Pattern.compile("(?m)^ " + (atomic ? 8 : 64) + " +(\\d+) ").matcher(out);
         assertTrue(row.find(), out);
         assertEquals(bw ? 400 : 200, Integer.parseInt(row.group(1)), out);

@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.ArrayList;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -93,12 +95,13 @@ class SrqToolsTest {
     }
 
     @Test
-    void perfSendTestsUseAnSrq() {
+    void perfSendTestsUseAnSrq() throws Exception {
+        Path json = Files.createTempFile("srq-perf", ".json");
         for (String test : List.of("send-lat", "send-bw")) {
             // perftest spells it --use-srq; --use_srq is taken too
             List<String> args = new ArrayList<>(List.of("perf", test, "-d", "rxe0", "--peer-dev", "rxe1",
                     test.equals("send-bw") ? "--use-srq" : "--use_srq",
-                    "-n", "200", "-s", "64"));
+                    "-n", "200", "-s", "64", "--json", json.toString()));
             if (test.equals("send-bw")) {
                 args.addAll(List.of("-q", "2"));
             } else {
@@ -109,6 +112,8 @@ class SrqToolsTest {
             Matcher row = Pattern.compile("(?m)^ 64 +(\\d+) ").matcher(out);
             assertTrue(row.find(), out);
             assertEquals(test.equals("send-bw") ? 400 : 200, Integer.parseInt(row.group(1)), out);
+            String info = Files.readString(json);
+            assertTrue(info.contains("\"Using_SRQ\": \"ON\""), "the JSON says what the banner says: " + info);
         }
         ToolsEndToEnd.Run refused = ToolsEndToEnd.run("perf", "write-lat", "--use-srq");
         assertEquals(HwLab.EXIT_USAGE, refused.rc(), refused.err());

@@ -221,6 +221,10 @@ abstract class ToolsEndToEnd {
         assertTrue(r.run().out().contains("                    RDMA_Write Latency Test\n"), r.run().out());
         assertTrue(r.run().out().contains(" UDP floor: the same ping-pong over plain UDP DatagramChannels " + ip1() + " <-> " + ip0()),
                 r.run().out());
+        // and the floor that moves what RC must: a 20-byte ACK datagram back for every message, one row per size
+        Matcher ackFloor = Pattern.compile("(?m)^ UDP floor with RoCE's ACKs: .*\n 2 +(\\d+) ").matcher(r.run().out());
+        assertTrue(ackFloor.find(), r.run().out());
+        assertEquals(ITERS, Integer.parseInt(ackFloor.group(1)), r.run().out());
         assertTrue(Pattern.compile("(?m)^ local address: LID 0000 QPN 0x[0-9a-f]{4,6} PSN 0x[0-9a-f]+ RKey 0x[0-9a-f]+ VAddr 0x[0-9a-f]+$")
                 .matcher(r.run().out()).find(), r.run().out());
         assertTrue(r.run().out().contains(perfGid(ip1()) + "\n"), r.run().out());
