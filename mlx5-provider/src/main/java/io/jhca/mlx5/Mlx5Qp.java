@@ -268,6 +268,16 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
             if (op.isLocal() || op == WrOpcode.SEND_WITH_INV) {
                 return postWindowOp(wr, op);
             }
+            if (wr.numSge() <= 1 && (wr.sendFlags() & SendFlags.INLINE) == 0 && type() != QpType.UD
+                    && (op == WrOpcode.RDMA_WRITE || op == WrOpcode.SEND || op == WrOpcode.RDMA_WRITE_WITH_IMM
+                    || op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.RDMA_READ)) {
+                // the common WR: its whole WQE in one call (the same bytes as the segment-by-segment path below)
+                Sge s = wr.numSge() == 1 ? wr.sge(0) : null;
+                sq.writeOneSge(WqeOpcodes.of(op), op.completionOpcode(), wr.wrId(), wr.sendFlags(),
+                        WqeOpcodes.carriesImm(op) ? wr.immData() : 0, op.isRdma(), wr.remoteAddr(), wr.rkey(),
+                        s == null ? 0 : s.lkey(), s == null ? 0 : s.addr(), s == null ? 0 : s.length());
+                return true;
+            }
             builder.open(op, wr.wrId(), wr.sendFlags(), wr.immData(), wr.rkey(), wr.remoteAddr(), wr.compareAdd(), wr.swap());
             if (type() == QpType.UD) {
                 sq.datagram(((Mlx5Ah) wr.ah()).av(), 0, wr.remoteQpn(), wr.remoteQkey());

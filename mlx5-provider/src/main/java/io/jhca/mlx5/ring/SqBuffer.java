@@ -236,6 +236,50 @@ public final class SqBuffer {
         return c;
     }
 
+    /**
+     * A whole WQE of at most one gather entry in one call: what {@link #begin}, {@link #raddr}, {@link #data} and
+     * {@link #finish} write for a SEND, RDMA WRITE or RDMA READ (with or without immediate) of one SGE, byte for
+     * byte (WqeBytesTest compares the two), with everything in locals: the common WR costs its WQE's stores and
+     * the ring's counters, not the builder's state. Such a WQE is 2 or 3 DS, one WQEBB, so it never wraps.
+     * No WQE may be open; the caller has checked {@link #full()}.
+     *
+     * @param rdma   whether a remote address segment follows the control segment ({@code raddr}, {@code rkey})
+     * @param length 0 for no gather entry (skipped, as {@link #data} skips it)
+     */
+    public void writeOneSge(int mlx5Opcode, WcOpcode wc, long wrId, int sendFlags, int imm, boolean rdma, long raddr,
+                            int rkey, int lkey, long addr, int length) {
+        if (ctrl >= 0) {
+            throw new IllegalStateException("a WQE is open: finish it first");
+        }
+        int post = curPost;
+        int c = start + (post & (wqeCnt - 1)) * SendWqeLayout.WQEBB;
+        int fence = nextFence;
+        if (fence != 0) {
+            nextFence = 0;
+        }
+        int fmCeSe = sigBits
+                | ((sendFlags & SendFlags.FENCE) != 0 ? FmCeSe.FENCE : fence)
+                | ((sendFlags & SendFlags.SIGNALED) != 0 ? FmCeSe.CQ_UPDATE : 0)
+                | ((sendFlags & SendFlags.SOLICITED) != 0 ? FmCeSe.SOLICITED : 0);
+        int n = CtrlSeg.SIZE / SendWqeLayout.DS;
+        int at = c + CtrlSeg.SIZE;
+        if (rdma) {
+            RaddrSeg.put(buf, at, raddr, rkey);
+            at += RaddrSeg.SIZE;
+            n++;
+        }
+        if (length != 0) {
+            DataSeg.put(buf, at, length, lkey, addr);
+            n++;
+        }
+        CtrlSeg.put(buf, c, post, mlx5Opcode, 0, qpn, fmCeSe, n, 0, CtrlSeg.beImm(imm));
+        wrid[post & (wrid.length - 1)] = wrId;
+        meta[post & (meta.length - 1)] = (long) (head + nreq) << 8 | wc.ordinal();
+        lastCtrl = c;
+        curPost = post + 1;
+        nreq++;
+    }
+
     /** Replaces the open WQE's immediate (a window bind's control segment carries the window's rkey there). */
     public void immediate(int imm) {
         openCtrl();

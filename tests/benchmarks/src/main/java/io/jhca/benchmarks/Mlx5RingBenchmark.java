@@ -67,6 +67,14 @@ public class Mlx5RingBenchmark implements CqeOwner {
     @Param({"RDMA_WRITE"})
     public String opcode;
 
+    /**
+     * How the WQE is written: "oneCall" ({@code SqBuffer.writeOneSge}, the whole WQE of one SGE in one call, what
+     * postSend uses for such WRs) or "segments" (begin, raddr, data, finish, what the builder and every other WR
+     * use). Inline and atomic WQEs always go by segments.
+     */
+    @Param({"oneCall"})
+    public String writer;
+
     private DmaRegion sqMem;
     private DmaRegion cqMem;
     private DmaRegion dbrMem;
@@ -84,6 +92,7 @@ public class Mlx5RingBenchmark implements CqeOwner {
     private boolean atomic;
     private boolean inline;
     private int devicePi;
+    private boolean oneCall;
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -101,6 +110,7 @@ public class Mlx5RingBenchmark implements CqeOwner {
         CqBuffer.initialize(cqBuf, CQ_ENTRIES);
         cq = new CqBuffer(cqBuf, CQ_ENTRIES, cqDbr);
         poller = new CqPoller(cq, n -> n == QPN ? this : null);
+        oneCall = "oneCall".equals(writer) && !opcode.equals("SEND_INLINE") && !opcode.equals("ATOMIC_FA");
         switch (opcode) {
             case "RDMA_WRITE": set(Mlx5Opcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, true, false, false); break;
             case "SEND": set(Mlx5Opcode.SEND, WcOpcode.SEND, false, false, false); break;
@@ -150,6 +160,23 @@ public class Mlx5RingBenchmark implements CqeOwner {
     @Benchmark
     public long postDoorbellPoll() {
         long base = data.address();
+        if (oneCall) {
+            for (int b = 0; b < batch; b++) {
+                sq.writeOneSge(mlx5Opcode, wcOpcode, b, b + 1 == batch ? SendFlags.SIGNALED : 0, 0, rdma, base + 64, RKEY,
+                        LKEY, base, 64);
+            }
+        } else {
+            postBySegments(base);
+        }
+        sq.ringDoorbell();
+        deviceCompletesLast();
+        if (poller.poll(wc) != 1) {
+            throw new IllegalStateException("no CQE");
+        }
+        return wc.wrId();
+    }
+
+    private void postBySegments(long base) {
         for (int b = 0; b < batch; b++) {
             int flags = b + 1 == batch ? SendFlags.SIGNALED : 0;
             sq.begin(mlx5Opcode, wcOpcode, b, flags, 0);
@@ -166,12 +193,6 @@ public class Mlx5RingBenchmark implements CqeOwner {
             }
             sq.finish();
         }
-        sq.ringDoorbell();
-        deviceCompletesLast();
-        if (poller.poll(wc) != 1) {
-            throw new IllegalStateException("no CQE");
-        }
-        return wc.wrId();
     }
 
     /** The stub device: the CQE of the last WQE, as mlx5 hardware writes it (body, then op_own with the owner bit). */
