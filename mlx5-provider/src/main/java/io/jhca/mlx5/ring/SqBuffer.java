@@ -217,15 +217,7 @@ public final class SqBuffer {
     public int begin(int mlx5Opcode, WcOpcode wc, long wrId, int sendFlags, int imm) {
         int post = curPost;
         int c = start + (post & (wqeCnt - 1)) * SendWqeLayout.WQEBB;
-        int fence = nextFence;
-        if (fence != 0) {
-            nextFence = 0;
-        }
-        // qp.c _mlx5_post_send: sq_signal_bits | fence | CQ_UPDATE if signaled | SOLICITED if solicited
-        int fmCeSe = sigBits
-                | ((sendFlags & SendFlags.FENCE) != 0 ? FmCeSe.FENCE : fence)
-                | ((sendFlags & SendFlags.SIGNALED) != 0 ? FmCeSe.CQ_UPDATE : 0)
-                | ((sendFlags & SendFlags.SOLICITED) != 0 ? FmCeSe.SOLICITED : 0);
+        int fmCeSe = fmCeSe(sendFlags);
         // the whole control segment now, its DS count when the WQE closes; imm is stored as-is, big-endian on the wire
         CtrlSeg.put(buf, c, post, mlx5Opcode, 0, qpn, fmCeSe, 0, 0, CtrlSeg.beImm(imm));
         ctrl = c;
@@ -253,14 +245,7 @@ public final class SqBuffer {
         }
         int post = curPost;
         int c = start + (post & (wqeCnt - 1)) * SendWqeLayout.WQEBB;
-        int fence = nextFence;
-        if (fence != 0) {
-            nextFence = 0;
-        }
-        int fmCeSe = sigBits
-                | ((sendFlags & SendFlags.FENCE) != 0 ? FmCeSe.FENCE : fence)
-                | ((sendFlags & SendFlags.SIGNALED) != 0 ? FmCeSe.CQ_UPDATE : 0)
-                | ((sendFlags & SendFlags.SOLICITED) != 0 ? FmCeSe.SOLICITED : 0);
+        int fmCeSe = fmCeSe(sendFlags);
         int n = CtrlSeg.SIZE / SendWqeLayout.DS;
         int at = c + CtrlSeg.SIZE;
         if (rdma) {
@@ -278,6 +263,21 @@ public final class SqBuffer {
         lastCtrl = c;
         curPost = post + 1;
         nreq++;
+    }
+
+    /**
+     * The control segment's fm_ce_se for a WQE opening now (qp.c _mlx5_post_send: sq_signal_bits | fence |
+     * CQ_UPDATE if signaled | SOLICITED if solicited); takes the fence a window bind left for the next WQE.
+     */
+    private int fmCeSe(int sendFlags) {
+        int fence = nextFence;
+        if (fence != 0) {
+            nextFence = 0;
+        }
+        return sigBits
+                | ((sendFlags & SendFlags.FENCE) != 0 ? FmCeSe.FENCE : fence)
+                | ((sendFlags & SendFlags.SIGNALED) != 0 ? FmCeSe.CQ_UPDATE : 0)
+                | ((sendFlags & SendFlags.SOLICITED) != 0 ? FmCeSe.SOLICITED : 0);
     }
 
     /** Replaces the open WQE's immediate (a window bind's control segment carries the window's rkey there). */
