@@ -115,20 +115,8 @@ final class PerfCmMain {
             side.cm = new PerfCm(side, at, src);
             o = PerfRun.run(cp, side, link, true, out);
         } catch (IOException | RuntimeException e) {
-            PerfMain.join(server);
-            Throwable sf = serverFailure.get();
-            throw new IOException(HwLab.describe(e) + (sf != null ? " [server side: " + HwLab.describe(sf) + "]" : ""), e);
+            throw PerfMain.clientFailed(e, server, serverFailure);
         }
-        PerfMain.join(server);
-        if (server.isAlive()) {
-            throw new IOException("the in-process server did not finish; its output so far:\n" + serverText);
-        }
-        if (serverFailure.get() != null) {
-            throw new IOException("server side failed: " + HwLab.describe(serverFailure.get()), serverFailure.get());
-        }
-        o.peerDevice = pair[0];
-        o.device = pair[1];
-        o.role = "client (in-process, server " + pair[0] + ")";
-        return o;
+        return PerfMain.serverDone(o, server, serverFailure, serverText, pair);
     }
 }

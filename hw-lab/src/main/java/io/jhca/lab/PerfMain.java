@@ -104,10 +104,24 @@ public final class PerfMain {
             o = PerfRun.run(cp, side, link, true, out);
         } catch (IOException | RuntimeException e) {
             ss.close(); // unblocks a server still waiting for us
-            join(server);
-            Throwable sf = serverFailure.get();
-            throw new IOException(HwLab.describe(e) + (sf != null ? " [server side: " + HwLab.describe(sf) + "]" : ""), e);
+            throw clientFailed(e, server, serverFailure);
         }
+        return serverDone(o, server, serverFailure, serverText, pair);
+    }
+
+    /** The in-process client failed: its error, with the server thread's if it failed too (once it has ended). */
+    static IOException clientFailed(Exception e, Thread server, AtomicReference<Throwable> serverFailure) {
+        join(server);
+        Throwable sf = serverFailure.get();
+        return new IOException(HwLab.describe(e) + (sf != null ? " [server side: " + HwLab.describe(sf) + "]" : ""), e);
+    }
+
+    /**
+     * The in-process client's outcome {@code o}, once the server thread has ended well, named as the client's run
+     * against server {@code pair[0]}; the server's failure or hang otherwise.
+     */
+    static PerfOutcome serverDone(PerfOutcome o, Thread server, AtomicReference<Throwable> serverFailure,
+                                  StringWriter serverText, String[] pair) throws IOException {
         join(server);
         if (server.isAlive()) {
             throw new IOException("the in-process server did not finish; its output so far:\n" + serverText);
