@@ -10,8 +10,6 @@ public final class PerfOutcome {
     final List<BandwidthStats> bandwidth = new ArrayList<>();
     /** UDP floor per size (same order as {@link #latency}); null entries where it was not run. */
     final List<LatencyStats> udp = new ArrayList<>();
-    /** The UDP floor with RoCE's ACKs (WRITE and SEND latency tests), per size; null entries where not run. */
-    final List<LatencyStats> udpAck = new ArrayList<>();
     String udpSkipped;
     /** UDP stream floor per size of a bandwidth test (same order as {@link #bandwidth}); null where not run. */
     final List<UdpStream.Result> udpStream = new ArrayList<>();
@@ -40,10 +38,6 @@ public final class PerfOutcome {
 
     public List<BandwidthStats> bandwidth() {
         return bandwidth;
-    }
-
-    public List<LatencyStats> udpAck() {
-        return udpAck;
     }
 
     public List<LatencyStats> udp() {

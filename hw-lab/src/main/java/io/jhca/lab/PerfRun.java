@@ -333,42 +333,43 @@ final class PerfRun {
         out.printf(" UDP floor: the same ping-pong over plain UDP DatagramChannels %s <-> %s (no RDMA):%n",
                 local.getHostAddress(), remote.getHostAddress());
         out.println(PerfReport.LAT_HEADER);
-        int iters = p.durationMode() ? 1000 : p.iters();
-        for (LatencyStats rdma : outcome.latency) {
-            int size = rdma.size();
-            try {
-                LatencyStats u = UdpBaseline.run(remote, local, size, iters, p.warmupIters(), p.test().rttFactor(),
-                        p.stallMillis());
-                outcome.udp.add(u);
-                out.println(u.row());
-            } catch (IOException e) {
-                outcome.udp.add(null);
-                out.printf(" %-7d (not measured: %s)%n", size, e.getMessage());
-                if (outcome.udpSkipped == null) {
-                    outcome.udpSkipped = e.getMessage();
-                }
-            }
-            out.flush();
-        }
+        floorRows(remote, local, false);
         PerfTest.Verb verb = p.test().verb();
         if (verb == PerfTest.Verb.WRITE || verb == PerfTest.Verb.SEND) {
             // an RC WRITE or SEND is acknowledged by a packet of its own: a floor that moves what RC must move
             out.printf(" UDP floor with RoCE's ACKs: as above, plus a %d-byte datagram back for every message"
                     + " (request and ACK each way, as RC):%n", UdpBaseline.ACK_SIZE);
-            for (LatencyStats rdma : outcome.latency) {
-                try {
-                    LatencyStats u = UdpBaseline.run(remote, local, rdma.size(), iters, p.warmupIters(),
-                            p.test().rttFactor(), p.stallMillis(), true);
-                    outcome.udpAck.add(u);
-                    out.println(u.row());
-                } catch (IOException e) {
-                    outcome.udpAck.add(null);
-                    out.printf(" %-7d (not measured: %s)%n", rdma.size(), e.getMessage());
-                }
-                out.flush();
-            }
+            floorRows(remote, local, true);
         }
         out.println(PerfReport.LINE);
+    }
+
+    /**
+     * One UDP floor row per size the test measured ({@link UdpBaseline}, with RoCE's ACKs or without); the plain
+     * floor's rows are kept in the outcome for the JSON and the plot.
+     */
+    private void floorRows(InetAddress remote, InetAddress local, boolean acks) {
+        int iters = p.durationMode() ? 1000 : p.iters();
+        for (LatencyStats rdma : outcome.latency) {
+            int size = rdma.size();
+            try {
+                LatencyStats u = UdpBaseline.run(remote, local, size, iters, p.warmupIters(), p.test().rttFactor(),
+                        p.stallMillis(), acks);
+                if (!acks) {
+                    outcome.udp.add(u);
+                }
+                out.println(u.row());
+            } catch (IOException e) {
+                out.printf(" %-7d (not measured: %s)%n", size, e.getMessage());
+                if (!acks) {
+                    outcome.udp.add(null);
+                    if (outcome.udpSkipped == null) {
+                        outcome.udpSkipped = e.getMessage();
+                    }
+                }
+            }
+            out.flush();
+        }
     }
 
     /** Bandwidth tests: the same bytes streamed over plain UDP, and jhca's average as a share of it. */

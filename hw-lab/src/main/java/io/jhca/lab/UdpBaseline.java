@@ -22,27 +22,19 @@ public final class UdpBaseline {
     }
 
     /**
-     * Runs {@code warmup} unmeasured and then {@code iters} measured round trips of {@code size} bytes from
-     * {@code clientAddr} to {@code serverAddr} and back.
-     *
-     * @throws IOException when an address is not local (cannot be bound here) or a round trip stalls
-     */
-    public static LatencyStats run(InetAddress serverAddr, InetAddress clientAddr, int size, int iters, int warmup,
-                                   int rttFactor, long stallMillis) throws IOException {
-        return run(serverAddr, clientAddr, size, iters, warmup, rttFactor, stallMillis, false);
-    }
-
-    /**
      * A RoCE ACK's size: BTH, AETH and ICRC (IBTA 9.2, 9.3.1), what an RC responder sends back for a message
      * besides any answer of its application.
      */
     public static final int ACK_SIZE = 20;
 
     /**
-     * As {@link #run(InetAddress, InetAddress, int, int, int, int, long)}; with {@code acks}, each side also sends a
+     * Runs {@code warmup} unmeasured and then {@code iters} measured round trips of {@code size} bytes from
+     * {@code clientAddr} to {@code serverAddr} and back. With {@code acks}, each side also sends a
      * {@value #ACK_SIZE}-byte datagram back for every message it receives, before its answer, and reads the one it
      * is owed: the datagrams an RC ping-pong of WRITEs or SENDs must move (request and ACK each way), with nothing
-     * of RDMA's own work. The plain floor is one datagram each way.
+     * of RDMA's own work. Without, one datagram each way.
+     *
+     * @throws IOException when an address is not local (cannot be bound here) or a round trip stalls
      */
     public static LatencyStats run(InetAddress serverAddr, InetAddress clientAddr, int size, int iters, int warmup,
                                    int rttFactor, long stallMillis, boolean acks) throws IOException {

@@ -385,7 +385,7 @@ public final class Harness implements AutoCloseable {
     }
 
     /** A context's non-zero counters, for a timeout's message (what was dropped, and why). */
-    private static String nonZero(Context ctx) {
+    public static String nonZero(Context ctx) {
         try {
             StringBuilder sb = new StringBuilder();
             ctx.statistics().forEach((k, v) -> {
