@@ -9,7 +9,10 @@ import io.jhca.verbs.WorkCompletion;
  * The measured loops of the bandwidth tests (perftest_resources.c run_iter_bw, run_iter_bw_server): the client
  * keeps up to tx_depth messages in flight on every QP, asks for a completion every cq_mod messages and on the
  * last one, and polls the send CQ in batches of 16 (CTX_POLL_BATCH); the SEND server re-posts a receive for
- * every message consumed. Nothing allocates inside the loops.
+ * every message consumed. Nothing allocates inside the loops. With -n, {@code warmup} unmeasured messages per QP run
+ * first in the same loop (the peer runs the same count, and the server re-posts their receives): the client posts
+ * its first measured message only when every warm-up message has completed, so the measurement then starts from an
+ * empty pipe as perftest's does, with the JIT's code in place.
  */
 final class BandwidthLoops {
     /** perftest_resources.h CTX_POLL_BATCH. */
@@ -26,14 +29,16 @@ final class BandwidthLoops {
     }
 
     /** The client's loop for write-bw, read-bw and send-bw. */
-    static void client(PerfSide s, int size, BandwidthSamples out, DurationClock clock) {
+    static void client(PerfSide s, int size, BandwidthSamples out, DurationClock clock, long warmup) {
         int n = s.qps.length;
         SendQueue[] sqs = new SendQueue[n];
         for (int i = 0; i < n; i++) {
             sqs[i] = s.qps[i].sendQueue();
         }
-        long iters = clock == null ? out.iters / n : Long.MAX_VALUE;
-        long tot = clock == null ? out.iters : Long.MAX_VALUE;
+        long warmPerQp = clock == null ? warmup : 0;
+        long warm = warmPerQp * n; // unmeasured messages, all QPs
+        long iters = clock == null ? out.iters / n + warmPerQp : Long.MAX_VALUE;
+        long tot = clock == null ? out.iters + warm : Long.MAX_VALUE;
         long[] scnt = new long[n];
         long[] ccnt = new long[n];
         WorkCompletion[] wcs = new WorkCompletion[POLL_BATCH];
@@ -70,7 +75,8 @@ final class BandwidthLoops {
                 }
             }
             for (int i = 0; i < n && !stopping; i++) {
-                while (scnt[i] < iters && scnt[i] - ccnt[i] + 1 <= s.txDepth) {
+                // the first measured message waits until every warm-up message has completed
+                while (scnt[i] < iters && scnt[i] - ccnt[i] + 1 <= s.txDepth && (scnt[i] < warmPerQp || totccnt >= warm)) {
                     long k = scnt[i];
                     long now = System.nanoTime();
                     if (clock != null && clock.over(now)) {
@@ -78,10 +84,13 @@ final class BandwidthLoops {
                         stopAt = now;
                         break;
                     }
-                    if (out.peak()) {
-                        out.tposted[(int) totscnt] = now;
+                    if (totscnt == warm) {
+                        out.firstPost = now;
                     }
-                    boolean signaled = k % cqMod == cqMod - 1 || k == iters - 1;
+                    if (out.peak() && totscnt >= warm) {
+                        out.tposted[(int) (totscnt - warm)] = now;
+                    }
+                    boolean signaled = k % cqMod == cqMod - 1 || k == iters - 1 || k == warmPerQp - 1;
                     long off = (k % cycleSlots) * step;
                     long local = base + s.sendSlot(i) + off;
                     PerftestDest r = s.remote[i];
@@ -142,7 +151,9 @@ final class BandwidthLoops {
                 ccnt[qi] = k + 1;
                 totccnt += done;
                 if (clock == null) {
-                    out.completed(totccnt, now);
+                    if (totccnt > warm) {
+                        out.completed(totccnt - warm, now);
+                    }
                 } else if (clock.sampling(now)) {
                     if (sampleFirst == 0) {
                         sampleFirst = now;
@@ -161,10 +172,12 @@ final class BandwidthLoops {
     }
 
     /** The SEND server: consume messages and re-post their receives until all arrived (run_iter_bw_server). */
-    static void sendServer(PerfSide s, int size, BandwidthSamples out, RecvWr[] rwrs, DurationClock clock) {
+    static void sendServer(PerfSide s, int size, BandwidthSamples out, RecvWr[] rwrs, DurationClock clock,
+                           long warmup) {
         int n = s.qps.length;
-        long iters = clock == null ? out.iters / n : Long.MAX_VALUE;
-        long tot = clock == null ? out.iters : Long.MAX_VALUE;
+        long warm = clock == null ? warmup * n : 0;
+        long iters = clock == null ? out.iters / n + warmup : Long.MAX_VALUE;
+        long tot = clock == null ? out.iters + warm : Long.MAX_VALUE;
         long[] posted = new long[n];
         for (int i = 0; i < n; i++) {
             posted[i] = s.recvPerQp();
@@ -204,12 +217,14 @@ final class BandwidthLoops {
             for (int j = 0; j < ne; j++) {
                 WorkCompletion wc = wcs[j];
                 LatencyLoops.check(wc, "receive", rcnt);
-                if (first == 0 && (clock == null || clock.sampling(now))) {
+                if (rcnt < warm) {
+                    // a warm-up message: not measured
+                } else if (first == 0 && (clock == null || clock.sampling(now))) {
                     first = now; // set_on_first_rx_packet: the clock starts at the first message
                 } else if (clock != null && clock.sampling(now)) {
                     sampled++;
                 }
-                if (clock == null || clock.sampling(now)) {
+                if (rcnt >= warm && (clock == null || clock.sampling(now))) {
                     lastRx = now;
                 }
                 rcnt++;

@@ -36,7 +36,7 @@ import java.util.List;
  * @param stallMillis  a wait without progress for this long fails the run (0 = never)
  * @param useSrq       --use-srq: SEND tests receive through a shared receive queue
  * @param events       -e: sleep on CQ events (completion channels) instead of busy-polling the CQs
- * @param warmup       latency tests: unmeasured iterations run before the -n measured ones (both sides must agree)
+ * @param warmup       unmeasured iterations run before the -n measured ones (both sides must agree)
  * @param rdmaCm       -R: rdma_cm connects the exchange QP and the test QPs on the -p port (no TCP)
  * @param mcg          --mcg: perftest's multicast mode, UD, the server's QP attached to the group ({@link PerfMcast})
  * @param mgid         -M: the group as given, null = perftest's default MGID
@@ -70,9 +70,12 @@ public record PerfParams(PerfTest test, Role role, String device, String peerDev
         return duration > 0;
     }
 
-    /** Warm-up iterations this run makes before the measured ones: latency tests with -n only. */
+    /**
+     * Warm-up iterations this run makes before the measured ones, with -n only: latency tests before every size,
+     * bandwidth tests (per QP) before the first; not with --mcg, whose UD receiver counts what arrives.
+     */
     public int warmupIters() {
-        return test.latency() && !durationMode() ? warmup : 0;
+        return durationMode() || (mcg && !test.latency()) ? 0 : warmup;
     }
 
     /** The same run in another role (in-process mode runs one of each). */

@@ -245,7 +245,7 @@ final class PerfRun {
             BandwidthSamples smp = bwSamples(size);
             DurationClock clock = clock();
             jvm = jvm == null ? JvmReport.start() : jvm.begin();
-            BandwidthLoops.client(s, size, smp, clock);
+            BandwidthLoops.client(s, size, smp, clock, warmup(size));
             jvm.stop();
             last = BandwidthStats.of(smp, p.reportGbits());
             bwRow(last);
@@ -274,9 +274,9 @@ final class PerfRun {
             DurationClock clock = clock();
             jvm = jvm == null ? JvmReport.start() : jvm.begin();
             if (server) {
-                BandwidthLoops.sendServer(s, size, smp, rwrs, clock);
+                BandwidthLoops.sendServer(s, size, smp, rwrs, clock, warmup(size));
             } else {
-                BandwidthLoops.client(s, size, smp, clock);
+                BandwidthLoops.client(s, size, smp, clock, warmup(size));
             }
             jvm.stop();
             bwRow(BandwidthStats.of(smp, p.reportGbits()));
@@ -288,6 +288,14 @@ final class PerfRun {
         out.println(PerfReport.LINE);
         comm.closeConnection(s.mine[0]);
         finish();
+    }
+
+    /**
+     * Bandwidth tests warm up before their first size only: the code is the same for every size, and warming
+     * every size of -a would move gigabytes. Latency tests warm up at every size (their loops are per size).
+     */
+    private long warmup(int size) {
+        return size == s.sizes().get(0) ? p.warmupIters() : 0;
     }
 
     private BandwidthSamples bwSamples(int size) {
@@ -384,8 +392,13 @@ final class PerfRun {
         for (BandwidthStats rdma : outcome.bandwidth) {
             try {
                 // a lost datagram stalls the stream: give up sooner than a whole stall timeout
+                long stall = Math.min(p.stallMillis() <= 0 ? Long.MAX_VALUE : p.stallMillis(), 5000);
+                if (warmup((int) rdma.size()) > 0) { // warmed up as the RDMA run was, not measured
+                    UdpStream.run(to, from, (int) rdma.size(), warmup((int) rdma.size()) * s.qps.length, s.mtu.bytes(),
+                            s.txDepth, stall);
+                }
                 UdpStream.Result u = UdpStream.run(to, from, (int) rdma.size(), rdma.iters(), s.mtu.bytes(), s.txDepth,
-                        Math.min(p.stallMillis() <= 0 ? Long.MAX_VALUE : p.stallMillis(), 5000));
+                        stall);
                 outcome.udpStream.add(u);
                 out.println(PerfReport.udpStreamRow(u, rdma));
             } catch (IOException e) {

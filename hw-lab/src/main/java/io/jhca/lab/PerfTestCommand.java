@@ -29,6 +29,13 @@ public abstract class PerfTestCommand implements Callable<Integer> {
      * compile takes) before anything is measured.
      */
     static final int IN_PROCESS_WARMUP = 20000;
+    /**
+     * Warm-up messages per QP of an in-process bandwidth run: each 64 KiB message is 16 packets through both
+     * engines, and with fewer than about 5000 (a third of a second here) the C2 compiler was still at work in the
+     * measured second on two cores (send-bw at perftest's 1000 iterations: jhca/UDP 0.55-0.71 after a 1000-message
+     * warm-up, 0.60-0.92 after 5000 or 20000).
+     */
+    static final int IN_PROCESS_BW_WARMUP = 5000;
 
     private final PerfTest test;
 
@@ -112,9 +119,11 @@ public abstract class PerfTestCommand implements Callable<Integer> {
     Boolean udpBaseline;
 
     @Option(names = "--warmup", paramLabel = "ITERS",
-            description = "latency tests: unmeasured iterations before the -n measured ones, so the JIT has compiled the"
-                    + " loops; both sides of a two-process run must give the same value (default: "
-                    + IN_PROCESS_WARMUP + " in-process, 0 with a peer, which may be the C perftest)")
+            description = "unmeasured iterations before the -n measured ones (latency tests: before every size;"
+                    + " bandwidth tests: per QP, before the first size), so the JIT has compiled the loops; both sides"
+                    + " of a two-process run must give the same value (default in-process: " + IN_PROCESS_WARMUP
+                    + " for latency tests, " + IN_PROCESS_BW_WARMUP + " for bandwidth tests; 0 with a peer, which may be"
+                    + " the C perftest)")
     Integer warmup;
 
     @Option(names = "--stall-timeout", paramLabel = "SECONDS",
@@ -228,7 +237,8 @@ public abstract class PerfTestCommand implements Callable<Integer> {
                 numQps, inlineSize != null ? inlineSize : -1, txDepth != null ? txDepth : -1, rxDepth != null ? rxDepth : -1,
                 cq, reportGbits, qpTimeout, sl, serverHost, bind, json, plot, udp, stallSeconds * 1000L, useSrq,
                 events,
-                warmup != null ? warmup : role == PerfParams.Role.BOTH ? IN_PROCESS_WARMUP : 0, rdmaCm, mcg, mgid);
+                warmup != null ? warmup : role != PerfParams.Role.BOTH ? 0 : test.latency() ? IN_PROCESS_WARMUP : IN_PROCESS_BW_WARMUP,
+                rdmaCm, mcg, mgid);
     }
 
     private void check(boolean ok, String message) {

@@ -85,7 +85,11 @@ class CliTest {
         assertEquals(0, perf("perf", "write-lat", "localhost").warmupIters(), "the peer may be the C perftest");
         assertEquals(7, perf("perf", "write-lat", "--server", "--warmup", "7").warmupIters());
         assertEquals(0, perf("perf", "write-lat", "-D", "5", "-f", "1").warmupIters(), "-D has its margin instead");
-        assertEquals(0, perf("perf", "write-bw").warmupIters(), "bandwidth tests do not warm up");
+        assertEquals(PerfTestCommand.IN_PROCESS_BW_WARMUP, perf("perf", "write-bw").warmupIters(),
+                "in-process bandwidth runs warm up");
+        assertEquals(300, perf("perf", "send-bw", "--warmup", "300").warmupIters());
+        assertEquals(0, perf("perf", "write-bw", "--server").warmupIters(), "the peer may be the C perftest");
+        assertEquals(0, perf("perf", "send-bw", "-D", "5", "-f", "1").warmupIters(), "-D has its margin instead");
 
         PerfParams bw = perf("perf", "write-bw", "--server", "--no-udp-baseline");
         assertEquals(PerfParams.Role.SERVER, bw.role());

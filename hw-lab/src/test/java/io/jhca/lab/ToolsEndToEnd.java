@@ -192,6 +192,9 @@ abstract class ToolsEndToEnd {
         if (!args.contains("-n")) {
             args.addAll(List.of("-n", Integer.toString(ITERS)));
         }
+        if (!args.contains("--warmup")) {
+            args.addAll(List.of("--warmup", Integer.toString(ITERS))); // the warm-up path, at a test's size
+        }
         if (!args.contains("--warmup") && !args.contains("-D")) {
             args.addAll(List.of("--warmup", Integer.toString(WARMUP))); // the measured count stays -n (below)
         }
@@ -285,6 +288,9 @@ abstract class ToolsEndToEnd {
         if (!args.contains("-n")) {
             args.addAll(List.of("-n", Integer.toString(ITERS)));
         }
+        if (!args.contains("--warmup")) {
+            args.addAll(List.of("--warmup", Integer.toString(ITERS))); // the warm-up path, at a test's size
+        }
         Run r = run(args.toArray(new String[0])).ok();
         boolean gbits = args.contains("--report_gbits");
         List<String> rows = rows(r.out(), gbits ? PerfReport.BW_HEADER_GBITS : PerfReport.BW_HEADER);
@@ -324,6 +330,18 @@ abstract class ToolsEndToEnd {
     void sendBw() {
         BwRow r = bandwidth("send-bw", "-s", "2048", "-Q", "10");
         assertEquals(2048, (int) r.n()[0]);
+    }
+
+    @Test
+    void sendBwWarmsUpBeforeMeasuring() {
+        // both sides run the warm-up messages first (the server re-posting their receives), then the measured ones;
+        // a count the two sides disagreed on, or a receive not re-posted, stalls the run
+        BwRow r = bandwidth("send-bw", "-s", "2048", "-q", "2", "--warmup", Integer.toString(2 * ITERS),
+                "--stall-timeout", "20");
+        assertTrue(r.run().out().contains(" Warm-up         : " + 2 * ITERS + " iterations before the " + ITERS
+                + " measured (not in the results)"), r.run().out());
+        assertTrue(r.n()[2] >= r.n()[3] * 0.999, "peak >= average: " + r.rows());
+        assertEquals(2 * ITERS, (int) r.n()[1], "only the measured messages, over both QPs: " + r.rows());
     }
 
     @Test
