@@ -233,9 +233,13 @@ public abstract class QueuePair extends VerbsResource {
                 throw new VerbsException(VerbsException.EINVAL, "post send on " + describe()
                         + " while this thread has a send builder batch open (complete() or abort() it first)");
             }
+            long maxMsg = maxMsgSize; // one volatile read per chain
             for (SendWr w = wr; w != null; w = w.next()) {
-                checkSendWr(w);
+                if (!plainSendWr(w, maxMsg)) {
+                    checkSendWrFully(w);
+                }
             }
+            driverBeginPostSend();
             int posted = 0;
             for (SendWr w = wr; w != null; w = w.next()) {
                 if (!driverPostSend(w)) {
@@ -303,6 +307,34 @@ public abstract class QueuePair extends VerbsResource {
 
     /** The checks every send WR passes, whatever the posting style. */
     protected final void checkSendWr(SendWr w) {
+        if (!plainSendWr(w, maxMsgSize)) {
+            checkSendWrFully(w);
+        }
+    }
+
+    /**
+     * Whether {@code w} is the common WR, which passes every check of {@link #checkSendWrFully}: a SEND or RDMA WRITE
+     * (with or without immediate), or an RDMA READ on RC, on an RC or UC QP, without INLINE or unknown flags, within
+     * max_send_sge and the message size. Kept small (the full check, with its messages, is over the JIT's inlining
+     * limit of 325 bytecodes), so that the posting loop inlines it; any other WR takes the full check.
+     */
+    private boolean plainSendWr(SendWr w, long maxMsg) {
+        WrOpcode op = w.opcode();
+        QpType t = type;
+        if (op != WrOpcode.RDMA_WRITE && op != WrOpcode.SEND && op != WrOpcode.RDMA_WRITE_WITH_IMM
+                && op != WrOpcode.SEND_WITH_IMM && (op != WrOpcode.RDMA_READ || t != QpType.RC)) {
+            return false;
+        }
+        if ((t != QpType.RC && t != QpType.UC)
+                || (w.sendFlags() & ~(SendFlags.FENCE | SendFlags.SIGNALED | SendFlags.SOLICITED)) != 0
+                || w.numSge() > caps.maxSendSge()) {
+            return false;
+        }
+        long total = w.totalLength();
+        return total <= maxMsg && total <= Integer.MAX_VALUE;
+    }
+
+    private void checkSendWrFully(SendWr w) {
         WrOpcode op = w.opcode();
         if (type == QpType.UD && op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
             throw new VerbsException(VerbsException.EINVAL, "post send on UD " + describe() + ": opcode " + op + " is not supported on UD");
@@ -416,6 +448,13 @@ public abstract class QueuePair extends VerbsResource {
 
     /** Provider side: queue one checked send WR; false if the send queue is full. */
     protected abstract boolean driverPostSend(SendWr wr);
+
+    /**
+     * Called once per {@link #postSend} chain, after its checks and before its first {@link #driverPostSend}: where a
+     * provider checks what holds for the whole chain (a device still alive) once instead of per WR.
+     */
+    protected void driverBeginPostSend() {
+    }
 
     /** Provider side: tell the device about the WRs just queued (one doorbell for the chain). */
     protected abstract void driverRingSendDoorbell();

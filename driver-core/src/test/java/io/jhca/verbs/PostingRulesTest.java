@@ -59,7 +59,19 @@ class PostingRulesTest extends VerbsTestSupport {
         refused(VerbsException.EINVAL, "not 8-byte aligned", () -> rc.postSend(wr));
         wr.sendFlags(0x100);
         refused(VerbsException.EINVAL, "unknown send flags", () -> rc.postSend(wr));
+        // the common WR's short check must refuse what the full one refuses: lengths past 2^31-1 (one SGE of 2^31,
+        // unsigned, or two that add up to it), and pass exactly at the limit
+        SendWr big = new SendWr(2).opcode(WrOpcode.RDMA_WRITE).numSge(1);
+        big.sge(0).set(mr.address(), 0x80000000, mr.lkey());
+        refused(VerbsException.EINVAL, "add up to more than 2^31-1", () -> rc.postSend(big));
+        big.numSge(2).sge(0).set(mr.address(), 0x40000000, mr.lkey());
+        big.sge(1).set(mr.address(), 0x40000000, mr.lkey());
+        refused(VerbsException.EINVAL, "add up to more than 2^31-1", () -> rc.postSend(big));
+        big.opcode(WrOpcode.SEND_WITH_IMM).sendFlags(SendFlags.SOLICITED | SendFlags.FENCE);
+        refused(VerbsException.EINVAL, "add up to more than 2^31-1", () -> rc.postSend(big));
         assertEquals(0, ((FakeQp) rc).sendsQueued, "nothing of a refused WR is posted");
+        big.sge(1).set(mr.address(), 0x3FFFFFFF, mr.lkey());
+        assertEquals(1, rc.postSend(big), "2^31-1 bytes in all is a message");
 
         QueuePair ud = rtsQp(pd, QpInitAttributes.ud(cq, cq));
         SendWr uwr = new SendWr().opcode(WrOpcode.RDMA_WRITE).sge(mr, 0, 8);

@@ -257,8 +257,36 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         dbr.record().setSendCounter(0);
     }
 
+    /** A dead device refuses the chain with EIO (checked once per chain: the check is a volatile read). */
+    @Override
+    protected void driverBeginPostSend() {
+        checkDeviceAlive("post send");
+    }
+
+    /**
+     * The common WR (SEND, RDMA WRITE or RDMA READ, with or without immediate, of at most one SGE, not inline, not UD)
+     * writes its whole WQE in one call, the same bytes as the segment-by-segment path; every other WR and a full queue
+     * go to {@link #postSendBySegments}. Kept small so that the posting loop inlines it.
+     */
     @Override
     protected boolean driverPostSend(SendWr wr) {
+        SqBuffer q = sq;
+        WrOpcode op = wr.opcode();
+        int n = wr.numSge();
+        if (q == null || n > 1 || (wr.sendFlags() & SendFlags.INLINE) != 0 || type() == QpType.UD
+                || (op != WrOpcode.RDMA_WRITE && op != WrOpcode.SEND && op != WrOpcode.RDMA_WRITE_WITH_IMM
+                && op != WrOpcode.SEND_WITH_IMM && op != WrOpcode.RDMA_READ)
+                || q.full()) {
+            return postSendBySegments(wr);
+        }
+        Sge s = n == 1 ? wr.sge(0) : null;
+        q.writeOneSge(WqeOpcodes.of(op), op.completionOpcode(), wr.wrId(), wr.sendFlags(),
+                WqeOpcodes.carriesImm(op) ? wr.immData() : 0, op.isRdma(), wr.remoteAddr(), wr.rkey(),
+                s == null ? 0 : s.lkey(), s == null ? 0 : s.addr(), s == null ? 0 : s.length());
+        return true;
+    }
+
+    private boolean postSendBySegments(SendWr wr) {
         checkDeviceAlive("post send");
         if (sq == null || sq.full()) {
             return false;
@@ -267,16 +295,6 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
             WrOpcode op = wr.opcode();
             if (op.isLocal() || op == WrOpcode.SEND_WITH_INV) {
                 return postWindowOp(wr, op);
-            }
-            if (wr.numSge() <= 1 && (wr.sendFlags() & SendFlags.INLINE) == 0 && type() != QpType.UD
-                    && (op == WrOpcode.RDMA_WRITE || op == WrOpcode.SEND || op == WrOpcode.RDMA_WRITE_WITH_IMM
-                    || op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.RDMA_READ)) {
-                // the common WR: its whole WQE in one call (the same bytes as the segment-by-segment path below)
-                Sge s = wr.numSge() == 1 ? wr.sge(0) : null;
-                sq.writeOneSge(WqeOpcodes.of(op), op.completionOpcode(), wr.wrId(), wr.sendFlags(),
-                        WqeOpcodes.carriesImm(op) ? wr.immData() : 0, op.isRdma(), wr.remoteAddr(), wr.rkey(),
-                        s == null ? 0 : s.lkey(), s == null ? 0 : s.addr(), s == null ? 0 : s.length());
-                return true;
             }
             builder.open(op, wr.wrId(), wr.sendFlags(), wr.immData(), wr.rkey(), wr.remoteAddr(), wr.compareAdd(), wr.swap());
             if (type() == QpType.UD) {

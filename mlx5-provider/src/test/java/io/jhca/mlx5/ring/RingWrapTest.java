@@ -142,6 +142,60 @@ class RingWrapTest {
         }
     }
 
+    /**
+     * full() answers from a snapshot of the free room, refreshed by one tail read when it runs out: it must still say
+     * full at exactly max_post outstanding, free exactly as many slots as a CQE retires, and count an aborted batch's
+     * slots as free again. Every WQE signaled, so each CQE retires one.
+     */
+    @Test
+    void fullAtExactlyMaxPostAcrossPartialRetirementAndAbort() {
+        try (RingFixture f = new RingFixture(8, 6, 4, 4, 16, SqBuffer.BF_OFF)) {
+            DmaRegion mem = f.dma(4096);
+            long wrId = 0;
+            int posted = 0;
+            f.sq.startBatch();
+            while (!f.sq.full()) {
+                f.sq.writeOneSge(Mlx5Opcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, wrId++, SendFlags.SIGNALED, 0, true,
+                        mem.address() + 2048, 7, 1, mem.address(), 16);
+                posted++;
+            }
+            assertEquals(6, posted, "max_post WQEs fit, not one more");
+            f.sq.ringDoorbell();
+            assertEquals(6, f.engine.process());
+            for (int retired = 1; retired <= 6; retired++) {
+                assertEquals(1, f.sendPoller.poll(wc));
+                // each retired WQE frees exactly one slot: fill it, and the queue is full again
+                assertFalse(f.sq.full(), "after " + retired + " retired");
+                f.sq.startBatch();
+                f.sq.writeOneSge(Mlx5Opcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, wrId++, SendFlags.SIGNALED, 0, true,
+                        mem.address() + 2048, 7, 1, mem.address(), 16);
+                f.sq.ringDoorbell();
+                assertTrue(f.sq.full(), "after " + retired + " retired and one re-posted");
+            }
+            assertEquals(6, f.engine.process());
+            for (int i = 0; i < 6; i++) {
+                assertEquals(1, f.sendPoller.poll(wc));
+            }
+            assertEquals(0, f.sq.outstanding());
+            // an aborted batch frees what it wrote
+            f.sq.startBatch();
+            for (int i = 0; i < 4; i++) {
+                assertFalse(f.sq.full());
+                f.sq.writeOneSge(Mlx5Opcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, wrId++, SendFlags.SIGNALED, 0, true,
+                        mem.address() + 2048, 7, 1, mem.address(), 16);
+            }
+            f.sq.abortBatch();
+            posted = 0;
+            f.sq.startBatch();
+            while (!f.sq.full()) {
+                f.sq.writeOneSge(Mlx5Opcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, wrId++, SendFlags.SIGNALED, 0, true,
+                        mem.address() + 2048, 7, 1, mem.address(), 16);
+                posted++;
+            }
+            assertEquals(6, posted, "the aborted batch's four slots are free again");
+        }
+    }
+
     @Test
     void errorCompletionThenFlush() {
         try (RingFixture f = new RingFixture(4, 4, 4, 4, 8, SqBuffer.BF_OFF)) {
