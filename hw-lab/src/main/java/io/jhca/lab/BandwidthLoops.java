@@ -29,7 +29,7 @@ final class BandwidthLoops {
     }
 
     /** The client's loop for write-bw, read-bw and send-bw. */
-    static void client(PerfSide s, int size, BandwidthSamples out, DurationClock clock, long warmup) {
+    static void client(PerfSide s, int size, BandwidthSamples out, DurationClock clock, long warmup, JvmReport jvm) {
         int n = s.qps.length;
         SendQueue[] sqs = new SendQueue[n];
         for (int i = 0; i < n; i++) {
@@ -85,6 +85,10 @@ final class BandwidthLoops {
                         break;
                     }
                     if (totscnt == warm) {
+                        if (warm > 0 && jvm != null) {
+                            jvm.begin(); // the JVM report's window starts with the measurement too
+                            now = System.nanoTime();
+                        }
                         out.firstPost = now;
                     }
                     if (out.peak() && totscnt >= warm) {
@@ -173,7 +177,7 @@ final class BandwidthLoops {
 
     /** The SEND server: consume messages and re-post their receives until all arrived (run_iter_bw_server). */
     static void sendServer(PerfSide s, int size, BandwidthSamples out, RecvWr[] rwrs, DurationClock clock,
-                           long warmup) {
+                           long warmup, JvmReport jvm) {
         int n = s.qps.length;
         long warm = clock == null ? warmup * n : 0;
         long iters = clock == null ? out.iters / n + warmup : Long.MAX_VALUE;
@@ -218,7 +222,9 @@ final class BandwidthLoops {
                 WorkCompletion wc = wcs[j];
                 LatencyLoops.check(wc, "receive", rcnt);
                 if (rcnt < warm) {
-                    // a warm-up message: not measured
+                    if (rcnt == warm - 1 && jvm != null) {
+                        jvm.begin(); // the last warm-up message: the JVM report's window starts after it
+                    }
                 } else if (first == 0 && (clock == null || clock.sampling(now))) {
                     first = now; // set_on_first_rx_packet: the clock starts at the first message
                 } else if (clock != null && clock.sampling(now)) {

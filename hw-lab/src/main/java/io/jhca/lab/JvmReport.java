@@ -42,14 +42,15 @@ public final class JvmReport {
 
     /** Ends the current window. */
     public JvmReport stop() {
-        long[] r = read();
-        cycles += r[0] - cycles0;
-        millis += r[1] - millis0;
+        // the thread's counter first: reading the collectors' counts allocates (their list), which is not the loop's
         if (allocated0 >= 0 && Thread.currentThread().getId() == thread) {
             allocated += allocatedBytes(thread) - allocated0;
         } else {
             allocationKnown = false;
         }
+        long[] r = read();
+        cycles += r[0] - cycles0;
+        millis += r[1] - millis0;
         return this;
     }
 
@@ -62,13 +63,13 @@ public final class JvmReport {
         return allocationKnown ? allocated : -1;
     }
 
+    /** HotSpot's per-thread allocation counter, looked up once (the lookup allocates, and would be counted). */
+    private static final com.sun.management.ThreadMXBean THREADS = ManagementFactory.getThreadMXBean()
+            instanceof com.sun.management.ThreadMXBean h && h.isThreadAllocatedMemorySupported() ? h : null;
+
     private static long allocatedBytes(long threadId) {
-        java.lang.management.ThreadMXBean t = ManagementFactory.getThreadMXBean();
-        if (t instanceof com.sun.management.ThreadMXBean) {
-            com.sun.management.ThreadMXBean h = (com.sun.management.ThreadMXBean) t;
-            if (h.isThreadAllocatedMemorySupported() && h.isThreadAllocatedMemoryEnabled()) {
-                return h.getThreadAllocatedBytes(threadId);
-            }
+        if (THREADS != null && THREADS.isThreadAllocatedMemoryEnabled()) {
+            return THREADS.getThreadAllocatedBytes(threadId);
         }
         return -1;
     }

@@ -24,7 +24,8 @@ final class LatencyLoops {
      * ib_write_lat: both sides RDMA-WRITE to each other in turn, and each learns of the peer's write by polling
      * the last byte of its own receive slot, which carries the sender's iteration count. The server posts first.
      */
-    static void writeLat(PerfSide s, int size, boolean server, LatencySamples out, DurationClock clock, long warmup) {
+    static void writeLat(PerfSide s, int size, boolean server, LatencySamples out, DurationClock clock, long warmup,
+                         JvmReport jvm) {
         QueuePair qp = s.qps[0];
         SendQueue sq = qp.sendQueue();
         PerftestDest r = s.remote[0];
@@ -38,7 +39,7 @@ final class LatencyLoops {
         long scnt = 0;
         long rcnt = 0;
         long ccnt = 0;
-        PostStamps stamps = new PostStamps(out, clock, warmup);
+        PostStamps stamps = new PostStamps(out, clock, warmup, jvm);
         long iters = stamps.total();
         while (scnt < iters || ccnt < iters || rcnt < iters) {
             if (rcnt < iters && !(scnt < 1 && server)) {
@@ -82,7 +83,7 @@ final class LatencyLoops {
      * before the sync handshake; each consumed receive is re-posted while more messages are due.
      */
     static void sendLat(PerfSide s, int size, boolean server, LatencySamples out, DurationClock clock, RecvWr rwr,
-                        long warmup) {
+                        long warmup, JvmReport jvm) {
         QueuePair qp = s.qps[0];
         SendQueue sq = qp.sendQueue();
         UnsafeBuffer buf = s.buf;
@@ -92,7 +93,7 @@ final class LatencyLoops {
         WorkCompletion wc = new WorkCompletion();
         long scnt = 0;
         long rcnt = 0;
-        PostStamps stamps = new PostStamps(out, clock, warmup);
+        PostStamps stamps = new PostStamps(out, clock, warmup, jvm);
         long iters = stamps.total();
         while (scnt < iters || rcnt < iters) {
             if (rcnt < iters && !(scnt < 1 && !server)) {
@@ -135,7 +136,7 @@ final class LatencyLoops {
     }
 
     /** ib_read_lat / ib_atomic_lat: the client alone posts one READ (or FETCH_AND_ADD) and waits for it, in turn. */
-    static void oneSidedLat(PerfSide s, int size, LatencySamples out, DurationClock clock, long warmup) {
+    static void oneSidedLat(PerfSide s, int size, LatencySamples out, DurationClock clock, long warmup, JvmReport jvm) {
         QueuePair qp = s.qps[0];
         SendQueue sq = qp.sendQueue();
         PerftestDest r = s.remote[0];
@@ -143,7 +144,7 @@ final class LatencyLoops {
         int lkey = s.mr.lkey();
         boolean atomic = s.p.test().verb() == PerfTest.Verb.ATOMIC;
         WorkCompletion wc = new WorkCompletion();
-        PostStamps stamps = new PostStamps(out, clock, warmup);
+        PostStamps stamps = new PostStamps(out, clock, warmup, jvm);
         long iters = stamps.total();
         for (long scnt = 0; scnt < iters; scnt++) {
             if (!stamps.stamp(scnt)) {

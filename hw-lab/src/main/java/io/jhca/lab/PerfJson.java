@@ -71,12 +71,8 @@ public final class PerfJson {
                 LatencyStats s = o.latency.get(i);
                 j.beginObject();
                 latency(j, s);
-                LatencyStats u = i < o.udp.size() ? o.udp.get(i) : null;
-                if (u != null) {
-                    j.key("udp_baseline").beginObject();
-                    latency(j, u);
-                    j.endObject();
-                }
+                floor(j, "udp_baseline", s, i < o.udp.size() ? o.udp.get(i) : null);
+                floor(j, "udp_baseline_with_acks", s, i < o.udpAcks.size() ? o.udpAcks.get(i) : null);
                 j.endObject();
             }
         } else {
@@ -110,6 +106,19 @@ public final class PerfJson {
         }
         j.endObject();
         return j.endObject().toString();
+    }
+
+    /** A UDP floor of one size, with jhca's figures as multiples of its own ({@code jhca_ratio}); nothing if not measured. */
+    private static void floor(JsonOut j, String key, LatencyStats rdma, LatencyStats u) {
+        if (u == null) {
+            return;
+        }
+        j.key(key).beginObject();
+        latency(j, u);
+        double[] r = PerfReport.latencyRatios(rdma, u);
+        j.key("jhca_ratio").beginObject().field("t_typical", r[0]).field("t_avg", r[1]).field("percentile_99", r[2])
+                .field("percentile_99.9", r[3]).endObject();
+        j.endObject();
     }
 
     private static void latency(JsonOut j, LatencyStats s) {

@@ -10,6 +10,8 @@ public final class PerfOutcome {
     final List<BandwidthStats> bandwidth = new ArrayList<>();
     /** UDP floor per size (same order as {@link #latency}); null entries where it was not run. */
     final List<LatencyStats> udp = new ArrayList<>();
+    /** The UDP floor with RoCE's ACKs per size (WRITE and SEND latency tests; same order as {@link #latency}). */
+    final List<LatencyStats> udpAcks = new ArrayList<>();
     String udpSkipped;
     /** UDP stream floor per size of a bandwidth test (same order as {@link #bandwidth}); null where not run. */
     final List<UdpStream.Result> udpStream = new ArrayList<>();

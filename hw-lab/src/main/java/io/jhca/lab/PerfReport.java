@@ -31,6 +31,32 @@ public final class PerfReport {
                 u.mibPerSec(), u.msgRate(), ratio(rdma, u));
     }
 
+    /**
+     * jhca's latency as a multiple of a UDP floor's at one size, per figure: t_typical, t_avg, 99% and 99.9% (only t_avg
+     * in -D mode, which has no percentiles), {@code NaN} where the floor's figure is 0.
+     */
+    static double[] latencyRatios(LatencyStats rdma, LatencyStats floor) {
+        if (rdma.duration()) {
+            return new double[] {Double.NaN, div(rdma.tAvg(), floor.tAvg()), Double.NaN, Double.NaN};
+        }
+        return new double[] {div(rdma.tTypical(), floor.tTypical()), div(rdma.tAvg(), floor.tAvg()),
+                div(rdma.p99(), floor.p99()), div(rdma.p999(), floor.p999())};
+    }
+
+    private static double div(double a, double b) {
+        return b > 0 ? a / b : Double.NaN;
+    }
+
+    /** The line under a floor's row: " 2       jhca / floor: t_typical 2.47x  t_avg 2.49x  99% 1.31x  99.9% 1.12x". */
+    static String latencyRatioRow(LatencyStats rdma, LatencyStats floor) {
+        double[] r = latencyRatios(rdma, floor);
+        if (rdma.duration()) {
+            return String.format(java.util.Locale.ROOT, " %-7d jhca / floor: t_avg %sx", rdma.size(), CFormat.fixed(r[1], 2));
+        }
+        return String.format(java.util.Locale.ROOT, " %-7d jhca / floor: t_typical %sx  t_avg %sx  99%% %sx  99.9%% %sx",
+                rdma.size(), CFormat.fixed(r[0], 2), CFormat.fixed(r[1], 2), CFormat.fixed(r[2], 2), CFormat.fixed(r[3], 2));
+    }
+
     /** The RDMA run's average bandwidth over the UDP stream's (both in bytes per second). */
     static double ratio(BandwidthStats rdma, UdpStream.Result u) {
         return rdma.bwAvg() * BandwidthStats.formatFactor(rdma.gbits()) / (1 << 20) / u.mibPerSec();

@@ -169,7 +169,7 @@ final class PerfRun {
             LatencySamples smp = samples(size);
             DurationClock clock = clock();
             jvm = jvm == null ? JvmReport.start() : jvm.begin();
-            LatencyLoops.writeLat(s, size, server, smp, clock, p.warmupIters());
+            LatencyLoops.writeLat(s, size, server, smp, clock, p.warmupIters(), jvm);
             jvm.stop();
             latencyRow(stats(smp));
         }
@@ -194,7 +194,7 @@ final class PerfRun {
             LatencySamples smp = samples(size);
             DurationClock clock = clock();
             jvm = jvm == null ? JvmReport.start() : jvm.begin();
-            LatencyLoops.oneSidedLat(s, size, smp, clock, p.warmupIters());
+            LatencyLoops.oneSidedLat(s, size, smp, clock, p.warmupIters(), jvm);
             jvm.stop();
             latencyRow(stats(smp));
         }
@@ -215,7 +215,7 @@ final class PerfRun {
             LatencySamples smp = samples(size);
             DurationClock clock = clock();
             jvm = jvm == null ? JvmReport.start() : jvm.begin();
-            LatencyLoops.sendLat(s, size, server, smp, clock, rwr, p.warmupIters());
+            LatencyLoops.sendLat(s, size, server, smp, clock, rwr, p.warmupIters(), jvm);
             jvm.stop();
             latencyRow(stats(smp));
         }
@@ -245,7 +245,7 @@ final class PerfRun {
             BandwidthSamples smp = bwSamples(size);
             DurationClock clock = clock();
             jvm = jvm == null ? JvmReport.start() : jvm.begin();
-            BandwidthLoops.client(s, size, smp, clock, warmup(size));
+            BandwidthLoops.client(s, size, smp, clock, warmup(size), jvm);
             jvm.stop();
             last = BandwidthStats.of(smp, p.reportGbits());
             bwRow(last);
@@ -274,9 +274,9 @@ final class PerfRun {
             DurationClock clock = clock();
             jvm = jvm == null ? JvmReport.start() : jvm.begin();
             if (server) {
-                BandwidthLoops.sendServer(s, size, smp, rwrs, clock, warmup(size));
+                BandwidthLoops.sendServer(s, size, smp, rwrs, clock, warmup(size), jvm);
             } else {
-                BandwidthLoops.client(s, size, smp, clock, warmup(size));
+                BandwidthLoops.client(s, size, smp, clock, warmup(size), jvm);
             }
             jvm.stop();
             bwRow(BandwidthStats.of(smp, p.reportGbits()));
@@ -353,8 +353,9 @@ final class PerfRun {
     }
 
     /**
-     * One UDP floor row per size the test measured ({@link UdpBaseline}, with RoCE's ACKs or without); the plain
-     * floor's rows are kept in the outcome for the JSON and the plot.
+     * One UDP floor row per size the test measured ({@link UdpBaseline}, with RoCE's ACKs or without), each followed by
+     * jhca's figures as multiples of the floor's; both floors are kept in the outcome for the JSON (the plain one for
+     * the plot too).
      */
     private void floorRows(InetAddress remote, InetAddress local, boolean acks) {
         int iters = p.durationMode() ? 1000 : p.iters();
@@ -363,14 +364,13 @@ final class PerfRun {
             try {
                 LatencyStats u = UdpBaseline.run(remote, local, size, iters, p.warmupIters(), p.test().rttFactor(),
                         p.stallMillis(), acks);
-                if (!acks) {
-                    outcome.udp.add(u);
-                }
+                (acks ? outcome.udpAcks : outcome.udp).add(u);
                 out.println(u.row());
+                out.println(PerfReport.latencyRatioRow(rdma, u));
             } catch (IOException e) {
                 out.printf(" %-7d (not measured: %s)%n", size, e.getMessage());
+                (acks ? outcome.udpAcks : outcome.udp).add(null);
                 if (!acks) {
-                    outcome.udp.add(null);
                     if (outcome.udpSkipped == null) {
                         outcome.udpSkipped = e.getMessage();
                     }

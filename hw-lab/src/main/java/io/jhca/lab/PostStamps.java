@@ -12,12 +12,18 @@ final class PostStamps {
     private long last;
     private long counted;
     private final long warmup;
+    private final JvmReport jvm;
 
-    /** @param warmup posts that run before the measured ones (-n mode only), not stamped */
-    PostStamps(LatencySamples out, DurationClock clock, long warmup) {
+    /**
+     * @param warmup posts that run before the measured ones (-n mode only), not stamped
+     * @param jvm    the JVM report's window, restarted at the first measured post (the warm-up's class loading and
+     *               interpreted code are not the measurement's), or null
+     */
+    PostStamps(LatencySamples out, DurationClock clock, long warmup, JvmReport jvm) {
         this.out = out;
         this.clock = clock;
         this.warmup = clock == null ? warmup : 0;
+        this.jvm = jvm;
     }
 
     /** All posts of the loop: the warm-up and the measured ones. */
@@ -30,6 +36,10 @@ final class PostStamps {
         now = System.nanoTime();
         if (clock == null) {
             if (n >= warmup) {
+                if (n == warmup && warmup > 0 && jvm != null) {
+                    jvm.begin();
+                    now = System.nanoTime();
+                }
                 out.tposted[(int) (n - warmup)] = now;
             }
             return true;

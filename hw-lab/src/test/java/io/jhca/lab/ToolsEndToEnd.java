@@ -228,6 +228,17 @@ abstract class ToolsEndToEnd {
         Matcher ackFloor = Pattern.compile("(?m)^ UDP floor with RoCE's ACKs: .*\n 2 +(\\d+) ").matcher(r.run().out());
         assertTrue(ackFloor.find(), r.run().out());
         assertEquals(ITERS, Integer.parseInt(ackFloor.group(1)), r.run().out());
+        // under each floor's row, jhca's figures as multiples of the floor's, computed from the two rows printed
+        double[] jhca = r.n();
+        Matcher plain = Pattern.compile("(?m)^ UDP floor: .*\n.*\n( 2 +.*)$").matcher(r.run().out());
+        assertTrue(plain.find(), r.run().out());
+        Matcher ratio = Pattern.compile("(?m)^ 2 +jhca / floor: t_typical ([0-9.]+)x  t_avg ([0-9.]+)x  99% ([0-9.]+)x"
+                + "  99\\.9% ([0-9.]+)x$").matcher(r.run().out());
+        assertTrue(ratio.find(), r.run().out());
+        double[] floor = numbers(plain.group(1));
+        assertEquals(jhca[4] / floor[4], Double.parseDouble(ratio.group(1)), 0.01 + jhca[4] / floor[4] * 0.01, r.run().out());
+        assertEquals(jhca[5] / floor[5], Double.parseDouble(ratio.group(2)), 0.01 + jhca[5] / floor[5] * 0.01, r.run().out());
+        assertTrue(ratio.find(), "a second ratio line, under the floor with ACKs: " + r.run().out());
         assertTrue(Pattern.compile("(?m)^ local address: LID 0000 QPN 0x[0-9a-f]{4,6} PSN 0x[0-9a-f]+ RKey 0x[0-9a-f]+ VAddr 0x[0-9a-f]+$")
                 .matcher(r.run().out()).find(), r.run().out());
         assertTrue(r.run().out().contains(perfGid(ip1()) + "\n"), r.run().out());
@@ -372,6 +383,10 @@ abstract class ToolsEndToEnd {
         double[] n = numbers(rows(r.out(), PerfReport.LAT_HEADER).get(0));
         assertEquals(n[4], res.get("t_typical").asDouble(), 0.006);
         assertEquals(200, res.at("/udp_baseline/n_iterations").asInt());
+        double expected = res.get("t_typical").asDouble() / res.at("/udp_baseline/t_typical").asDouble();
+        assertEquals(expected, res.at("/udp_baseline/jhca_ratio/t_typical").asDouble(), expected * 1e-3);
+        assertEquals(200, res.at("/udp_baseline_with_acks/n_iterations").asInt(), "write-lat has the floor with ACKs");
+        assertTrue(res.at("/udp_baseline_with_acks/jhca_ratio/percentile_99.9").isNumber());
         assertEquals(100, j.at("/hwlab/warmup_iterations").asInt());
         assertTrue(j.at("/jvm/gc_cycles").isNumber());
         assertEquals("G1", j.at("/jvm/gc").asText());
