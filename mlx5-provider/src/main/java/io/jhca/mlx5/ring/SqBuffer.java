@@ -16,6 +16,7 @@ import io.jhca.mlx5.wqe.InlineSeg;
 import io.jhca.mlx5.wqe.RaddrSeg;
 import io.jhca.mlx5.wqe.UmrCtrlSeg;
 import io.jhca.mlx5.wqe.MkeyContextSeg;
+import io.jhca.mlx5.wqe.OneSgeWqe;
 import io.jhca.mlx5.wqe.KlmSeg;
 import io.jhca.mlx5.wqe.SendWqeLayout;
 import io.jhca.verbs.SendFlags;
@@ -255,19 +256,8 @@ public final class SqBuffer {
         }
         int post = curPost;
         int c = start + (post & (wqeCnt - 1)) * SendWqeLayout.WQEBB;
-        int fmCeSe = fmCeSe(sendFlags);
-        int n = CtrlSeg.SIZE / SendWqeLayout.DS;
-        int at = c + CtrlSeg.SIZE;
-        if (rdma) {
-            RaddrSeg.put(buf, at, raddr, rkey);
-            at += RaddrSeg.SIZE;
-            n++;
-        }
-        if (length != 0) {
-            DataSeg.put(buf, at, length, lkey, addr);
-            n++;
-        }
-        CtrlSeg.put(buf, c, post, mlx5Opcode, 0, qpn, fmCeSe, n, 0, CtrlSeg.beImm(imm));
+        OneSgeWqe.put(buf, c, post, mlx5Opcode, qpn, fmCeSe(sendFlags), CtrlSeg.beImm(imm), rdma, raddr, rkey, lkey, addr,
+                length);
         wrid[post & (wrid.length - 1)] = wrId;
         meta[post & (meta.length - 1)] = (long) (head + nreq) << 8 | wc.ordinal();
         lastCtrl = c;

@@ -71,11 +71,19 @@ public final class CtrlSeg {
      */
     public static void put(MutableDirectBuffer buffer, int offset, int pi, int opcode, int opmod, int qpn,
                            int fmCeSe, int ds, int signature, int imm) {
+        Segments.put16(buffer, offset, word0(pi, opcode, opmod, qpn, ds), word1(signature, fmCeSe, imm));
+    }
+
+    /** Bytes 0..7 of the segment as one big-endian value: opmod_idx_opcode, then qpn_ds. */
+    static long word0(int pi, int opcode, int opmod, int qpn, int ds) {
         long opmodIdxOpcode = (opmod & 0xff) << 24 | (pi & 0xffff) << 8 | (opcode & 0xff);
         long qpnDs = ((qpn & 0xffffff) << 8 | (ds & SendWqeLayout.MAX_DS)) & 0xFFFFFFFFL;
-        // bytes 8..15: signature, dci_stream_channel_id 0, fm_ce_se, then imm as-is (host order), read big-endian
-        long word1 = (long) (signature & 0xff) << 56 | (long) (fmCeSe & 0xff) << 32 | (beImm(imm) & 0xFFFFFFFFL);
-        Segments.put16(buffer, offset, opmodIdxOpcode << 32 | qpnDs, word1);
+        return opmodIdxOpcode << 32 | qpnDs;
+    }
+
+    /** Bytes 8..15: signature, dci_stream_channel_id 0, fm_ce_se, then imm as-is (host order), read big-endian. */
+    static long word1(int signature, int fmCeSe, int imm) {
+        return (long) (signature & 0xff) << 56 | (long) (fmCeSe & 0xff) << 32 | (beImm(imm) & 0xFFFFFFFFL);
     }
 
     /**

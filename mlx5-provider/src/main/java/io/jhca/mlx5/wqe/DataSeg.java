@@ -30,7 +30,12 @@ public final class DataSeg {
 
     /** {@link #set} for the send ring's hot path: one bounds check, two 8-byte stores. */
     public static void put(MutableDirectBuffer buffer, int offset, int byteCount, int lkey, long addr) {
-        Segments.put16(buffer, offset, (long) byteCount << 32 | (lkey & 0xFFFFFFFFL), addr);
+        Segments.put16(buffer, offset, word0(byteCount, lkey), addr);
+    }
+
+    /** Bytes 0..7 as one big-endian value: byte_count, then lkey (bytes 8..15 are the address itself). */
+    static long word0(int byteCount, int lkey) {
+        return (long) byteCount << 32 | (lkey & 0xFFFFFFFFL);
     }
 
     public static int byteCount(DirectBuffer buffer, int offset) {

@@ -26,7 +26,12 @@ public final class RaddrSeg {
 
     /** {@link #set}: be64 raddr, be32 rkey, reserved 0, as one bounds check and two 8-byte stores. */
     public static void put(MutableDirectBuffer buffer, int offset, long raddr, int rkey) {
-        Segments.put16(buffer, offset, raddr, (long) rkey << 32);
+        Segments.put16(buffer, offset, raddr, word1(rkey));
+    }
+
+    /** Bytes 8..15 as one big-endian value: rkey, then 4 reserved bytes (bytes 0..7 are the raddr itself). */
+    static long word1(int rkey) {
+        return (long) rkey << 32;
     }
 
     public static long raddr(DirectBuffer buffer, int offset) {

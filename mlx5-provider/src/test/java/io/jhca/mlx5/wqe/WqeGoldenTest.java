@@ -34,6 +34,8 @@ class WqeGoldenTest {
     /** Segments are written at an odd-ish offset into garbage, so a byte the writer forgets shows up. */
     private static final int AT = 48;
     private final UnsafeBuffer buf = new UnsafeBuffer(new byte[1024]);
+    /** Off-heap, as a send ring is: {@link OneSgeWqe} stores there without per-segment checks. */
+    private final UnsafeBuffer direct = new UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(1024));
 
     @BeforeAll
     static void build() throws Exception {
@@ -42,6 +44,7 @@ class WqeGoldenTest {
 
     private void garbage() {
         buf.setMemory(0, buf.capacity(), (byte) 0x5a);
+        direct.setMemory(0, direct.capacity(), (byte) 0x5a);
     }
 
     @Test
@@ -180,6 +183,20 @@ class WqeGoldenTest {
         assertEquals(int32(t[1]), DataSeg.byteCount(buf, AT), where);
         assertEquals(int32(t[2]), DataSeg.lkey(buf, AT), where);
         assertEquals(num(t[3]), DataSeg.addr(buf, AT), where);
+        // the one-call WQE's data segment: after the control segment (SEND), and after a remote address (WRITE)
+        int length = int32(t[1]);
+        if (length != 0) {
+            for (UnsafeBuffer b : new UnsafeBuffer[] {buf, direct}) {
+                garbage();
+                assertEquals(2, OneSgeWqe.put(b, AT, 7, 0x0a, 0x11, 8, 0, false, 0, 0, int32(t[2]), num(t[3]), length));
+                assertEquals(t[4], hex(b, AT + 16, DataSeg.SIZE), "OneSgeWqe SEND: " + where);
+                assertEquals("5a5a5a5a", hex(b, AT + 32, 4), "nothing past the WQE: " + where);
+                garbage();
+                assertEquals(3, OneSgeWqe.put(b, AT, 7, 0x08, 0x11, 8, 0, true, 0x1000, 5, int32(t[2]), num(t[3]), length));
+                assertEquals(t[4], hex(b, AT + 32, DataSeg.SIZE), "OneSgeWqe RDMA WRITE: " + where);
+                assertEquals("5a5a5a5a", hex(b, AT + 48, 4), "nothing past the WQE: " + where);
+            }
+        }
     }
 
     private void raddr(String[] t, String where) {
@@ -188,6 +205,14 @@ class WqeGoldenTest {
         assertEquals(t[3], hex(buf, AT, RaddrSeg.SIZE), where);
         assertEquals(num(t[1]), RaddrSeg.raddr(buf, AT), where);
         assertEquals(int32(t[2]), RaddrSeg.rkey(buf, AT), where);
+        // the one-call WQE's remote address segment, with and without a data segment after it
+        for (UnsafeBuffer b : new UnsafeBuffer[] {buf, direct}) {
+            for (int length : new int[] {0, 64}) {
+                garbage();
+                OneSgeWqe.put(b, AT, 3, 0x08, 0x22, 0, 0, true, num(t[1]), int32(t[2]), 0x100, 0x2000, length);
+                assertEquals(t[3], hex(b, AT + 16, RaddrSeg.SIZE), "OneSgeWqe, SGE of " + length + ": " + where);
+            }
+        }
     }
 
     private void atomic(String[] t, String where) {
