@@ -84,11 +84,11 @@ public final class SqBuffer {
     private int curPost;
     private int head;
     /**
-     * WQEs that may be written before the tail is read again: a snapshot taken by {@link #full()} with one acquire
-     * load and counted down per WQE. The tail only grows, so the snapshot errs on the full side; one acquire per
-     * refill instead of one per WR keeps the posting loop free of a barrier that makes the JIT reload every field.
+     * The tail as {@link #full()} last read it (with acquire). The tail only grows, so a queue full by this value may
+     * not be; only then is the tail read again: one acquire per refill instead of one per WR keeps the posting loop
+     * free of a barrier after which the JIT reloads every field.
      */
-    private int room;
+    private int tailSeen;
     /**
      * WQEBB index of the oldest WQE not retired (the kernel's {@code sq.last_poll}): where a software flush starts.
      * Written with the tail, by the thread polling the send CQ.
@@ -198,11 +198,11 @@ public final class SqBuffer {
 
     /** Whether one more WQE would overflow the queue (rdma-core {@code mlx5_wq_overflow}). */
     public boolean full() {
-        if (room > 0) {
+        if (head + nreq - tailSeen < maxPost) {
             return false;
         }
-        room = maxPost - (head + nreq - (int) TAIL.getAcquire(this));
-        return room <= 0;
+        tailSeen = (int) TAIL.getAcquire(this);
+        return head + nreq - tailSeen >= maxPost;
     }
 
     /** Remembers where the batch starts, so {@link #abortBatch} can drop it. WQEs still pending are published first. */
@@ -263,7 +263,6 @@ public final class SqBuffer {
         lastCtrl = c;
         curPost = post + 1;
         nreq++;
-        room--;
     }
 
     /**
@@ -364,7 +363,6 @@ public final class SqBuffer {
             lastInlinePost = curPost;
         }
         nreq++;
-        room--;
         ctrl = -1;
     }
 
@@ -462,7 +460,7 @@ public final class SqBuffer {
     /** Back to empty (QP moved to RESET: rdma-core mlx5_init_qp_indices). The record is zeroed by the caller. */
     public void reset() {
         curPost = 0;
-        room = 0;
+        tailSeen = 0;
         head = 0;
         lastPoll = 0;
         TAIL.setRelease(this, 0);
