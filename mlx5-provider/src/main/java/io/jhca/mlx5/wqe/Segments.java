@@ -29,9 +29,34 @@ final class Segments {
      * around them (an access whose base may be an array or null is compiled as "mixed", and fenced).
      */
     static void put16(MutableDirectBuffer buffer, int offset, long first, long second) {
-        if (offset < 0 || offset > buffer.capacity() - 16) {
-            throw new IndexOutOfBoundsException("segment [" + offset + ", +16) outside buffer of " + buffer.capacity());
+        check(buffer, offset, 16);
+        store16(buffer, offset, first, second);
+    }
+
+    /** Two consecutive segments after one bounds check for their 32 bytes. */
+    static void put32(MutableDirectBuffer buffer, int offset, long a0, long a1, long b0, long b1) {
+        check(buffer, offset, 32);
+        store16(buffer, offset, a0, a1);
+        store16(buffer, offset + 16, b0, b1);
+    }
+
+    /** Three consecutive segments after one bounds check for their 48 bytes. */
+    static void put48(MutableDirectBuffer buffer, int offset, long a0, long a1, long b0, long b1, long c0, long c1) {
+        check(buffer, offset, 48);
+        store16(buffer, offset, a0, a1);
+        store16(buffer, offset + 16, b0, b1);
+        store16(buffer, offset + 32, c0, c1);
+    }
+
+    private static void check(MutableDirectBuffer buffer, int offset, int size) {
+        if (offset < 0 || offset > buffer.capacity() - size) {
+            throw new IndexOutOfBoundsException("segment bytes [" + offset + ", +" + size + ") outside buffer of "
+                    + buffer.capacity());
         }
+    }
+
+    /** The two big-endian stores of a segment whose bytes the caller has checked. */
+    private static void store16(MutableDirectBuffer buffer, int offset, long first, long second) {
         long address = buffer.addressOffset() + offset;
         Object array = buffer.byteArray();
         long a = NATIVE_LITTLE_ENDIAN ? Long.reverseBytes(first) : first;
@@ -43,50 +68,6 @@ final class Segments {
             UnsafeApi.putLong(array, address, a);
             UnsafeApi.putLong(array, address + 8, b);
         }
-    }
-
-    /** Two consecutive segments ({@link #put16} twice) after one bounds check for their 32 bytes. */
-    static void put32(MutableDirectBuffer buffer, int offset, long a0, long a1, long b0, long b1) {
-        if (offset < 0 || offset > buffer.capacity() - 32) {
-            throw new IndexOutOfBoundsException("segments [" + offset + ", +32) outside buffer of " + buffer.capacity());
-        }
-        long address = buffer.addressOffset() + offset;
-        Object array = buffer.byteArray();
-        if (array == null) {
-            raw(address, a0);
-            raw(address + 8, a1);
-            raw(address + 16, b0);
-            raw(address + 24, b1);
-        } else {
-            put16(buffer, offset, a0, a1);
-            put16(buffer, offset + 16, b0, b1);
-        }
-    }
-
-    /** Three consecutive segments after one bounds check for their 48 bytes. */
-    static void put48(MutableDirectBuffer buffer, int offset, long a0, long a1, long b0, long b1, long c0, long c1) {
-        if (offset < 0 || offset > buffer.capacity() - 48) {
-            throw new IndexOutOfBoundsException("segments [" + offset + ", +48) outside buffer of " + buffer.capacity());
-        }
-        long address = buffer.addressOffset() + offset;
-        Object array = buffer.byteArray();
-        if (array == null) {
-            raw(address, a0);
-            raw(address + 8, a1);
-            raw(address + 16, b0);
-            raw(address + 24, b1);
-            raw(address + 32, c0);
-            raw(address + 40, c1);
-        } else {
-            put16(buffer, offset, a0, a1);
-            put16(buffer, offset + 16, b0, b1);
-            put16(buffer, offset + 32, c0, c1);
-        }
-    }
-
-    /** A big-endian 8-byte store to off-heap memory (null base), the address already checked by the caller. */
-    private static void raw(long address, long value) {
-        UnsafeApi.putLong(null, address, NATIVE_LITTLE_ENDIAN ? Long.reverseBytes(value) : value);
     }
 
     /** One 4-byte big-endian store after its bounds check (a field rewritten in a segment already written). */

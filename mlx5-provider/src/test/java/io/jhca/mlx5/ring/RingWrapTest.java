@@ -151,15 +151,8 @@ class RingWrapTest {
     void fullAtExactlyMaxPostAcrossPartialRetirementAndAbort() {
         try (RingFixture f = new RingFixture(8, 6, 4, 4, 16, SqBuffer.BF_OFF)) {
             DmaRegion mem = f.dma(4096);
-            long wrId = 0;
-            int posted = 0;
             f.sq.startBatch();
-            while (!f.sq.full()) {
-                f.sq.writeOneSge(Mlx5Opcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, wrId++, SendFlags.SIGNALED, 0, true,
-                        mem.address() + 2048, 7, 1, mem.address(), 16);
-                posted++;
-            }
-            assertEquals(6, posted, "max_post WQEs fit, not one more");
+            assertEquals(6, postUntilFull(f, mem), "max_post WQEs fit, not one more");
             f.sq.ringDoorbell();
             assertEquals(6, f.engine.process());
             for (int retired = 1; retired <= 6; retired++) {
@@ -167,8 +160,7 @@ class RingWrapTest {
                 // each retired WQE frees exactly one slot: fill it, and the queue is full again
                 assertFalse(f.sq.full(), "after " + retired + " retired");
                 f.sq.startBatch();
-                f.sq.writeOneSge(Mlx5Opcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, wrId++, SendFlags.SIGNALED, 0, true,
-                        mem.address() + 2048, 7, 1, mem.address(), 16);
+                writeOne(f, mem);
                 f.sq.ringDoorbell();
                 assertTrue(f.sq.full(), "after " + retired + " retired and one re-posted");
             }
@@ -181,19 +173,30 @@ class RingWrapTest {
             f.sq.startBatch();
             for (int i = 0; i < 4; i++) {
                 assertFalse(f.sq.full());
-                f.sq.writeOneSge(Mlx5Opcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, wrId++, SendFlags.SIGNALED, 0, true,
-                        mem.address() + 2048, 7, 1, mem.address(), 16);
+                writeOne(f, mem);
             }
             f.sq.abortBatch();
-            posted = 0;
             f.sq.startBatch();
-            while (!f.sq.full()) {
-                f.sq.writeOneSge(Mlx5Opcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, wrId++, SendFlags.SIGNALED, 0, true,
-                        mem.address() + 2048, 7, 1, mem.address(), 16);
-                posted++;
-            }
-            assertEquals(6, posted, "the aborted batch's four slots are free again");
+            assertEquals(6, postUntilFull(f, mem), "the aborted batch's four slots are free again");
         }
+    }
+
+    private long nextWrId;
+
+    /** One signaled RDMA WRITE of 16 bytes as a one-call WQE. */
+    private void writeOne(RingFixture f, DmaRegion mem) {
+        f.sq.writeOneSge(Mlx5Opcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, nextWrId++, SendFlags.SIGNALED, 0, true,
+                mem.address() + 2048, 7, 1, mem.address(), 16);
+    }
+
+    /** Writes WQEs while full() says there is room; returns how many. */
+    private int postUntilFull(RingFixture f, DmaRegion mem) {
+        int posted = 0;
+        while (!f.sq.full()) {
+            writeOne(f, mem);
+            posted++;
+        }
+        return posted;
     }
 
     @Test
