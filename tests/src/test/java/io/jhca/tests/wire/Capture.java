@@ -37,8 +37,10 @@ final class Capture implements AutoCloseable {
     private final Process process;
     private final StringBuffer log = new StringBuffer();
     private final CountDownLatch capturing = new CountDownLatch(1);
-    private final CountDownLatch probeSeen = new CountDownLatch(1);
+    /** Probe lines tshark printed so far (its reader thread counts, the test thread waits on this object). */
+    private int probesSeen;
     private final Path file;
+    private String host;
 
     private Capture(Path file, String filter) throws IOException {
         this.file = file;
@@ -53,7 +55,10 @@ final class Capture implements AutoCloseable {
                     if (line.contains("Capturing on")) {
                         capturing.countDown();
                     } else if (line.contains(PROBE_HOST)) {
-                        probeSeen.countDown();
+                        synchronized (this) {
+                            probesSeen++;
+                            notifyAll();
+                        }
                     }
                 }
             } catch (IOException ignored) {
@@ -75,7 +80,8 @@ final class Capture implements AutoCloseable {
                 fail("tshark did not start capturing on lo within " + WAIT_SECONDS + " s (needs CAP_NET_RAW/CAP_NET_ADMIN"
                         + " or membership of the 'wireshark' group); its output:\n" + c.log);
             }
-            int sent = c.probeUntilSeen(host);
+            c.host = host;
+            int sent = c.probeUntilSeen();
             System.out.println("capture live after " + sent + " probe(s) from " + PROBE_HOST);
             return c;
         } catch (Throwable e) {
@@ -84,8 +90,12 @@ final class Capture implements AutoCloseable {
         }
     }
 
-    /** Sends probes to {@code host} until tshark prints one; returns how many were sent. */
-    private int probeUntilSeen(String host) throws IOException, InterruptedException {
+    /** Sends probes until tshark prints one more than it had printed before; returns how many were sent. */
+    private int probeUntilSeen() throws IOException, InterruptedException {
+        int before;
+        synchronized (this) {
+            before = probesSeen;
+        }
         ByteBuffer probe = ByteBuffer.wrap("jhca capture probe".getBytes(StandardCharsets.US_ASCII));
         InetSocketAddress to = new InetSocketAddress(host, PROBE_DST_PORT);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
@@ -100,7 +110,7 @@ final class Capture implements AutoCloseable {
             while (true) {
                 ch.send(probe.rewind(), to);
                 sent++;
-                if (probeSeen.await(PROBE_INTERVAL_MS, TimeUnit.MILLISECONDS)) {
+                if (awaitProbes(before + 1, PROBE_INTERVAL_MS)) {
                     return sent;
                 }
                 if (!process.isAlive()) {
@@ -114,6 +124,18 @@ final class Capture implements AutoCloseable {
         }
     }
 
+    private synchronized boolean awaitProbes(int count, long millis) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (probesSeen < count) {
+            long left = end - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+        return true;
+    }
+
     Path file() {
         return file;
     }
@@ -123,7 +145,13 @@ final class Capture implements AutoCloseable {
         if (!process.isAlive()) {
             fail("tshark ended before it was stopped; its output:\n" + log);
         }
-        Thread.sleep(300); // packets still in flight on lo
+        // a closing probe: lo hands a sent packet to the capture before sendto returns, so once tshark prints a probe
+        // sent after the test's packets, every one of them is in the file (no guess at what is still in flight)
+        try {
+            probeUntilSeen();
+        } catch (IOException e) {
+            fail("closing probe: " + e.getMessage());
+        }
         process.destroy();
         if (!process.waitFor(20, TimeUnit.SECONDS)) {
             process.destroyForcibly();
