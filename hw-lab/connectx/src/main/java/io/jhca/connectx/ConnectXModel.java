@@ -324,12 +324,19 @@ public final class ConnectXModel implements Agent {
     // ------------------------------------------------------------------------------------------ benchmarks
 
     /**
-     * Benchmark hook: stops (true) or resumes (false) the data path (UAR doorbells, WQEs, the wire, completions)
-     * while commands, health and events go on, so a benchmark can play the device's completion side itself and
-     * time only the driver.
+     * Benchmark and test hook: stops (true) or resumes (false) the data path (UAR doorbells, WQEs, the wire,
+     * completions) while commands, health and events go on, so a benchmark can play the device's completion side
+     * itself and time only the driver. A pause is set on the firmware thread between two duty cycles: once this
+     * returns, no cycle that read the old value is still running (set from another thread, a cycle under way
+     * finished its data path work after the pause, and a test's WRs posted right after it could still be executed,
+     * their packets received within that same cycle). A resume takes effect from the next cycle.
      */
     public void pauseDataPath(boolean paused) {
-        dataPathPaused = paused;
+        if (paused) {
+            runOnFirmware(() -> dataPathPaused = true);
+        } else {
+            dataPathPaused = false;
+        }
     }
 
     /**
