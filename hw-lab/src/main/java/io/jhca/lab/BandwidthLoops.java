@@ -60,10 +60,8 @@ final class BandwidthLoops {
         boolean stopping = false;
         long stopAt = 0;
         long lastSignaled = 0;
-        long start = System.nanoTime();
-        long lastProgress = start;
+        long lastProgress = System.nanoTime();
         long idle = 0;
-        out.firstPost = start;
         while (true) {
             if (clock == null) {
                 if (totscnt >= tot && totccnt >= tot) {

@@ -264,19 +264,21 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
     }
 
     /**
-     * The common WR (SEND, RDMA WRITE or RDMA READ, with or without immediate, of at most one SGE, not inline, not UD)
-     * writes its whole WQE in one call, the same bytes as the segment-by-segment path; every other WR and a full queue
-     * go to {@link #postSendBySegments}. Kept small so that the posting loop inlines it.
+     * A full queue posts nothing more. The common WR (SEND, RDMA WRITE or RDMA READ, with or without immediate, of at
+     * most one SGE, not inline, not UD) writes its whole WQE in one call, the same bytes as the segment-by-segment
+     * path; every other WR goes to {@link #postSendBySegments}. Kept small so that the posting loop inlines it.
      */
     @Override
     protected boolean driverPostSend(SendWr wr) {
         SqBuffer q = sq;
+        if (q == null || q.full()) {
+            return false;
+        }
         WrOpcode op = wr.opcode();
         int n = wr.numSge();
-        if (q == null || n > 1 || (wr.sendFlags() & SendFlags.INLINE) != 0 || type() == QpType.UD
+        if (n > 1 || (wr.sendFlags() & SendFlags.INLINE) != 0 || type() == QpType.UD
                 || (op != WrOpcode.RDMA_WRITE && op != WrOpcode.SEND && op != WrOpcode.RDMA_WRITE_WITH_IMM
-                && op != WrOpcode.SEND_WITH_IMM && op != WrOpcode.RDMA_READ)
-                || q.full()) {
+                && op != WrOpcode.SEND_WITH_IMM && op != WrOpcode.RDMA_READ)) {
             return postSendBySegments(wr);
         }
         Sge s = n == 1 ? wr.sge(0) : null;
@@ -286,11 +288,8 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         return true;
     }
 
+    /** Any other WR, segment by segment (the queue has room: {@link #driverPostSend} checked). */
     private boolean postSendBySegments(SendWr wr) {
-        checkDeviceAlive("post send");
-        if (sq == null || sq.full()) {
-            return false;
-        }
         try {
             WrOpcode op = wr.opcode();
             if (op.isLocal() || op == WrOpcode.SEND_WITH_INV) {
