@@ -16,12 +16,8 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
-import static io.jhca.tests.twojvm.Shell.isRoot;
-import static io.jhca.tests.twojvm.Shell.must;
-import static io.jhca.tests.twojvm.Shell.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * UD multicast to an IPv6 group (not IPv4-mapped) between two rxe devices on a veth pair: two network namespaces this
@@ -41,24 +37,15 @@ class Ipv6MulticastNamespaceTest {
     private final String nsB = "jhca-m6b-" + suffix;
     private final String ifA = "jm6a" + suffix;
     private final String ifB = "jm6b" + suffix;
-    private boolean created;
+    private VethPair net;
     @TempDir
     Path dir;
 
     @BeforeEach
     void createNamespaces() throws Exception {
-        assumeTrue(isRoot(), "Ipv6MulticastNamespaceTest skipped: creating network namespaces needs root");
-        assumeTrue(run("ip", "-V") == 0, "Ipv6MulticastNamespaceTest skipped: iproute2 ('ip') is not installed");
-        run("ip", "netns", "del", nsA); // left over by a killed run of this very process id
-        run("ip", "netns", "del", nsB);
-        int add = run("ip", "netns", "add", nsA);
-        assumeTrue(add == 0, "Ipv6MulticastNamespaceTest skipped: 'ip netns add' failed (no permission for network"
-                + " namespaces here)");
-        created = true;
-        must("ip", "netns", "add", nsB);
-        must("ip", "-n", nsA, "link", "add", ifA, "type", "veth", "peer", "name", ifB, "netns", nsB);
-        side(nsA, ifA, "fd78::1");
-        side(nsB, ifB, "fd78::2");
+        net = VethPair.create("Ipv6MulticastNamespaceTest", nsA, ifA, nsB, ifB);
+        VethPair.up(nsA, ifA, "fd78::1/64");
+        VethPair.up(nsB, ifB, "fd78::2/64");
         multicastRouted(nsA, ifA);
         multicastRouted(nsB, ifB);
     }
@@ -77,20 +64,10 @@ class Ipv6MulticastNamespaceTest {
         }
     }
 
-    private static void side(String ns, String dev, String v6) throws Exception {
-        // no duplicate address detection: a tentative IPv6 address cannot be bound yet
-        must("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.accept_dad=0",
-                "net.ipv6.conf." + dev + ".accept_dad=0");
-        must("ip", "-n", ns, "link", "set", "lo", "up");
-        must("ip", "-n", ns, "addr", "add", v6 + "/64", "dev", dev, "nodad");
-        must("ip", "-n", ns, "link", "set", dev, "up");
-    }
-
     @AfterEach
     void deleteNamespaces() throws Exception {
-        if (created) {
-            run("ip", "netns", "del", nsA); // takes the veth pair with it
-            run("ip", "netns", "del", nsB);
+        if (net != null) {
+            net.close();
         }
     }
 

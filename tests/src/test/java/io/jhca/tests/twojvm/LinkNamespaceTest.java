@@ -14,13 +14,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import static io.jhca.tests.twojvm.Shell.isRoot;
-import static io.jhca.tests.twojvm.Shell.must;
-import static io.jhca.tests.twojvm.Shell.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * rxe devices on real interfaces, set up as a user on a LAN would: two network namespaces this test creates
@@ -36,37 +32,19 @@ class LinkNamespaceTest {
     private static final String NS_B = "jhca-link-b";
     private static final String IF_A = "jla";
     private static final String IF_B = "jlb";
-    private boolean created;
+    private VethPair net;
 
     @BeforeEach
     void createNamespaces() throws Exception {
-        assumeTrue(isRoot(), "LinkNamespaceTest skipped: creating network namespaces needs root");
-        assumeTrue(run("ip", "-V") == 0, "LinkNamespaceTest skipped: iproute2 ('ip') is not installed");
-        run("ip", "netns", "del", NS_A); // left over by a killed run
-        run("ip", "netns", "del", NS_B);
-        created = true;
-        must("ip", "netns", "add", NS_A);
-        must("ip", "netns", "add", NS_B);
-        must("ip", "-n", NS_A, "link", "add", IF_A, "type", "veth", "peer", "name", IF_B, "netns", NS_B);
-        side(NS_A, IF_A, "10.77.0.1", "fd77::1");
-        side(NS_B, IF_B, "10.77.0.2", "fd77::2");
-    }
-
-    private static void side(String ns, String dev, String v4, String v6) throws Exception {
-        // no duplicate address detection: a tentative IPv6 address cannot be bound yet
-        must("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.accept_dad=0",
-                "net.ipv6.conf." + dev + ".accept_dad=0");
-        must("ip", "-n", ns, "link", "set", "lo", "up");
-        must("ip", "-n", ns, "addr", "add", v4 + "/24", "dev", dev);
-        must("ip", "-n", ns, "addr", "add", v6 + "/64", "dev", dev, "nodad");
-        must("ip", "-n", ns, "link", "set", dev, "up");
+        net = VethPair.create("LinkNamespaceTest", NS_A, IF_A, NS_B, IF_B);
+        VethPair.up(NS_A, IF_A, "10.77.0.1/24", "fd77::1/64");
+        VethPair.up(NS_B, IF_B, "10.77.0.2/24", "fd77::2/64");
     }
 
     @AfterEach
     void deleteNamespaces() throws Exception {
-        if (created) {
-            run("ip", "netns", "del", NS_A); // takes the veth pair with it
-            run("ip", "netns", "del", NS_B);
+        if (net != null) {
+            net.close();
         }
     }
 
