@@ -1,8 +1,7 @@
 package io.jhca.lab;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -21,18 +20,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the loopback nothing is lost. Usage errors name the problem.
  */
 class McastToolTest {
-    static final String PROPERTY = "jhca.rxe.devices";
-    static String saved;
 
-    @BeforeAll
-    static void rxePresent() {
-        saved = DevicesProperty.install(PROPERTY, "rxe0=127.0.72.1,rxe1=127.0.72.2", "rxe", "rxe0", "rxe1");
-    }
-
-    @AfterAll
-    static void restore() {
-        DevicesProperty.restore(PROPERTY, saved);
-    }
+    @RegisterExtension
+    static final DevicesProperty DEVICES = DevicesProperty.rxe("127.0.72.1", "127.0.72.2");
 
     @Test
     void everyReceiverCountsTheWholeFeed() throws Exception {

@@ -3,9 +3,8 @@ package io.jhca.lab;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 
 /**
@@ -15,8 +14,6 @@ import org.junit.jupiter.api.Test;
  * 127.0.72.3/.4 through the model's jhca.mlx5.sim property, so no other process using the defaults collides.
  */
 class ModelEventToolsTest {
-    static final String PROPERTY = "jhca.mlx5.sim";
-    static String saved;
 
     /**
      * The tools' end-to-end checks on the model pair, used as helpers. Private, so that no engine runs it as a test
@@ -46,15 +43,8 @@ class ModelEventToolsTest {
 
     private final ModelPair pair = new ModelPair();
 
-    @BeforeAll
-    static void modelPresent() {
-        saved = DevicesProperty.install(PROPERTY, "mlx5_0=127.0.72.3,mlx5_1=127.0.72.4", "mlx5", "mlx5_0", "mlx5_1");
-    }
-
-    @AfterAll
-    static void restore() {
-        DevicesProperty.restore(PROPERTY, saved);
-    }
+    @RegisterExtension
+    static final DevicesProperty DEVICES = DevicesProperty.model("127.0.72.3", "127.0.72.4");
 
     @Test
     void sendLatencyWithEvents() {

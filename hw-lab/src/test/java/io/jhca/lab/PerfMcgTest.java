@@ -4,9 +4,8 @@ import io.jhca.verbs.DeviceInfo;
 import io.jhca.verbs.Gid;
 import io.jhca.verbs.Verbs;
 import io.jhca.verbs.VerbsException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,23 +35,14 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 @Timeout(120)
 class PerfMcgTest {
-    static final String PROPERTY = "jhca.rxe.devices";
     static final String IP0 = "127.0.74.1";
     static final String IP1 = "127.0.74.2";
     /** ::ffff:239.74.0.1 in perftest's -M form. */
     static final String MGID = "0:0:0:0:0:0:0:0:0:0:255:255:239:74:0:1";
     static final String MGID_LINE = " MGID: 00:00:00:00:00:00:00:00:00:00:255:255:239:74:00:01";
-    static String saved;
 
-    @BeforeAll
-    static void rxePresent() {
-        saved = DevicesProperty.install(PROPERTY, "rxe0=" + IP0 + ",rxe1=" + IP1, "rxe", "rxe0", "rxe1");
-    }
-
-    @AfterAll
-    static void restore() {
-        DevicesProperty.restore(PROPERTY, saved);
-    }
+    @RegisterExtension
+    static final DevicesProperty DEVICES = DevicesProperty.rxe(IP0, IP1);
 
     @Test
     void inProcessOnTheRxePair(@TempDir Path dir) throws Exception {

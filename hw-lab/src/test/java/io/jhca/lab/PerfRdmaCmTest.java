@@ -3,9 +3,8 @@ package io.jhca.lab;
 import io.jhca.verbs.DeviceInfo;
 import io.jhca.verbs.Gid;
 import io.jhca.verbs.Verbs;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 
 import java.util.ArrayList;
@@ -26,20 +25,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 @Timeout(120)
 class PerfRdmaCmTest {
-    static final String PROPERTY = "jhca.rxe.devices";
     static final String IP0 = "127.0.73.1";
     static final String IP1 = "127.0.73.2";
-    static String saved;
 
-    @BeforeAll
-    static void rxePresent() {
-        saved = DevicesProperty.install(PROPERTY, "rxe0=" + IP0 + ",rxe1=" + IP1, "rxe", "rxe0", "rxe1");
-    }
-
-    @AfterAll
-    static void restore() {
-        DevicesProperty.restore(PROPERTY, saved);
-    }
+    @RegisterExtension
+    static final DevicesProperty DEVICES = DevicesProperty.rxe(IP0, IP1);
 
     @Test
     void writeLat() {

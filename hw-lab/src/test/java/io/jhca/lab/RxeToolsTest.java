@@ -1,7 +1,7 @@
 package io.jhca.lab;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
 
 
 /**
@@ -12,18 +12,9 @@ import org.junit.jupiter.api.BeforeAll;
  * class path (it is written concurrently with these tools).
  */
 class RxeToolsTest extends ToolsEndToEnd {
-    static final String PROPERTY = "jhca.rxe.devices";
-    static String saved;
 
-    @BeforeAll
-    static void rxePresent() {
-        saved = DevicesProperty.install(PROPERTY, "rxe0=127.0.71.1,rxe1=127.0.71.2", "rxe", "rxe0", "rxe1");
-    }
-
-    @AfterAll
-    static void restore() {
-        DevicesProperty.restore(PROPERTY, saved);
-    }
+    @RegisterExtension
+    static final DevicesProperty DEVICES = DevicesProperty.rxe("127.0.71.1", "127.0.71.2");
 
     @org.junit.jupiter.api.Test
     void statsAfterAnExchange() {

@@ -1,8 +1,7 @@
 package io.jhca.lab;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -24,20 +23,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * several QPs on one SRQ, server through the API and client through the command line, and perf's --use_srq.
  */
 class SrqToolsTest {
-    static final String PROPERTY = "jhca.rxe.devices";
     static final String IP0 = "127.0.72.1";
     static final String IP1 = "127.0.72.2";
-    static String saved;
 
-    @BeforeAll
-    static void rxePresent() {
-        saved = DevicesProperty.install(PROPERTY, "rxe0=" + IP0 + ",rxe1=" + IP1, "rxe", "rxe0", "rxe1");
-    }
-
-    @AfterAll
-    static void restore() {
-        DevicesProperty.restore(PROPERTY, saved);
-    }
+    @RegisterExtension
+    static final DevicesProperty DEVICES = DevicesProperty.rxe(IP0, IP1);
 
     @Test
     void srqPingpongOverFourQps() throws Exception {
