@@ -228,8 +228,9 @@ public final class RxeContext extends Context {
         if (runner != null) {
             runner.close();
         }
+        // under the engine's lock (caller mode): no progress call is inside a receive on the socket while it closes
+        engine.runOnEngine(link::close);
         engine.markClosed();
-        link.close();
         if (tracer != null) {
             try {
                 tracer.close();

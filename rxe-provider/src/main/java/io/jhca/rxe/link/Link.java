@@ -26,6 +26,26 @@ public interface Link extends AutoCloseable {
      */
     InetSocketAddress receive(ByteBuffer buffer);
 
+    /**
+     * Receives as many waiting datagrams as fit into {@code batch}'s free slots, each with its sender and the local
+     * address it arrived at, and returns how many. Fewer than the room offered means none was left waiting, so the
+     * caller need not ask again in the same pass. This default takes them one {@link #receive(ByteBuffer)} at a time
+     * (the last call, finding nothing, tells that the queue is empty); a socket link takes them in one system call.
+     */
+    default int receive(final RxBatch batch) {
+        int n = 0;
+        while (batch.room() > 0) {
+            final ByteBuffer slot = batch.slot(batch.count());
+            final InetSocketAddress src = receive(slot);
+            if (src == null) {
+                break;
+            }
+            batch.add(slot.position(), src, lastReceivedOn());
+            n++;
+        }
+        return n;
+    }
+
     /** The local address and UDP port the link is bound to. */
     InetSocketAddress localAddress();
 

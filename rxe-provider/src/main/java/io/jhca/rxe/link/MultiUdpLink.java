@@ -89,6 +89,19 @@ public final class MultiUdpLink implements Link {
         return null;
     }
 
+    /** Each address's waiting datagrams in one system call, taking turns as {@link #receive(ByteBuffer)} does. */
+    @Override
+    public int receive(final RxBatch batch) {
+        final int n = links.length;
+        int got = 0;
+        for (int k = 0; k < n && batch.room() > 0; k++) {
+            final int i = next;
+            next = i + 1 == n ? 0 : i + 1;
+            got += links[i].receive(batch, i);
+        }
+        return got;
+    }
+
     @Override
     public void joinGroup(final InetAddress group) {
         if (joined.containsKey(group)) {

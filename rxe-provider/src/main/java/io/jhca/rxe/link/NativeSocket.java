@@ -6,6 +6,7 @@ import java.nio.channels.DatagramChannel;
 import jnr.ffi.LastError;
 import jnr.ffi.LibraryLoader;
 import jnr.ffi.Runtime;
+import jnr.ffi.annotations.IgnoreError;
 import jnr.ffi.annotations.In;
 import jnr.ffi.annotations.SaveError;
 import jnr.ffi.byref.IntByReference;
@@ -13,7 +14,8 @@ import jnr.ffi.byref.IntByReference;
 /**
  * The socket options the JDK 17 API lacks, set with setsockopt(2) through jnr-ffi on a channel's file
  * descriptor. The descriptor comes from {@code sun.nio.ch.SelChImpl#getFDVal}, which needs
- * {@code --add-opens java.base/sun.nio.ch=ALL-UNNAMED}. Control path only.
+ * {@code --add-opens java.base/sun.nio.ch=ALL-UNNAMED}. Control path, except {@link #recvmmsg}, the one call of
+ * the receive path (primitive arguments only: jnr-ffi calls it without allocating).
  */
 final class NativeSocket {
 
@@ -41,6 +43,10 @@ final class NativeSocket {
         int setsockopt(int fd, int level, int optname, @In IntByReference optval, int optlen);
 
         String strerror(int errnum);
+
+        /** recvmmsg(2); the pointers are native addresses, the timeout pointer is 0 (none). */
+        @IgnoreError
+        int recvmmsg(int fd, long msgvec, int vlen, int flags, long timeout);
     }
 
     private static volatile LibC libc;
@@ -59,6 +65,14 @@ final class NativeSocket {
             }
         }
         return l;
+    }
+
+    /**
+     * recvmmsg(fd, msgvec, vlen, flags, NULL): the datagrams received, or -1 (errno not kept: EAGAIN when none was
+     * waiting; any other error is the transport's loss, as a failed receive always was).
+     */
+    static int recvmmsg(final int fd, final long msgvec, final int vlen, final int flags) {
+        return libc().recvmmsg(fd, msgvec, vlen, flags, 0L);
     }
 
     /** The kernel file descriptor of a channel. */

@@ -32,12 +32,16 @@ public final class UdpLink implements Link {
     private final DatagramChannel channel;
     private final InetSocketAddress local;
     private final GroupSockets groups;
+    private final Recvmmsg batchReceive;
+    /** Set by close; the batch receive reads it first, so no system call goes to a descriptor closed (and reused). */
+    private volatile boolean closed;
     private long sendErrors;
 
-    private UdpLink(final DatagramChannel channel, final InetSocketAddress local, final int socketBuffer) {
+    private UdpLink(final DatagramChannel channel, final InetSocketAddress local, final int socketBuffer, final int fd) {
         this.channel = channel;
         this.local = local;
         this.groups = new GroupSockets(local.getAddress(), local.getPort(), socketBuffer);
+        this.batchReceive = new Recvmmsg(fd);
     }
 
     /** Binds {@code address:4791} with {@link #DEFAULT_SOCKET_BUFFER} socket buffers. */
@@ -66,7 +70,7 @@ public final class UdpLink implements Link {
                 NativeSocket.setInt(fd, NativeSocket.SOL_UDP, NativeSocket.UDP_NO_CHECK6_RX, 1, "UDP_NO_CHECK6_RX");
             }
             multicastOut(ch, local.getAddress());
-            return new UdpLink(ch, (InetSocketAddress) ch.getLocalAddress(), socketBuffer);
+            return new UdpLink(ch, (InetSocketAddress) ch.getLocalAddress(), socketBuffer, fd);
         } catch (final IOException | RuntimeException e) {
             if (ch != null) {
                 try {
@@ -137,6 +141,20 @@ public final class UdpLink implements Link {
         }
     }
 
+    /** Every waiting datagram up to the batch's room in one recvmmsg(2) (see {@link Recvmmsg}). */
+    @Override
+    public int receive(final RxBatch batch) {
+        return receive(batch, 0);
+    }
+
+    /** {@link #receive(RxBatch)}, recording {@code on} as the local address index of what arrives. */
+    int receive(final RxBatch batch, final int on) {
+        if (closed) {
+            return 0;
+        }
+        return batchReceive.receive(batch, on);
+    }
+
     @Override
     public InetSocketAddress localAddress() {
         return local;
@@ -149,6 +167,7 @@ public final class UdpLink implements Link {
 
     @Override
     public void close() {
+        closed = true;
         groups.close();
         try {
             channel.close();

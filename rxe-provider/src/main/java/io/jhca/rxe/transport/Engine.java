@@ -11,6 +11,7 @@ import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.rxe.link.Link;
+import io.jhca.rxe.link.RxBatch;
 import io.jhca.rxe.wire.Ipv4IdMode;
 import io.jhca.rxe.wire.Opcode;
 import io.jhca.rxe.wire.PacketValidator;
@@ -62,6 +63,9 @@ public final class Engine implements Agent {
     private final String name;
     private final Ipv4IdMode icrcMode;
     private final PacketValidator validator = new PacketValidator();
+    /** Unicast datagrams, received {@link #RX_BUDGET} at most at a time; {@link #rx} views the one being handled. */
+    private final RxBatch rxBatch = new RxBatch(RX_BUDGET, RX_CAPACITY);
+    /** Multicast datagrams, one at a time (their sockets are the JDK's). */
     private final ByteBuffer rxByteBuffer = ByteBuffer.allocateDirect(RX_CAPACITY);
     private final UnsafeBuffer rx = new UnsafeBuffer(rxByteBuffer);
     private final RxPacket packet = new RxPacket();
@@ -242,24 +246,25 @@ public final class Engine implements Agent {
         return work;
     }
 
+    /**
+     * Takes what the link has waiting, at most {@link #RX_BUDGET} datagrams, in one batch (one recvmmsg on a socket
+     * link: no empty receive call after the last datagram), then handles them in arrival order.
+     */
     private int receive(final long now) {
-        int n = 0;
-        while (n < RX_BUDGET) {
-            rxByteBuffer.clear();
-            final InetSocketAddress src = link.receive(rxByteBuffer);
-            if (src == null) {
-                break;
-            }
-            n++;
+        final RxBatch b = rxBatch;
+        b.clear();
+        final int n = link.receive(b);
+        for (int i = 0; i < n; i++) {
             counters.increment(RxeCounters.Counter.RCVD_PKTS);
-            final int length = rxByteBuffer.position();
+            final int length = b.length(i);
             counters.add(RxeCounters.Counter.RCVD_BYTES, length);
             if (length >= RX_CAPACITY) {
                 counters.increment(RxeCounters.Counter.DROP_OVERSIZE);
                 continue;
             }
+            rx.wrap(b.slotAddress(i), RX_CAPACITY);
             try {
-                onPacket(src, length, now);
+                onPacket(b.source(i), length, b.receivedOn(i), now);
             } catch (final RuntimeException e) {
                 engineError(e);
             } finally {
@@ -269,8 +274,7 @@ public final class Engine implements Agent {
         return n + receiveGroups(RX_BUDGET - n);
     }
 
-    private void onPacket(final InetSocketAddress src, final int length, final long now) {
-        final int on = link.lastReceivedOn();
+    private void onPacket(final InetSocketAddress src, final int length, final int on, final long now) {
         if (!checkAndDecode(src, length, on >= 0 && on < locals.length ? locals[on] : locals[0])) {
             return;
         }
@@ -407,6 +411,7 @@ public final class Engine implements Agent {
                 counters.increment(RxeCounters.Counter.DROP_OVERSIZE);
                 continue;
             }
+            rx.wrap(rxByteBuffer);
             try {
                 onGroupPacket(src, length, mcast.group(link.lastGroup()));
             } catch (final RuntimeException e) {
