@@ -1,0 +1,205 @@
+/*
+ * What the datagrams of an RC ping-pong cost on this machine's kernel UDP path, in C, with nothing of RDMA: the lower
+ * bound for any RoCE implementation over UDP sockets (jhca's rxe, or another), against which `hwlab perf`'s latency
+ * floors can be read.
+ *
+ * Two threads on the loopback addresses 127.0.0.1 and 127.0.0.2, non-blocking connected UDP sockets, both ends
+ * busy-polling (as the rxe engine and hwlab's floors do). One round trip per iteration, three ways:
+ *   plain    one datagram each way: hwlab's "UDP floor".
+ *   acks     the datagrams RC moves: a request each way, and for every request received a 20-byte ACK back before the
+ *            answer (IBTA 9.7.5: the responder acknowledges; perftest's latency loops wait for every completion), one
+ *            send or receive call per datagram: hwlab's "UDP floor with RoCE's ACKs".
+ *   batched  the same datagrams, the ACK and the answer leaving in one sendmmsg and the pair taken with recvmmsg where
+ *            both are waiting: what batching system calls could save an RC implementation.
+ * Reported as perftest reports latency, half the round trip: the median (t_typical) and the mean of the measured
+ * iterations after WARMUP unmeasured ones, and each mode's median as a multiple of the plain one's.
+ *
+ * Usage: udp_rc_floor [ITERS [SIZE [WARMUP]]]   (defaults 20000, 2, 20000)
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ACK_SIZE 20 /* BTH 12 + AETH 4 + ICRC 4 */
+#define MAX_SIZE 4096
+
+enum mode { PLAIN, ACKS, BATCHED };
+static const char *const names[] = {"plain", "acks", "batched"};
+
+struct side {
+    int fd;
+    enum mode mode;
+    int size;
+    long total;
+};
+
+static double now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static int open_bound(const char *addr) {
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    inet_pton(AF_INET, addr, &sa.sin_addr);
+    if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof sa) != 0) {
+        perror("udp_rc_floor: socket/bind (is the loopback address local?)");
+        exit(1);
+    }
+    return fd;
+}
+
+static void connect_to(int fd, int peer) {
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    getsockname(peer, (struct sockaddr *) &sa, &len);
+    if (connect(fd, (struct sockaddr *) &sa, len) != 0) {
+        perror("udp_rc_floor: connect");
+        exit(1);
+    }
+}
+
+/* Busy-polls until n datagrams have been taken: recv one at a time, or recvmmsg all that are waiting. */
+static void take(int fd, int n, int batched) {
+    static __thread char buf[2][MAX_SIZE];
+    while (n > 0) {
+        int r;
+        if (batched) {
+            struct iovec io[2] = {{buf[0], MAX_SIZE}, {buf[1], MAX_SIZE}};
+            struct mmsghdr m[2];
+            memset(m, 0, sizeof m);
+            for (int i = 0; i < 2; i++) {
+                m[i].msg_hdr.msg_iov = &io[i];
+                m[i].msg_hdr.msg_iovlen = 1;
+            }
+            r = recvmmsg(fd, m, n, MSG_DONTWAIT, NULL);
+        } else {
+            r = recv(fd, buf[0], MAX_SIZE, MSG_DONTWAIT) >= 0 ? 1 : -1;
+        }
+        if (r > 0) {
+            n -= r;
+        } else if (errno != EAGAIN) {
+            perror("udp_rc_floor: receive");
+            exit(1);
+        }
+    }
+}
+
+/* Sends an ACK (if ack) and then a message of size bytes (if size >= 0): one call each, or one sendmmsg. */
+static void put(int fd, int ack, int size, int batched) {
+    static __thread char buf[MAX_SIZE];
+    struct iovec io[2];
+    struct mmsghdr m[2];
+    int n = 0;
+    if (ack) {
+        io[n].iov_base = buf;
+        io[n++].iov_len = ACK_SIZE;
+    }
+    if (size >= 0) {
+        io[n].iov_base = buf;
+        io[n++].iov_len = (size_t) size;
+    }
+    if (batched && n == 2) {
+        memset(m, 0, sizeof m);
+        for (int i = 0; i < 2; i++) {
+            m[i].msg_hdr.msg_iov = &io[i];
+            m[i].msg_hdr.msg_iovlen = 1;
+        }
+        if (sendmmsg(fd, m, 2, 0) != 2) {
+            perror("udp_rc_floor: sendmmsg");
+            exit(1);
+        }
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        if (send(fd, io[i].iov_base, io[i].iov_len, 0) < 0) {
+            perror("udp_rc_floor: send");
+            exit(1);
+        }
+    }
+}
+
+/* The server: takes the request (and the ACK of its previous answer), sends the ACK and the answer. */
+static void *serve(void *arg) {
+    struct side *s = arg;
+    int rc = s->mode != PLAIN, batched = s->mode == BATCHED;
+    for (long i = 0; i < s->total; i++) {
+        take(s->fd, rc && i > 0 ? 2 : 1, batched);
+        put(s->fd, rc, s->size, batched);
+    }
+    if (rc) {
+        take(s->fd, 1, batched); /* the ACK of the last answer */
+    }
+    return NULL;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+/* One run of a mode; returns the median half round trip in ns and prints its line. */
+static double run(enum mode mode, long iters, int size, long warmup) {
+    int cli = open_bound("127.0.0.2"), srv = open_bound("127.0.0.1");
+    connect_to(cli, srv);
+    connect_to(srv, cli);
+    struct side s = {srv, mode, size, warmup + iters};
+    pthread_t t;
+    pthread_create(&t, NULL, serve, &s);
+    int rc = mode != PLAIN, batched = mode == BATCHED;
+    double *stamp = malloc(sizeof(double) * (size_t) (iters + 1));
+    for (long i = 0; i < warmup + iters; i++) {
+        if (i >= warmup) {
+            stamp[i - warmup] = now_ns();
+        }
+        /* the ACK of the previous answer leaves with the next request, as an RC requester's would */
+        put(cli, rc && i > 0, size, batched);
+        take(cli, rc ? 2 : 1, batched); /* the request's ACK and the answer */
+    }
+    if (rc) {
+        put(cli, 1, -1, 0);
+    }
+    stamp[iters] = now_ns();
+    pthread_join(t, NULL);
+    double *half = malloc(sizeof(double) * (size_t) iters);
+    double sum = 0;
+    for (long i = 0; i < iters; i++) {
+        half[i] = (stamp[i + 1] - stamp[i]) / 2;
+        sum += half[i];
+    }
+    qsort(half, (size_t) iters, sizeof(double), cmp);
+    double median = half[iters / 2];
+    printf("%-8s t_typical %8.2f us   t_avg %8.2f us   99%% %8.2f us\n", names[mode], median / 1000,
+           sum / iters / 1000, half[(long) (iters * 0.99)] / 1000);
+    free(stamp);
+    free(half);
+    close(cli);
+    close(srv);
+    return median;
+}
+
+int main(int argc, char **argv) {
+    long iters = argc > 1 ? atol(argv[1]) : 20000;
+    int size = argc > 2 ? atoi(argv[2]) : 2;
+    long warmup = argc > 3 ? atol(argv[3]) : 20000;
+    if (iters < 2 || size < 0 || size > MAX_SIZE || warmup < 0) {
+        fprintf(stderr, "usage: udp_rc_floor [ITERS>=2 [SIZE<=%d [WARMUP]]]\n", MAX_SIZE);
+        return 2;
+    }
+    printf("UDP ping-pong 127.0.0.2 <-> 127.0.0.1, %d-byte messages, %ld iterations after %ld warm-up (half round trip):\n",
+           size, iters, warmup);
+    double plain = run(PLAIN, iters, size, warmup);
+    double acks = run(ACKS, iters, size, warmup);
+    double batched = run(BATCHED, iters, size, warmup);
+    printf("acks / plain t_typical %.2fx   batched / plain %.2fx\n", acks / plain, batched / plain);
+    return 0;
+}
