@@ -321,6 +321,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
             sq.finish();
             return true;
         } catch (RuntimeException e) {
+            sq.dropOpenWqe();    // this WR is refused: its half-written WQE must not stay open for the next post
             sq.ringDoorbell();   // the WRs of the chain before this one are posted, as ibv_post_send does
             throw e;
         }

@@ -122,6 +122,8 @@ public final class SqBuffer {
      */
     private int nextFence;
     private int batchNextFence;
+    /** {@link #nextFence} before the open WQE took it: {@link #dropOpenWqe} gives it back. */
+    private int openFence;
     private int inlineHeader = -1;
     private int inlineEnd;
     private int inlineBytes;
@@ -228,6 +230,7 @@ public final class SqBuffer {
     public int begin(int mlx5Opcode, WcOpcode wc, long wrId, int sendFlags, int imm) {
         int post = curPost;
         int c = start + (post & (wqeCnt - 1)) * SendWqeLayout.WQEBB;
+        openFence = nextFence;
         int fmCeSe = fmCeSe(sendFlags);
         // the whole control segment now, its DS count when the WQE closes; imm is stored as-is, big-endian on the wire
         CtrlSeg.put(buf, c, post, mlx5Opcode, 0, qpn, fmCeSe, 0, 0, CtrlSeg.beImm(imm));
@@ -364,6 +367,18 @@ public final class SqBuffer {
         }
         nreq++;
         ctrl = -1;
+    }
+
+    /**
+     * Drops the WQE opened by {@link #begin} and not finished (its WR was refused half-way): nothing of it was
+     * published and {@code curPost} did not move, so the next WQE takes its slot, and the fence a window bind left
+     * goes to that next WQE (as mlx5_ib keeps {@code qp->next_fence} when a WR fails). No-op if no WQE is open.
+     */
+    public void dropOpenWqe() {
+        if (ctrl >= 0) {
+            ctrl = -1;
+            nextFence = openFence;
+        }
     }
 
     /** Drops every WQE since {@link #startBatch} (nothing was published: the device never saw them). */
