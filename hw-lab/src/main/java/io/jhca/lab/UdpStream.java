@@ -52,7 +52,7 @@ public final class UdpStream {
             long[] received = new long[1];
             Thread sink = new Thread(() -> {
                 try {
-                    ByteBuffer b = ByteBuffer.allocateDirect(dgram);
+                    ByteBuffer b = UdpBaseline.pageAligned(dgram);
                     ByteBuffer ack = ByteBuffer.allocateDirect(8);
                     long n = 0;
                     long spins = 0;
@@ -82,7 +82,7 @@ public final class UdpStream {
             }, "hwlab-udp-sink");
             sink.setDaemon(true);
             sink.start();
-            ByteBuffer b = ByteBuffer.allocateDirect(dgram);
+            ByteBuffer b = UdpBaseline.pageAligned(dgram);
             ByteBuffer ack = ByteBuffer.allocateDirect(8);
             long sent = 0;
             long acked = 0;

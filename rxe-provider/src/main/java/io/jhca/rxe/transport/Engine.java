@@ -65,8 +65,8 @@ public final class Engine implements Agent {
     private final PacketValidator validator = new PacketValidator();
     /** Unicast datagrams, received {@link #RX_BUDGET} at most at a time; {@link #rx} views the one being handled. */
     private final RxBatch rxBatch = new RxBatch(RX_BUDGET, RX_CAPACITY);
-    /** Multicast datagrams, one at a time (their sockets are the JDK's). */
-    private final ByteBuffer rxByteBuffer = ByteBuffer.allocateDirect(RX_CAPACITY);
+    /** Multicast datagrams, one at a time (their sockets are the JDK's); on a page, as the batch's slots (RxBatch). */
+    private final ByteBuffer rxByteBuffer = org.agrona.BufferUtil.allocateDirectAligned(RX_CAPACITY, 4096);
     private final UnsafeBuffer rx = new UnsafeBuffer(rxByteBuffer);
     private final RxPacket packet = new RxPacket();
     private final Int2ObjectHashMap<TransportQp> byQpn = new Int2ObjectHashMap<>();
