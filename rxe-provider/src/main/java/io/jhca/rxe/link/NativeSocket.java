@@ -37,7 +37,11 @@ final class NativeSocket {
     /** IPV6_MULTICAST_ALL (linux/in6.h), IPv6's IP_MULTICAST_ALL. */
     static final int IPV6_MULTICAST_ALL = 29;
 
-    /** The libc binding; public only because jnr-ffi generates its implementation in another class loader. */
+    /**
+     * The libc binding; public only because jnr-ffi generates its implementation in another class loader. Its
+     * methods take at most five arguments: a six-argument one (recvfrom) crashed a test JVM with SIGSEGV inside
+     * jnr-ffi 2.2.17's stub on its first, interpreted call (not reproduced in isolation).
+     */
     public interface LibC {
         @SaveError
         int setsockopt(int fd, int level, int optname, @In IntByReference optval, int optlen);
