@@ -34,6 +34,8 @@ final class Recvmmsg {
     static final int MSG_FLAGS = 48;
     static final int MSG_LEN = 56;
     static final int IOVEC_SIZE = 16;
+    /** struct iovec: iov_base at 0, iov_len at 8. */
+    static final int IOV_LEN = 8;
     /** Room for a struct sockaddr_in6 (28 bytes), rounded up. */
     static final int NAME_SIZE = 32;
     /** MSG_TRUNC (bits/socket.h): the datagram was longer than the buffer. */
@@ -42,6 +44,11 @@ final class Recvmmsg {
     static final int MSG_DONTWAIT = 0x40;
     static final int AF_INET = 2;
     static final int AF_INET6 = 10;
+    /** struct sockaddr_in / sockaddr_in6 (netinet/in.h): family at 0 (host order), port at 2 (network order). */
+    static final int SIN_PORT = 2;
+    static final int SIN_ADDR = 4;
+    static final int SIN6_ADDR = 8;
+    static final int SIN6_SCOPE_ID = 24;
     private static final int CACHED_SENDERS = 8;
 
     private final int fd;
@@ -108,7 +115,7 @@ final class Recvmmsg {
             h.putLong(at + MSG_IOV, base + iovOffset + (long) i * IOVEC_SIZE);
             h.putLong(at + MSG_IOVLEN, 1);
             h.putLong(iovOffset + i * IOVEC_SIZE, b.slotAddress(i));
-            h.putLong(iovOffset + i * IOVEC_SIZE + 8, b.slotSize());
+            h.putLong(iovOffset + i * IOVEC_SIZE + IOV_LEN, b.slotSize());
         }
         this.headers = h;
         this.headersAddress = base;
@@ -119,18 +126,18 @@ final class Recvmmsg {
     private InetSocketAddress sender(final int at) {
         final UnsafeBuffer h = headers;
         final int family = h.getShort(at) & 0xFFFF;
-        final int port = h.getShort(at + 2, java.nio.ByteOrder.BIG_ENDIAN) & 0xFFFF;
+        final int port = h.getShort(at + SIN_PORT, java.nio.ByteOrder.BIG_ENDIAN) & 0xFFFF;
         final long hi;
         final long lo;
         final int scope;
         if (family == AF_INET) {
             hi = 0;
-            lo = h.getInt(at + 4, java.nio.ByteOrder.BIG_ENDIAN) & 0xFFFF_FFFFL;
+            lo = h.getInt(at + SIN_ADDR, java.nio.ByteOrder.BIG_ENDIAN) & 0xFFFF_FFFFL;
             scope = 0;
         } else {
-            hi = h.getLong(at + 8, java.nio.ByteOrder.BIG_ENDIAN);
-            lo = h.getLong(at + 16, java.nio.ByteOrder.BIG_ENDIAN);
-            scope = h.getInt(at + 24);
+            hi = h.getLong(at + SIN6_ADDR, java.nio.ByteOrder.BIG_ENDIAN);
+            lo = h.getLong(at + SIN6_ADDR + 8, java.nio.ByteOrder.BIG_ENDIAN);
+            scope = h.getInt(at + SIN6_SCOPE_ID);
         }
         int i = last;
         for (int k = 0; k < CACHED_SENDERS; k++) {
@@ -157,7 +164,7 @@ final class Recvmmsg {
     /** A socket address as the JDK's receive makes it (an IPv4-mapped IPv6 address becomes an IPv4 one). */
     private InetSocketAddress make(final int family, final int at, final int port, final int scope) {
         final byte[] a = new byte[family == AF_INET ? 4 : 16];
-        headers.getBytes(family == AF_INET ? at + 4 : at + 8, a);
+        headers.getBytes(family == AF_INET ? at + SIN_ADDR : at + SIN6_ADDR, a);
         try {
             final InetAddress addr = scope != 0 ? Inet6Address.getByAddress(null, a, scope) : InetAddress.getByAddress(a);
             return new InetSocketAddress(addr, port);

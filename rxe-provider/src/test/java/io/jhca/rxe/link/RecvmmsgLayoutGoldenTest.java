@@ -1,0 +1,122 @@
+package io.jhca.rxe.link;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The native layouts and constants {@link Recvmmsg} writes and reads, against the C library's own headers compiled
+ * with gcc (sys/socket.h, sys/uio.h, netinet/in.h): struct mmsghdr and msghdr offsets, struct iovec's size, the
+ * sockaddr_in/_in6 fields it decodes, MSG_TRUNC, MSG_DONTWAIT and the address families.
+ */
+class RecvmmsgLayoutGoldenTest {
+
+    private static final String PROGRAM = String.join("\n",
+            "#define _GNU_SOURCE",
+            "#include <stdio.h>",
+            "#include <stddef.h>",
+            "#include <sys/socket.h>",
+            "#include <sys/uio.h>",
+            "#include <netinet/in.h>",
+            "#define P(name, value) printf(\"%s %ld\\n\", name, (long) (value))",
+            "int main(void) {",
+            "    P(\"MMSGHDR_SIZE\", sizeof(struct mmsghdr));",
+            "    P(\"MSG_HDR\", offsetof(struct mmsghdr, msg_hdr));",
+            "    P(\"MSG_NAME\", offsetof(struct msghdr, msg_name));",
+            "    P(\"MSG_NAMELEN\", offsetof(struct msghdr, msg_namelen));",
+            "    P(\"MSG_IOV\", offsetof(struct msghdr, msg_iov));",
+            "    P(\"MSG_IOVLEN\", offsetof(struct msghdr, msg_iovlen));",
+            "    P(\"MSG_FLAGS\", offsetof(struct msghdr, msg_flags));",
+            "    P(\"MSG_LEN\", offsetof(struct mmsghdr, msg_len));",
+            "    P(\"IOVEC_SIZE\", sizeof(struct iovec));",
+            "    P(\"IOV_BASE\", offsetof(struct iovec, iov_base));",
+            "    P(\"IOV_LEN\", offsetof(struct iovec, iov_len));",
+            "    P(\"SOCKADDR_IN6_SIZE\", sizeof(struct sockaddr_in6));",
+            "    P(\"SIN_FAMILY\", offsetof(struct sockaddr_in, sin_family));",
+            "    P(\"SIN_PORT\", offsetof(struct sockaddr_in, sin_port));",
+            "    P(\"SIN_ADDR\", offsetof(struct sockaddr_in, sin_addr));",
+            "    P(\"SIN6_FAMILY\", offsetof(struct sockaddr_in6, sin6_family));",
+            "    P(\"SIN6_PORT\", offsetof(struct sockaddr_in6, sin6_port));",
+            "    P(\"SIN6_ADDR\", offsetof(struct sockaddr_in6, sin6_addr));",
+            "    P(\"SIN6_SCOPE_ID\", offsetof(struct sockaddr_in6, sin6_scope_id));",
+            "    P(\"MSG_TRUNC\", MSG_TRUNC);",
+            "    P(\"MSG_DONTWAIT\", MSG_DONTWAIT);",
+            "    P(\"AF_INET\", AF_INET);",
+            "    P(\"AF_INET6\", AF_INET6);",
+            "    return 0;",
+            "}",
+            "");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void layoutsAreTheCLibrarys() throws Exception {
+        final Map<String, Long> c = compileAndRun();
+        same(c, "MMSGHDR_SIZE", Recvmmsg.MMSGHDR_SIZE);
+        same(c, "MSG_HDR", 0);
+        same(c, "MSG_NAME", Recvmmsg.MSG_NAME);
+        same(c, "MSG_NAMELEN", Recvmmsg.MSG_NAMELEN);
+        same(c, "MSG_IOV", Recvmmsg.MSG_IOV);
+        same(c, "MSG_IOVLEN", Recvmmsg.MSG_IOVLEN);
+        same(c, "MSG_FLAGS", Recvmmsg.MSG_FLAGS);
+        same(c, "MSG_LEN", Recvmmsg.MSG_LEN);
+        same(c, "IOVEC_SIZE", Recvmmsg.IOVEC_SIZE);
+        same(c, "IOV_BASE", 0);
+        same(c, "IOV_LEN", Recvmmsg.IOV_LEN);
+        assertTrue(c.get("SOCKADDR_IN6_SIZE") <= Recvmmsg.NAME_SIZE, "a sender's address fits its name slot");
+        same(c, "SIN_FAMILY", 0);
+        same(c, "SIN6_FAMILY", 0);
+        same(c, "SIN_PORT", Recvmmsg.SIN_PORT);
+        same(c, "SIN6_PORT", Recvmmsg.SIN_PORT);
+        same(c, "SIN_ADDR", Recvmmsg.SIN_ADDR);
+        same(c, "SIN6_ADDR", Recvmmsg.SIN6_ADDR);
+        same(c, "SIN6_SCOPE_ID", Recvmmsg.SIN6_SCOPE_ID);
+        same(c, "MSG_TRUNC", Recvmmsg.MSG_TRUNC);
+        same(c, "MSG_DONTWAIT", Recvmmsg.MSG_DONTWAIT);
+        same(c, "AF_INET", Recvmmsg.AF_INET);
+        same(c, "AF_INET6", Recvmmsg.AF_INET6);
+    }
+
+    private static void same(final Map<String, Long> c, final String name, final long ours) {
+        final Long theirs = c.get(name);
+        assertTrue(theirs != null, name + " not printed: " + c);
+        assertEquals(theirs.longValue(), ours, name + ": the C library's value against ours");
+    }
+
+    private Map<String, Long> compileAndRun() throws Exception {
+        final Path src = dir.resolve("layout.c");
+        final Path exe = dir.resolve("layout");
+        Files.writeString(src, PROGRAM);
+        run(List.of("gcc", "-o", exe.toString(), src.toString()));
+        final Map<String, Long> values = new LinkedHashMap<>();
+        for (final String line : run(List.of(exe.toString())).lines().toList()) {
+            final String[] parts = line.split(" ");
+            values.put(parts[0], Long.parseLong(parts[1]));
+        }
+        return values;
+    }
+
+    /** Runs a command and returns its output; fails with it on a non-zero exit (gcc comes with scripts/test). */
+    private String run(final List<String> command) throws Exception {
+        final Path out = dir.resolve("out.txt");
+        final Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError(command + " did not finish in 60 s");
+        }
+        final String text = Files.readString(out, StandardCharsets.UTF_8);
+        assertEquals(0, p.exitValue(), command + ": " + text);
+        return text;
+    }
+}
