@@ -31,15 +31,12 @@ final class Recvmmsg {
     static final int MSG_NAMELEN = 8;
     static final int MSG_IOV = 16;
     static final int MSG_IOVLEN = 24;
-    static final int MSG_FLAGS = 48;
     static final int MSG_LEN = 56;
     static final int IOVEC_SIZE = 16;
     /** struct iovec: iov_base at 0, iov_len at 8. */
     static final int IOV_LEN = 8;
     /** Room for a struct sockaddr_in6 (28 bytes), rounded up. */
     static final int NAME_SIZE = 32;
-    /** MSG_TRUNC (bits/socket.h): the datagram was longer than the buffer. */
-    static final int MSG_TRUNC = 0x20;
     /** MSG_DONTWAIT (bits/socket.h). */
     static final int MSG_DONTWAIT = 0x40;
     static final int AF_INET = 2;
@@ -88,13 +85,11 @@ final class Recvmmsg {
             return 0;
         }
         final UnsafeBuffer h = headers;
-        final int slotSize = batch.slotSize();
         for (int k = 0; k < n; k++) {
             final int i = first + k;
             final int at = i * MMSGHDR_SIZE;
-            final int len = h.getInt(at + MSG_LEN);
-            final boolean truncated = (h.getInt(at + MSG_FLAGS) & MSG_TRUNC) != 0;
-            batch.add(truncated ? slotSize : len, sender(namesOffset + i * NAME_SIZE), on);
+            // msg_len is what was copied, so a truncated datagram (MSG_TRUNC in msg_flags) reports the whole slot
+            batch.add(h.getInt(at + MSG_LEN), sender(namesOffset + i * NAME_SIZE), on);
             h.putInt(at + MSG_NAMELEN, NAME_SIZE); // the kernel wrote the sender's length there
         }
         return n;

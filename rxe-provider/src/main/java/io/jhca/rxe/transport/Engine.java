@@ -63,11 +63,12 @@ public final class Engine implements Agent {
     private final String name;
     private final Ipv4IdMode icrcMode;
     private final PacketValidator validator = new PacketValidator();
-    /** Unicast datagrams, received {@link #RX_BUDGET} at most at a time; {@link #rx} views the one being handled. */
+    /**
+     * Unicast datagrams, received {@link #RX_BUDGET} at most at a time; multicast ones one at a time into its first
+     * slot once the unicast ones are handled. {@link #rx} views the one being handled.
+     */
     private final RxBatch rxBatch = new RxBatch(RX_BUDGET, RX_CAPACITY);
-    /** Multicast datagrams, one at a time (their sockets are the JDK's); on a page, as the batch's slots (RxBatch). */
-    private final ByteBuffer rxByteBuffer = org.agrona.BufferUtil.allocateDirectAligned(RX_CAPACITY, 4096);
-    private final UnsafeBuffer rx = new UnsafeBuffer(rxByteBuffer);
+    private final UnsafeBuffer rx = new UnsafeBuffer(rxBatch.slotAddress(0), RX_CAPACITY);
     private final RxPacket packet = new RxPacket();
     private final Int2ObjectHashMap<TransportQp> byQpn = new Int2ObjectHashMap<>();
     private TransportQp[] qps = new TransportQp[16];
@@ -395,23 +396,24 @@ public final class Engine implements Agent {
 
     /** Datagrams sent to the device's groups: each goes to every attached QP (rxe_recv.c rxe_rcv_mcast_pkt). */
     private int receiveGroups(final int budget) {
+        final ByteBuffer slot = rxBatch.slot(0);   // the unicast batch is handled: its first slot is free
         int n = 0;
         while (n < budget) {
-            rxByteBuffer.clear();
-            final InetSocketAddress src = link.receiveGroup(rxByteBuffer);
+            slot.clear();
+            final InetSocketAddress src = link.receiveGroup(slot);
             if (src == null) {
                 break;
             }
             n++;
             counters.increment(RxeCounters.Counter.RCVD_PKTS);
             counters.increment(RxeCounters.Counter.RCVD_MCAST_PKTS);
-            final int length = rxByteBuffer.position();
+            final int length = slot.position();
             counters.add(RxeCounters.Counter.RCVD_BYTES, length);
             if (length >= RX_CAPACITY) {
                 counters.increment(RxeCounters.Counter.DROP_OVERSIZE);
                 continue;
             }
-            rx.wrap(rxByteBuffer);
+            rx.wrap(rxBatch.slotAddress(0), RX_CAPACITY);
             try {
                 onGroupPacket(src, length, mcast.group(link.lastGroup()));
             } catch (final RuntimeException e) {
