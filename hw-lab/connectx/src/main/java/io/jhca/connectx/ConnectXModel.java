@@ -257,7 +257,9 @@ public final class ConnectXModel implements Agent {
      * counter stops, as when firmware is stuck; the driver's health polling must notice.
      */
     public void hang() {
-        hung = true;
+        // on the firmware thread, between two duty cycles, as surpriseRemoval: set from another thread, a cycle under
+        // way could still answer the next command and advance the health counter once more
+        runOnFirmware(() -> hung = true);
     }
 
     /**
