@@ -32,6 +32,12 @@ public abstract class MemoryRegion extends VerbsResource {
     private final ProtectionDomain pd;
     private final DmaRegion region;
     private final long offset;
+    /**
+     * The first registered byte's address, fixed while registered (the region is retained): read by every
+     * {@code sge(mr, ...)} of the data path, so kept here rather than asked of the region (an interface call and
+     * its open check) each time.
+     */
+    private final long address;
     private final long length;
     private final int access;
     private final int lkey;
@@ -48,6 +54,7 @@ public abstract class MemoryRegion extends VerbsResource {
         this.pd = pd;
         this.region = region;
         this.offset = offset;
+        this.address = region.address() + offset;
         this.length = length;
         this.access = access;
         this.lkey = lkey;
@@ -69,7 +76,7 @@ public abstract class MemoryRegion extends VerbsResource {
 
     /** Virtual address of the first registered byte: what a peer puts in RETH.VA, what SGEs point into. */
     public final long address() {
-        return region.address() + offset;
+        return address;
     }
 
     public final long length() {
