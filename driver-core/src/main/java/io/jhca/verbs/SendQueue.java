@@ -38,6 +38,21 @@ public abstract class SendQueue {
     private long bytes;
     private boolean inline;
     private boolean udAddressed;
+    /**
+     * The open WR is a plain one (SEND, RDMA WRITE or RDMA READ, with or without immediate, on RC or UC) whose
+     * WQE is not written yet: the opcode call keeps its fields here and the WR's close hands the whole WR to
+     * {@link #driverPlainWr} in one call, so a provider can write it at once (mlx5: one WQE in one call, as
+     * postSend does). A second SGE or inline data writes it the segment way first ({@link #materialize}).
+     */
+    private boolean deferred;
+    private long dWrId;
+    private int dFlags;
+    private int dImm;
+    private int dRkey;
+    private long dRaddr;
+    private int dLkey;
+    private long dAddr;
+    private int dLength;
 
     protected SendQueue(QueuePair qp) {
         this.qp = qp;
@@ -209,6 +224,15 @@ public abstract class SendQueue {
         if (bytes > qp.maxMessageSize() || bytes > Integer.MAX_VALUE) {
             throw fail(qp.messageTooLong(String.valueOf(open), bytes).getMessage());
         }
+        if (deferred) {
+            if (sges == 1) {
+                dLkey = lkey;
+                dAddr = addr;
+                dLength = length;
+                return this;
+            }
+            materialize(true);
+        }
         if (!full) {
             try {
                 driverSge(lkey, addr, length);
@@ -244,6 +268,9 @@ public abstract class SendQueue {
         bytes += length;
         if (bytes > qp.capabilities().maxInlineData()) {
             throw fail("inline data of " + bytes + " bytes exceeds max_inline_data " + qp.capabilities().maxInlineData());
+        }
+        if (deferred) {
+            materialize(false);   // inline data never follows an SGE
         }
         if (!full) {
             try {
@@ -297,6 +324,7 @@ public abstract class SendQueue {
     private void endBatch() {
         started = false;
         open = null;
+        deferred = false;
         guard().exit();
     }
 
@@ -333,6 +361,15 @@ public abstract class SendQueue {
         bytes = 0;
         inline = false;
         udAddressed = false;
+        if (!full && t != QpType.UD && op.isPlain()) {
+            deferred = true;
+            dWrId = wrId;
+            dFlags = flags;
+            dImm = imm;
+            dRkey = rkey;
+            dRaddr = raddr;
+            return this;
+        }
         try {
             if (!full && !driverOpenWr(op, wrId, flags, imm, rkey, raddr, compareAdd, swap)) {
                 full = true;
@@ -345,6 +382,20 @@ public abstract class SendQueue {
 
     private void closeWr() {
         if (open == null) {
+            return;
+        }
+        if (deferred) {
+            WrOpcode op = open;
+            deferred = false;
+            open = null;
+            try {
+                if (!driverPlainWr(op, dWrId, dFlags, dImm, dRkey, dRaddr, dLkey, dAddr, sges == 0 ? 0 : dLength,
+                        sges != 0)) {
+                    full = true;
+                }
+            } catch (RuntimeException e) {
+                throw dropped(e);
+            }
             return;
         }
         if (qp.type() == QpType.UD && !udAddressed) {
@@ -361,6 +412,21 @@ public abstract class SendQueue {
             }
         }
         open = null;
+    }
+
+    /** The deferred WR goes the segment way: opened now, with the SGE kept so far if {@code firstSge}. */
+    private void materialize(boolean firstSge) {
+        deferred = false;
+        try {
+            if (!full && !driverOpenWr(open, dWrId, dFlags, dImm, dRkey, dRaddr, 0, 0)) {
+                full = true;
+            }
+            if (!full && firstSge) {
+                driverSge(dLkey, dAddr, dLength);
+            }
+        } catch (RuntimeException e) {
+            throw dropped(e);
+        }
     }
 
     private void requireOpen(String call) {
@@ -408,6 +474,24 @@ public abstract class SendQueue {
     protected abstract void driverSge(int lkey, long addr, int length);
 
     protected abstract void driverInline(DirectBuffer src, int offset, int length);
+
+    /**
+     * Provider side: a whole plain WR ({@link WrOpcode#isPlain}, RC or UC, at most one SGE, not inline), checked,
+     * in one call; false if the ring has no room (the batch will be dropped). {@code hasSge} false: no gather
+     * entry. The default opens, adds the SGE and closes, as the segment calls would; a provider overrides it to
+     * write the WQE at once.
+     */
+    protected boolean driverPlainWr(WrOpcode op, long wrId, int sendFlags, int imm, int rkey, long remoteAddr, int lkey,
+                                    long addr, int length, boolean hasSge) {
+        if (!driverOpenWr(op, wrId, sendFlags, imm, rkey, remoteAddr, 0, 0)) {
+            return false;
+        }
+        if (hasSge) {
+            driverSge(lkey, addr, length);
+        }
+        driverCloseWr();
+        return true;
+    }
 
     /** Provider side: the open WQE is complete (write its size, advance the producer index). */
     protected abstract void driverCloseWr();

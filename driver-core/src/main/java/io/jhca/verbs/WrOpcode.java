@@ -49,6 +49,15 @@ public enum WrOpcode {
         return this == RDMA_WRITE || this == RDMA_WRITE_WITH_IMM || this == RDMA_READ || isAtomic();
     }
 
+    /**
+     * SEND, RDMA WRITE or RDMA READ, with or without immediate: a WR of a control segment, an optional remote
+     * address and its gather list, the common WR a provider writes in one go.
+     */
+    public boolean isPlain() {
+        return this == RDMA_WRITE || this == SEND || this == RDMA_WRITE_WITH_IMM || this == SEND_WITH_IMM
+                || this == RDMA_READ;
+    }
+
     /** True for operations the device carries out on its own, with no packet on the wire. */
     public boolean isLocal() {
         return this == LOCAL_INV || this == BIND_MW;

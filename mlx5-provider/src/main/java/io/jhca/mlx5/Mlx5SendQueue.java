@@ -14,10 +14,11 @@ import io.jhca.verbs.SendQueue;
 import io.jhca.verbs.WrOpcode;
 
 /**
- * The send builder of an mlx5 QP (rdma-core's {@code ibv_wr_*} on mlx5): each call writes its segment straight into
- * the send ring, once; {@link #complete()} rings one doorbell for the batch, {@link #abort()} rolls the producer
- * counter back (the device never saw the WQEs). The classic postSend path opens WQEs with {@link #open} too, so
- * both write identical bytes.
+ * The send builder of an mlx5 QP (rdma-core's {@code ibv_wr_*} on mlx5): the common WR (one SGE at most, not inline)
+ * is written as one WQE when it closes, with the call postSend uses for it ({@code SqBuffer.writeOneSge}); any other
+ * WR segment by segment as its calls come, straight into the send ring, once. {@link #complete()} rings one doorbell
+ * for the batch, {@link #abort()} rolls the producer counter back (the device never saw the WQEs). The classic
+ * postSend path opens its other WQEs with {@link #open} too, so both write identical bytes.
  */
 final class Mlx5SendQueue extends SendQueue {
 
@@ -85,6 +86,19 @@ final class Mlx5SendQueue extends SendQueue {
         if (op == WrOpcode.LOCAL_INV) {
             localInv();
         }
+        return true;
+    }
+
+    /** The common WR: its whole WQE in one call, the bytes postSend writes for it (WqeBytesTest). */
+    @Override
+    protected boolean driverPlainWr(WrOpcode op, long wrId, int sendFlags, int imm, int rkey, long remoteAddr, int lkey,
+                                    long addr, int length, boolean hasSge) {
+        SqBuffer q = sq;
+        if (q == null || q.full()) {
+            return false;
+        }
+        q.writeOneSge(WqeOpcodes.of(op), op.completionOpcode(), wrId, sendFlags, WqeOpcodes.carriesImm(op) ? imm : 0,
+                op.isRdma(), remoteAddr, rkey, lkey, addr, length);
         return true;
     }
 

@@ -13,6 +13,8 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import io.jhca.memory.DmaMemory;
 import io.jhca.memory.DmaOptions;
@@ -326,19 +328,62 @@ class TrafficTest {
         cq.close();
     }
 
-    @Test
-    void builderAndPostSendWriteTheSameWqe() {
+    /**
+     * The builder writes the common WR (one SGE at most, not inline) as one WQE when it closes and any other WR
+     * segment by segment; postSend does the same from a SendWr. Every shape either path can take: the same bytes
+     * but the 16-bit WQE index. Then the device runs both WQEs.
+     */
+    @ParameterizedTest(name = "{0} with {1} SGEs, inline {2}")
+    @CsvSource({
+        "SEND, 0, false", "SEND, 1, false", "SEND, 2, false", "SEND, 1, true", "SEND, 2, true",
+        "SEND_WITH_IMM, 1, false", "SEND_WITH_IMM, 0, false",
+        "RDMA_WRITE, 0, false", "RDMA_WRITE, 1, false", "RDMA_WRITE, 2, false", "RDMA_WRITE, 1, true",
+        "RDMA_WRITE_WITH_IMM, 1, false", "RDMA_WRITE_WITH_IMM, 2, false",
+        "RDMA_READ, 1, false", "RDMA_READ, 2, false",
+        "ATOMIC_FETCH_AND_ADD, 1, false", "ATOMIC_CMP_AND_SWP, 1, false"})
+    void builderAndPostSendWriteTheSameWqe(WrOpcode op, int sges, boolean inline) {
         CompletionQueue cq = ctx.createCq(16);
-        QueuePair[] p = rcPair(cq, 4, 0);
+        QueuePair[] p = rcPair(cq, 4, 64);
         Mlx5Qp a = (Mlx5Qp) p[0];
-        a.sendQueue().start().wrId(9).flags(SendFlags.SIGNALED | SendFlags.FENCE).rdmaWrite(mr.rkey(), mr.address() + 512)
-                .sge(mr, 0, 100).sge(mr, 200, 50);
-        a.sendQueue().complete();
-        SendWr w = new SendWr().wrId(9).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED | SendFlags.FENCE)
-                .rdma(mr.address() + 512, mr.rkey()).numSge(2);
-        w.sge(0).set(mr, 0, 100);
-        w.sge(1).set(mr, 200, 50);
-        a.postSend(w);
+        long remote = mr.address() + (op.isAtomic() ? 40960 : 512);
+        boolean consumesRecv = op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.RDMA_WRITE_WITH_IMM;
+        if (consumesRecv) {
+            p[1].postRecv(new RecvWr().wrId(100).sge(mr, 8192, 256));
+            p[1].postRecv(new RecvWr().wrId(101).sge(mr, 8192, 256));
+        }
+        int flags = SendFlags.SIGNALED | SendFlags.FENCE | (inline ? SendFlags.INLINE : 0);
+        int[][] sgl = op.isAtomic() ? new int[][] {{0, 8}} : new int[][] {{0, 10}, {200, 0}};   // the second is empty
+        a.sendQueue().start().wrId(9).flags(flags);
+        switch (op) {
+            case SEND: a.sendQueue().send(); break;
+            case SEND_WITH_IMM: a.sendQueue().sendImm(0x01020304); break;
+            case RDMA_WRITE: a.sendQueue().rdmaWrite(mr.rkey(), remote); break;
+            case RDMA_WRITE_WITH_IMM: a.sendQueue().rdmaWriteImm(mr.rkey(), remote, 0x01020304); break;
+            case RDMA_READ: a.sendQueue().rdmaRead(mr.rkey(), remote); break;
+            case ATOMIC_FETCH_AND_ADD: a.sendQueue().atomicFetchAdd(mr.rkey(), remote, 5); break;
+            case ATOMIC_CMP_AND_SWP: a.sendQueue().atomicCmpSwp(mr.rkey(), remote, 0, 7); break;
+            default: throw new IllegalArgumentException(op.toString());
+        }
+        for (int i = 0; i < sges; i++) {
+            if (inline) {
+                a.sendQueue().inlineData(mem.buffer(), sgl[i][0], sgl[i][1]);
+            } else {
+                a.sendQueue().sge(mr, sgl[i][0], sgl[i][1]);
+            }
+        }
+        a.sendQueue().wrId(10).flags(0);   // after the opcode call: the open WR keeps what it opened with
+        assertEquals(0, a.sendQueue().complete());
+        SendWr w = new SendWr().wrId(9).opcode(op).sendFlags(flags).rdma(remote, mr.rkey()).immData(0x01020304)
+                .numSge(sges);
+        if (op == WrOpcode.ATOMIC_FETCH_AND_ADD) {
+            w.atomic(remote, mr.rkey(), 5, 0);
+        } else if (op == WrOpcode.ATOMIC_CMP_AND_SWP) {
+            w.atomic(remote, mr.rkey(), 0, 7);
+        }
+        for (int i = 0; i < sges; i++) {
+            w.sge(i).set(mr, sgl[i][0], sgl[i][1]);
+        }
+        assertEquals(1, a.postSend(w));
         UnsafeBuffer sq = a.sendRing().buffer();
         int first = a.sendRing().start();
         int second = first + 64;
@@ -352,7 +397,18 @@ class TrafficTest {
         x[2] = y[2];
         assertArrayEquals(x, y, "same bytes but the 16-bit index");
         fw.process();
-        assertEquals(2, cq.poll(new WorkCompletion[] {new WorkCompletion(), new WorkCompletion()}));
+        WorkCompletion[] got = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(), new WorkCompletion()};
+        assertEquals(consumesRecv ? 4 : 2, cq.poll(got), "both sends, and the peer's receives");
+        int sends = 0;
+        for (WorkCompletion g : got) {
+            if (g.qpNum() == p[0].qpn()) {
+                assertEquals(WcStatus.SUCCESS, g.status(), g.toString());
+                assertEquals(9, g.wrId(), g.toString());
+                assertEquals(op.completionOpcode(), g.opcode(), g.toString());
+                sends++;
+            }
+        }
+        assertEquals(2, sends);
         p[0].close();
         p[1].close();
         cq.close();
