@@ -84,6 +84,7 @@ final class BandwidthLoops {
                     }
                     if (totscnt == warm) {
                         if (warm > 0 && jvm != null) {
+                            jvm.awaitJitIdle(); // what the warm-up queued for the compiler, done before the clock
                             jvm.begin(); // the JVM report's window starts with the measurement too
                             now = System.nanoTime();
                         }

@@ -1,5 +1,6 @@
 package io.jhca.lab;
 
+import java.lang.management.CompilationMXBean;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
@@ -8,7 +9,9 @@ import java.util.List;
 /**
  * Which JVM and collector ran a measurement, and how many collections happened while it ran: a JVM result is
  * only comparable to a C one when no GC pause fell into the measured phase. Counts come from the
- * GarbageCollectorMXBeans, read before and after.
+ * GarbageCollectorMXBeans, read before and after. Likewise the JIT: the time its compiler threads spent inside
+ * the window (CompilationMXBean), which on a machine of few cores is taken from the measured threads, and
+ * {@link #awaitJitIdle}, which lets the compiler finish what the warm-up queued before the window opens.
  */
 public final class JvmReport {
     private long cycles0;
@@ -19,6 +22,18 @@ public final class JvmReport {
     private long millis;
     private long allocated;
     private boolean allocationKnown = true;
+    private long jit0;
+    private long jitMillis;
+    private long jitWaitMillis = -1;
+
+    /** How long the compiler must stay idle for {@link #awaitJitIdle} to return, and how often it is looked at. */
+    static final long JIT_IDLE_MILLIS = 300;
+    static final long JIT_POLL_MILLIS = 50;
+    /** The longest {@link #awaitJitIdle} waits: far below the tools' default stall timeout (30 s). */
+    static final long JIT_WAIT_MAX_MILLIS = 5000;
+    private static final CompilationMXBean JIT = ManagementFactory.getCompilationMXBean() != null
+            && ManagementFactory.getCompilationMXBean().isCompilationTimeMonitoringSupported()
+            ? ManagementFactory.getCompilationMXBean() : null;
 
     private JvmReport() {
     }
@@ -35,6 +50,7 @@ public final class JvmReport {
         long[] r = read();
         cycles0 = r[0];
         millis0 = r[1];
+        jit0 = jitTotalMillis();
         thread = Thread.currentThread().getId();
         allocated0 = allocatedBytes(thread);
         return this;
@@ -51,7 +67,59 @@ public final class JvmReport {
         long[] r = read();
         cycles += r[0] - cycles0;
         millis += r[1] - millis0;
+        jitMillis += jitTotalMillis() - jit0;
         return this;
+    }
+
+    /**
+     * After a warm-up, before the measured window: waits until the JIT compiler has been idle for
+     * {@value #JIT_IDLE_MILLIS} ms (its total compilation time unchanged), at most {@value #JIT_WAIT_MAX_MILLIS}
+     * ms. The warm-up makes the data path hot, but the compilations it queues take the C2 thread seconds on a
+     * small machine, and on two cores that thread takes its time from the measured ones: an in-process
+     * {@code write-bw} measured 0.57-0.60 of the UDP stream floor with a 5000-message warm-up and 0.75-0.89 with
+     * 40000, the difference being the compiler still at work. Nothing is in flight while it waits (the loops call
+     * it when every warm-up message has completed). Returns the milliseconds waited, also in the footer.
+     */
+    public long awaitJitIdle() {
+        if (JIT == null) {
+            return 0;
+        }
+        long start = System.nanoTime();
+        long last = jitTotalMillis();
+        long quietSince = start;
+        while (true) {
+            long now = System.nanoTime();
+            if ((now - quietSince) / 1_000_000 >= JIT_IDLE_MILLIS || (now - start) / 1_000_000 >= JIT_WAIT_MAX_MILLIS) {
+                break;
+            }
+            try {
+                Thread.sleep(JIT_POLL_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            long t = jitTotalMillis();
+            if (t != last) {
+                last = t;
+                quietSince = System.nanoTime();
+            }
+        }
+        jitWaitMillis = (System.nanoTime() - start) / 1_000_000;
+        return jitWaitMillis;
+    }
+
+    /** Time the JIT compiler threads spent compiling inside the windows, in ms (-1 if the JVM does not say). */
+    public long jitMillis() {
+        return JIT == null ? -1 : jitMillis;
+    }
+
+    /** What {@link #awaitJitIdle} waited, in ms, or -1 if it was not called. */
+    public long jitWaitMillis() {
+        return jitWaitMillis;
+    }
+
+    private static long jitTotalMillis() {
+        return JIT == null ? 0 : JIT.getTotalCompilationTime();
     }
 
     /**
@@ -123,9 +191,14 @@ public final class JvmReport {
         return names.isEmpty() ? "Epsilon (no collector)" : all;
     }
 
-    /** " JVM: ... | GC: G1 | GC cycles during measurement: 0 (0 ms) | allocated by the measuring thread: 0 B". */
+    /**
+     * " JVM: ... | GC: G1 | GC cycles during measurement: 0 (0 ms) | allocated by the measuring thread: 0 B | JIT
+     * compiling during measurement: 12 ms (after 840 ms waiting for it to go idle after the warm-up)".
+     */
     public String footer() {
         return " JVM: " + jvm() + " | GC: " + gc() + " | GC cycles during measurement: " + cycles + " (" + millis + " ms)"
-                + (allocatedBytes() >= 0 ? " | allocated by the measuring thread: " + allocated + " B" : "");
+                + (allocatedBytes() >= 0 ? " | allocated by the measuring thread: " + allocated + " B" : "")
+                + (jitMillis() >= 0 ? " | JIT compiling during measurement: " + jitMillis + " ms" : "")
+                + (jitWaitMillis >= 0 ? " (after " + jitWaitMillis + " ms waiting for it to go idle after the warm-up)" : "");
     }
 }

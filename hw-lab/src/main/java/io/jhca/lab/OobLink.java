@@ -28,6 +28,8 @@ public final class OobLink implements Closeable, PerftestWire {
     /** Idle polls before the wait starts to park, and for how long each time. */
     private static final long SPINS_BEFORE_PARK = 1 << 16;
     private static final long PARK_NANOS = 50_000;
+    /** Progress calls that found work between two reads of the socket (see {@link #read}). */
+    static final int BUSY_PROGRESS_PER_READ = 64;
 
     private final SocketChannel ch;
     private IntSupplier progress = () -> 0;
@@ -119,6 +121,7 @@ public final class OobLink implements Closeable, PerftestWire {
         ByteBuffer b = ByteBuffer.allocate(n);
         long start = System.nanoTime();
         long idle = 0;
+        int busy = 0;
         while (b.hasRemaining()) {
             int r = ch.read(b);
             if (r < 0) {
@@ -127,7 +130,13 @@ public final class OobLink implements Closeable, PerftestWire {
             if (r > 0) {
                 continue;
             }
-            if (progress.getAsInt() > 0) {
+            // while the device has work, drive it and look at the socket only every BUSY_PROGRESS_PER_READ calls: a
+            // read is a system call, and a BW server's whole test is this wait
+            busy = 0;
+            while (busy < BUSY_PROGRESS_PER_READ && progress.getAsInt() > 0) {
+                busy++;
+            }
+            if (busy > 0) {
                 idle = 0;
             } else if (++idle < Spin.SPINS_BEFORE_YIELD) {
                 Thread.onSpinWait();

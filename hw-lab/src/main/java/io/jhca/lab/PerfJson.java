@@ -102,7 +102,8 @@ public final class PerfJson {
         j.key("jvm").beginObject().field("name", JvmReport.jvm()).field("gc", JvmReport.gc());
         if (o.jvm != null) {
             j.field("gc_cycles", o.jvm.gcCycles()).field("gc_time_ms", o.jvm.gcMillis())
-                    .field("allocated_bytes_measuring_thread", o.jvm.allocatedBytes());
+                    .field("allocated_bytes_measuring_thread", o.jvm.allocatedBytes())
+                    .field("jit_compile_ms", o.jvm.jitMillis()).field("jit_idle_wait_ms", o.jvm.jitWaitMillis());
         }
         j.endObject();
         return j.endObject().toString();

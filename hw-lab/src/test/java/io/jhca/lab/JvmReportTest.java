@@ -32,4 +32,25 @@ class JvmReportTest {
         r.stop();
         assertTrue(r.allocatedBytes() >= 150_000 && r.allocatedBytes() < 250_000, "both windows: " + r.allocatedBytes());
     }
+
+    /**
+     * The wait after a warm-up lasts until the compiler has been idle for JIT_IDLE_MILLIS, and never longer than
+     * JIT_WAIT_MAX_MILLIS (plus one poll); the footer and the report say how long it waited and how much the JIT
+     * compiled inside the window.
+     */
+    @Test
+    void waitsForTheCompilerToGoIdleAndSaysSo() {
+        JvmReport r = JvmReport.start();
+        assertEquals(-1, r.jitWaitMillis(), "no wait before awaitJitIdle");
+        assertTrue(r.footer().contains("JIT compiling during measurement"), r.footer());
+        assertTrue(!r.footer().contains("waiting for it to go idle"), r.footer());
+        long waited = r.awaitJitIdle();
+        assertEquals(waited, r.jitWaitMillis());
+        assertTrue(waited >= JvmReport.JIT_IDLE_MILLIS, "idle for at least " + JvmReport.JIT_IDLE_MILLIS + " ms: " + waited);
+        assertTrue(waited <= JvmReport.JIT_WAIT_MAX_MILLIS + 4 * JvmReport.JIT_POLL_MILLIS, "bounded: " + waited);
+        r.begin();
+        r.stop();
+        assertTrue(r.jitMillis() >= 0, "HotSpot reports its compile time: " + r.jitMillis());
+        assertTrue(r.footer().endsWith("(after " + waited + " ms waiting for it to go idle after the warm-up)"), r.footer());
+    }
 }

@@ -1,0 +1,70 @@
+package io.jhca.lab;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * An exchange read while the device it drives is busy: the wait looks at the socket only every
+ * BUSY_PROGRESS_PER_READ progress calls that found work, but it must still see every byte, in whatever pieces
+ * the peer sends them, and still time out.
+ */
+class OobLinkTest {
+
+    /** A peer that connects and sends {@code pieces} after {@code delayMillis} each. */
+    private static Thread peer(int port, long delayMillis, byte[]... pieces) {
+        Thread t = new Thread(() -> {
+            try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
+                OutputStream out = s.getOutputStream();
+                for (byte[] p : pieces) {
+                    Thread.sleep(delayMillis);
+                    out.write(p);
+                    out.flush();
+                }
+                Thread.sleep(2000);   // keep the connection until the reader is done
+            } catch (IOException | InterruptedException e) {
+                // the test's read fails if the bytes never came
+            }
+        });
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    @Test
+    void readsEveryByteWhileTheDeviceIsAlwaysBusy() throws Exception {
+        try (ServerSocket ss = OobLink.listen(InetAddress.getLoopbackAddress(), 0)) {
+            peer(ss.getLocalPort(), 30, new byte[] {1, 2, 3}, new byte[] {4, 5, 6, 7, 8});
+            AtomicLong calls = new AtomicLong();
+            try (OobLink link = OobLink.accept(ss, 5000).readTimeout(10_000)) {
+                link.whileWaiting(() -> {
+                    calls.incrementAndGet();
+                    return 1;   // always work: the wait never parks
+                });
+                assertArrayEquals(new byte[] {1, 2, 3, 4, 5, 6, 7, 8}, link.read(8), "both pieces, in order");
+            }
+            assertTrue(calls.get() >= OobLink.BUSY_PROGRESS_PER_READ, "the device was driven while waiting: " + calls);
+        }
+    }
+
+    @Test
+    void aBusyWaitStillTimesOut() throws Exception {
+        try (ServerSocket ss = OobLink.listen(InetAddress.getLoopbackAddress(), 0)) {
+            peer(ss.getLocalPort(), 10_000, new byte[] {1});
+            try (OobLink link = OobLink.accept(ss, 5000).readTimeout(200)) {
+                link.whileWaiting(() -> 1);
+                IOException e = assertThrows(IOException.class, () -> link.read(4));
+                assertTrue(e.getMessage().contains("timed out"), e.getMessage());
+            }
+        }
+    }
+}
