@@ -10,9 +10,9 @@ import io.jhca.verbs.WorkCompletion;
  * keeps up to tx_depth messages in flight on every QP, asks for a completion every cq_mod messages and on the
  * last one, and polls the send CQ in batches of 16 (CTX_POLL_BATCH); the SEND server re-posts a receive for
  * every message consumed. Nothing allocates inside the loops. With -n, {@code warmup} unmeasured messages per QP run
- * first in the same loop (the peer runs the same count, and the server re-posts their receives): the client posts
- * its first measured message only when every warm-up message has completed, so the measurement then starts from an
- * empty pipe as perftest's does, with the JIT's code in place.
+ * first (the peer runs the same count, and the server re-posts their receives): the client sends them in runs of
+ * its own loop ({@link #client}) and posts its first measured message only when every warm-up message has
+ * completed, so the measurement then starts from an empty pipe as perftest's does, with the JIT's code in place.
  */
 final class BandwidthLoops {
     /** perftest_resources.h CTX_POLL_BATCH. */
@@ -28,17 +28,46 @@ final class BandwidthLoops {
         return ((long) qp << 32) | (k & 0xFFFFFFFFL);
     }
 
-    /** The client's loop for write-bw, read-bw and send-bw. */
+    /** Runs of the loop the warm-up is split into (see {@link #client}). */
+    static final int WARMUP_RUNS = 4;
+
+    /**
+     * The client of write-bw, read-bw and send-bw. With a warm-up ({@code -n} only) the loop first runs
+     * {@value #WARMUP_RUNS} times over the warm-up messages (into samples of their own, thrown away), each run
+     * waiting for its last completion; then the client waits for the JIT to go idle ({@link JvmReport#awaitJitIdle})
+     * and the measured run starts from an empty pipe. The peer sees the same messages as one warm-up of
+     * {@code warmup} per QP. Warming up in whole runs of the same loop is what lets the measured run keep the JIT's
+     * code: a run's first post, its samples and its end are branches the JIT compiles away while they have never
+     * been taken, and the first time one is taken the compiled loop is thrown away and compiled again; inside
+     * the measured window that took the compiler 0.1-1.5 s of one of the two cores.
+     */
     static void client(PerfSide s, int size, BandwidthSamples out, DurationClock clock, long warmup, JvmReport jvm) {
+        if (clock == null && warmup > 0) {
+            long done = 0;
+            for (int r = 0; r < WARMUP_RUNS; r++) {
+                long perQp = (warmup - done) / (WARMUP_RUNS - r);
+                if (perQp > 0) {
+                    run(s, size, new BandwidthSamples(size, perQp * s.qps.length, out.peak(), out.maxPoints()), null);
+                    done += perQp;
+                }
+            }
+            if (jvm != null) {
+                jvm.awaitJitIdle(); // what the warm-up queued for the compiler, done before the clock
+                jvm.begin(); // the JVM report's window starts with the measurement too
+            }
+        }
+        run(s, size, out, clock);
+    }
+
+    /** One run of the client's loop: {@code out.iters} messages (all QPs), or until {@code clock} says so. */
+    private static void run(PerfSide s, int size, BandwidthSamples out, DurationClock clock) {
         int n = s.qps.length;
         SendQueue[] sqs = new SendQueue[n];
         for (int i = 0; i < n; i++) {
             sqs[i] = s.qps[i].sendQueue();
         }
-        long warmPerQp = clock == null ? warmup : 0;
-        long warm = warmPerQp * n; // unmeasured messages, all QPs
-        long iters = clock == null ? out.iters / n + warmPerQp : Long.MAX_VALUE;
-        long tot = clock == null ? out.iters + warm : Long.MAX_VALUE;
+        long iters = clock == null ? out.iters / n : Long.MAX_VALUE;
+        long tot = clock == null ? out.iters : Long.MAX_VALUE;
         long[] scnt = new long[n];
         long[] ccnt = new long[n];
         WorkCompletion[] wcs = new WorkCompletion[POLL_BATCH];
@@ -73,8 +102,7 @@ final class BandwidthLoops {
                 }
             }
             for (int i = 0; i < n && !stopping; i++) {
-                // the first measured message waits until every warm-up message has completed
-                while (scnt[i] < iters && scnt[i] - ccnt[i] + 1 <= s.txDepth && (scnt[i] < warmPerQp || totccnt >= warm)) {
+                while (scnt[i] < iters && scnt[i] - ccnt[i] + 1 <= s.txDepth) {
                     long k = scnt[i];
                     long now = System.nanoTime();
                     if (clock != null && clock.over(now)) {
@@ -82,18 +110,13 @@ final class BandwidthLoops {
                         stopAt = now;
                         break;
                     }
-                    if (totscnt == warm) {
-                        if (warm > 0 && jvm != null) {
-                            jvm.awaitJitIdle(); // what the warm-up queued for the compiler, done before the clock
-                            jvm.begin(); // the JVM report's window starts with the measurement too
-                            now = System.nanoTime();
-                        }
+                    if (totscnt == 0) {
                         out.firstPost = now;
                     }
-                    if (out.peak() && totscnt >= warm) {
-                        out.tposted[(int) (totscnt - warm)] = now;
+                    if (out.peak()) {
+                        out.tposted[(int) totscnt] = now;
                     }
-                    boolean signaled = k % cqMod == cqMod - 1 || k == iters - 1 || k == warmPerQp - 1;
+                    boolean signaled = k % cqMod == cqMod - 1 || k == iters - 1;
                     long off = (k % cycleSlots) * step;
                     long local = base + s.sendSlot(i) + off;
                     PerftestDest r = s.remote[i];
@@ -154,9 +177,7 @@ final class BandwidthLoops {
                 ccnt[qi] = k + 1;
                 totccnt += done;
                 if (clock == null) {
-                    if (totccnt > warm) {
-                        out.completed(totccnt - warm, now);
-                    }
+                    out.completed(totccnt, now);
                 } else if (clock.sampling(now)) {
                     if (sampleFirst == 0) {
                         sampleFirst = now;

@@ -30,6 +30,11 @@ final class BandwidthSamples {
         return tposted != null;
     }
 
+    /** Completion points this can hold. */
+    int maxPoints() {
+        return doneCount == null ? 0 : doneCount.length;
+    }
+
     void completed(long count, long now) {
         if (doneCount != null && points < doneCount.length) {
             doneCount[points] = count;

@@ -30,12 +30,13 @@ public abstract class PerfTestCommand implements Callable<Integer> {
      */
     static final int IN_PROCESS_WARMUP = 20000;
     /**
-     * Warm-up messages per QP of an in-process bandwidth run: each 64 KiB message is 16 packets through both
-     * engines, and with fewer than about 5000 (a third of a second here) the C2 compiler was still at work in the
-     * measured second on two cores (send-bw at perftest's 1000 iterations: jhca/UDP 0.55-0.71 after a 1000-message
-     * warm-up, 0.60-0.92 after 5000 or 20000).
+     * Warm-up messages per QP of an in-process bandwidth run. The footer's "JIT compiling during measurement" is
+     * the measure: after 5000 (in one run of the loop, or in four) the compiler still worked 0.7-1.1 s inside the
+     * measured window on two cores, taking its time from the client and server threads (write-bw jhca/UDP stream
+     * 0.50-0.68); after 20000 in four runs ({@code BandwidthLoops.client}) it compiled nothing there (1.01-1.14).
+     * At 64 KiB the extra warm-up costs about two seconds.
      */
-    static final int IN_PROCESS_BW_WARMUP = 5000;
+    static final int IN_PROCESS_BW_WARMUP = 20000;
 
     private final PerfTest test;
 
