@@ -10,8 +10,14 @@
  * Rings, doorbell record, "UAR" page and CQ are anonymous page-aligned memory: no device, so this measures the
  * CPU cost of the driver, exactly as the Java side does.
  *
- * Usage: mlx5_bare_baseline BATCH ITERATIONS  -> prints "batch=%d mean=%.2f checksum=%d ns_per_op=%.2f" (the median
- * 1000-operation block's ns per operation)
+ * Usage: mlx5_bare_baseline BATCH ITERATIONS [wrid]  -> prints "batch=%d mean=%.2f checksum=%d ns_per_op=%.2f" (the
+ * median 1000-operation block's ns per operation)
+ *
+ * With "wrid" the loop also keeps what a driver must keep to report a completion, as jhca's ring level does:
+ * per WQE the wr_id and the WR number it ends (rdma-core qp.c: qp->sq.wrid[idx], qp->sq.wqe_head[idx]), per
+ * CQE the wr_id looked up by wqe_counter, the send queue's tail advanced (cq.c handle_good_req,
+ * mlx5_parse_cqe) and a struct ibv_wc filled (cleared first, as jhca's WorkCompletion.set does). The plain loop
+ * keeps none of it and reads three CQE fields.
  */
 #define _GNU_SOURCE
 #include <infiniband/mlx5dv.h>
@@ -55,6 +61,11 @@ static int cmp_double(const void *a, const void *b) {
 int main(int argc, char **argv) {
     unsigned batch = argc > 1 ? (unsigned) atoi(argv[1]) : 1;
     long iters = argc > 2 ? atol(argv[2]) : 10000000L;
+    int keep_wrid = argc > 3 && strcmp(argv[3], "wrid") == 0;
+    static uint64_t wrid[SQ_WQEBBS];
+    static uint32_t wqe_head[SQ_WQEBBS];
+    uint32_t head = 0, tail = 0;
+    struct ibv_wc wc;
     uint8_t *sq = pages(SQ_WQEBBS * 64);
     volatile uint32_t *dbr = pages(4096);
     uint8_t *uar = pages(4096);
@@ -88,8 +99,13 @@ int main(int argc, char **argv) {
                 raddr->rkey = htobe32(rkey);
                 raddr->reserved = 0;
                 mlx5dv_set_data_seg(data, 64, lkey, (uintptr_t) buf);
+                if (keep_wrid) {
+                    wrid[cur_post & (SQ_WQEBBS - 1)] = (uint64_t) it * batch + b;
+                    wqe_head[cur_post & (SQ_WQEBBS - 1)] = head + b;
+                }
                 cur_post += 1; /* 3 DS = one WQEBB */
             }
+            head += batch;
             /* post_send_db */
             compiler_barrier();
             dbr[1] = htobe32(cur_post & 0xffff);
@@ -114,7 +130,19 @@ int main(int argc, char **argv) {
                 return 1;
             }
             lfence();
-            sum += be16toh(c->wqe_counter) + be32toh(c->byte_cnt) + (be32toh(c->sop_drop_qpn) & 0xffffff);
+            if (keep_wrid) {
+                uint16_t idx = be16toh(c->wqe_counter) & (SQ_WQEBBS - 1);
+                memset(&wc, 0, sizeof wc);
+                wc.wr_id = wrid[idx];
+                wc.status = IBV_WC_SUCCESS;
+                wc.opcode = IBV_WC_RDMA_WRITE;
+                wc.qp_num = be32toh(c->sop_drop_qpn) & 0xffffff;
+                tail = wqe_head[idx] + 1;
+                compiler_barrier(); /* the application reads wc */
+                sum += wc.wr_id + wc.qp_num + tail;
+            } else {
+                sum += be16toh(c->wqe_counter) + be32toh(c->byte_cnt) + (be32toh(c->sop_drop_qpn) & 0xffffff);
+            }
             ci++;
             cq_dbr[0] = htobe32(ci & 0xffffff);
             if (it % BLOCK == BLOCK - 1) {
