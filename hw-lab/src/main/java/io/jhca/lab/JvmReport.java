@@ -81,6 +81,12 @@ public final class JvmReport {
      * it when every warm-up message has completed). Returns the milliseconds waited, also in the footer.
      */
     public long awaitJitIdle() {
+        jitWaitMillis = waitForJitIdle();
+        return jitWaitMillis;
+    }
+
+    /** {@link #awaitJitIdle} for a measurement without a report of its own (the UDP floors); the ms waited. */
+    static long waitForJitIdle() {
         if (JIT == null) {
             return 0;
         }
@@ -104,8 +110,7 @@ public final class JvmReport {
                 quietSince = System.nanoTime();
             }
         }
-        jitWaitMillis = (System.nanoTime() - start) / 1_000_000;
-        return jitWaitMillis;
+        return (System.nanoTime() - start) / 1_000_000;
     }
 
     /** Time the JIT compiler threads spent compiling inside the windows, in ms (-1 if the JVM does not say). */
@@ -118,7 +123,8 @@ public final class JvmReport {
         return jitWaitMillis;
     }
 
-    private static long jitTotalMillis() {
+    /** The JIT compiler threads' total compile time so far, in ms (0 if the JVM does not say). */
+    static long jitTotalMillis() {
         return JIT == null ? 0 : JIT.getTotalCompilationTime();
     }
 

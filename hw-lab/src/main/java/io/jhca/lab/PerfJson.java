@@ -84,7 +84,8 @@ public final class PerfJson {
                 UdpStream.Result u = i < o.udpStream.size() ? o.udpStream.get(i) : null;
                 if (u != null) {
                     j.key("udp_stream_floor").beginObject().field("BW_average_MiB", u.mibPerSec())
-                            .field("MsgRate", u.msgRate()).field("ratio", PerfReport.ratio(s, u)).endObject();
+                            .field("MsgRate", u.msgRate()).field("ratio", PerfReport.ratio(s, u))
+                            .field("jit_compile_ms", u.jitMillis()).endObject();
                 }
                 j.endObject();
             }

@@ -24,8 +24,14 @@ public final class UdpStream {
     private UdpStream() {
     }
 
-    /** What one stream run measured. */
-    public record Result(long size, long iters, double mibPerSec, double msgRate, long datagramsLost) {
+    /**
+     * What one stream run measured; {@code jitMillis}: what the JIT compiled while it ran (-1 when not looked at),
+     * which a fair floor keeps near 0 as the RDMA run does.
+     */
+    public record Result(long size, long iters, double mibPerSec, double msgRate, long datagramsLost, long jitMillis) {
+        Result withJitMillis(long ms) {
+            return new Result(size, iters, mibPerSec, msgRate, datagramsLost, ms);
+        }
     }
 
     /**
@@ -129,7 +135,7 @@ public final class UdpStream {
             }
             double seconds = (end - start) / 1e9;
             double bytes = (double) iters * size;
-            return new Result(size, iters, bytes / seconds / (1 << 20), iters / seconds / 1e6, total - received[0]);
+            return new Result(size, iters, bytes / seconds / (1 << 20), iters / seconds / 1e6, total - received[0], -1);
         } finally {
             srv.close();
         }

@@ -329,6 +329,9 @@ abstract class ToolsEndToEnd {
         assertEquals(16384, (int) u[0]);
         assertEquals(ITERS, (int) u[1]);
         assertTrue(u[2] > 0 && u[4] > 0, "UDP bandwidth and the ratio: " + r.run().out());
+        // both measurements say how much the JIT compiled while they ran
+        assertTrue(r.run().out().matches("(?s).* JIT compiling during the floor's measurement: \\d+ ms\n.*"), r.run().out());
+        assertTrue(r.run().out().matches("(?s).* JIT compiling during measurement: \\d+ ms.*"), r.run().out());
     }
 
     @Test
