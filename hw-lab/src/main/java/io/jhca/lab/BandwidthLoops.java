@@ -43,13 +43,8 @@ final class BandwidthLoops {
      */
     static void client(PerfSide s, int size, BandwidthSamples out, DurationClock clock, long warmup, JvmReport jvm) {
         if (clock == null && warmup > 0) {
-            long done = 0;
-            for (int r = 0; r < WARMUP_RUNS; r++) {
-                long perQp = (warmup - done) / (WARMUP_RUNS - r);
-                if (perQp > 0) {
-                    run(s, size, new BandwidthSamples(size, perQp * s.qps.length, out.peak(), out.maxPoints()), null);
-                    done += perQp;
-                }
+            for (long perQp : warmupRuns(warmup)) {
+                run(s, size, new BandwidthSamples(size, perQp * s.qps.length, out.peak(), out.maxPoints()), null);
             }
             if (jvm != null) {
                 jvm.awaitJitIdle(); // what the warm-up queued for the compiler, done before the clock
@@ -57,6 +52,15 @@ final class BandwidthLoops {
             }
         }
         run(s, size, out, clock);
+    }
+
+    /** {@code warmup} messages cut into {@value #WARMUP_RUNS} runs as even as they go (fewer if there are fewer messages). */
+    static long[] warmupRuns(long warmup) {
+        long[] runs = new long[(int) Math.min(WARMUP_RUNS, Math.max(0, warmup))];
+        for (int r = 0; r < runs.length; r++) {
+            runs[r] = warmup / runs.length + (r < warmup % runs.length ? 1 : 0);
+        }
+        return runs;
     }
 
     /** One run of the client's loop: {@code out.iters} messages (all QPs), or until {@code clock} says so. */

@@ -398,13 +398,8 @@ final class PerfRun {
                 if (warm > 0) {
                     // warmed up as the RDMA run was (runs of its own loop, then the JIT idle), not measured: a floor
                     // measured while the compiler works is low, and flatters jhca's ratio
-                    long done = 0;
-                    for (int r = 0; r < BandwidthLoops.WARMUP_RUNS; r++) {
-                        long part = (warm - done) / (BandwidthLoops.WARMUP_RUNS - r);
-                        if (part > 0) {
-                            UdpStream.run(to, from, (int) rdma.size(), part, s.mtu.bytes(), s.txDepth, stall);
-                            done += part;
-                        }
+                    for (long part : BandwidthLoops.warmupRuns(warm)) {
+                        UdpStream.run(to, from, (int) rdma.size(), part, s.mtu.bytes(), s.txDepth, stall);
                     }
                     JvmReport.waitForJitIdle();
                 }
