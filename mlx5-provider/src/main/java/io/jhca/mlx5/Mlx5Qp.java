@@ -282,8 +282,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
             return postSendBySegments(wr);
         }
         Sge s = n == 1 ? wr.sge(0) : null;
-        q.writeOneSge(WqeOpcodes.of(op), op.completionOpcode(), wr.wrId(), wr.sendFlags(),
-                WqeOpcodes.carriesImm(op) ? wr.immData() : 0, op.isRdma(), wr.remoteAddr(), wr.rkey(),
+        Mlx5SendQueue.writePlain(q, op, wr.wrId(), wr.sendFlags(), wr.immData(), wr.rkey(), wr.remoteAddr(),
                 s == null ? 0 : s.lkey(), s == null ? 0 : s.addr(), s == null ? 0 : s.length());
         return true;
     }

@@ -89,7 +89,7 @@ final class Mlx5SendQueue extends SendQueue {
         return true;
     }
 
-    /** The common WR: its whole WQE in one call, the bytes postSend writes for it (WqeBytesTest). */
+    /** The common WR: its whole WQE in one call, as postSend writes it ({@link #writePlain}). */
     @Override
     protected boolean driverPlainWr(WrOpcode op, long wrId, int sendFlags, int imm, int rkey, long remoteAddr, int lkey,
                                     long addr, int length, boolean hasSge) {
@@ -97,9 +97,19 @@ final class Mlx5SendQueue extends SendQueue {
         if (q == null || q.full()) {
             return false;
         }
+        writePlain(q, op, wrId, sendFlags, imm, rkey, remoteAddr, lkey, addr, length);
+        return true;
+    }
+
+    /**
+     * The whole WQE of a plain WR ({@link WrOpcode#isPlain}, RC or UC, at most one SGE, not inline; {@code length} 0:
+     * no gather entry) in one call, for the builder and postSend alike: the same bytes as the segment path
+     * (WqeBytesTest). The caller has checked that the ring has room.
+     */
+    static void writePlain(SqBuffer q, WrOpcode op, long wrId, int sendFlags, int imm, int rkey, long remoteAddr,
+                           int lkey, long addr, int length) {
         q.writeOneSge(WqeOpcodes.of(op), op.completionOpcode(), wrId, sendFlags, WqeOpcodes.carriesImm(op) ? imm : 0,
                 op.isRdma(), remoteAddr, rkey, lkey, addr, length);
-        return true;
     }
 
     @Override
