@@ -256,11 +256,8 @@ public final class Engine implements Agent {
         b.clear();
         final int n = link.receive(b);
         for (int i = 0; i < n; i++) {
-            counters.increment(RxeCounters.Counter.RCVD_PKTS);
             final int length = b.length(i);
-            counters.add(RxeCounters.Counter.RCVD_BYTES, length);
-            if (length >= RX_CAPACITY) {
-                counters.increment(RxeCounters.Counter.DROP_OVERSIZE);
+            if (!counted(length)) {
                 continue;
             }
             rx.wrap(b.slotAddress(i), RX_CAPACITY);
@@ -273,6 +270,20 @@ public final class Engine implements Agent {
             }
         }
         return n + receiveGroups(RX_BUDGET - n);
+    }
+
+    /**
+     * Counts a received datagram of {@code length} bytes (packets, bytes) and tells whether it fits a receive slot: one
+     * that filled its slot was cut short by the kernel, and is counted as oversize and dropped.
+     */
+    private boolean counted(final int length) {
+        counters.increment(RxeCounters.Counter.RCVD_PKTS);
+        counters.add(RxeCounters.Counter.RCVD_BYTES, length);
+        if (length >= RX_CAPACITY) {
+            counters.increment(RxeCounters.Counter.DROP_OVERSIZE);
+            return false;
+        }
+        return true;
     }
 
     private void onPacket(final InetSocketAddress src, final int length, final int on, final long now) {
@@ -405,12 +416,9 @@ public final class Engine implements Agent {
                 break;
             }
             n++;
-            counters.increment(RxeCounters.Counter.RCVD_PKTS);
             counters.increment(RxeCounters.Counter.RCVD_MCAST_PKTS);
             final int length = slot.position();
-            counters.add(RxeCounters.Counter.RCVD_BYTES, length);
-            if (length >= RX_CAPACITY) {
-                counters.increment(RxeCounters.Counter.DROP_OVERSIZE);
+            if (!counted(length)) {
                 continue;
             }
             rx.wrap(rxBatch.slotAddress(0), RX_CAPACITY);
