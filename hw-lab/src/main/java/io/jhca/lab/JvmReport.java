@@ -75,10 +75,10 @@ public final class JvmReport {
      * After a warm-up, before the measured window: waits until the JIT compiler has been idle for
      * {@value #JIT_IDLE_MILLIS} ms (its total compilation time unchanged), at most {@value #JIT_WAIT_MAX_MILLIS}
      * ms. The warm-up makes the data path hot, but the compilations it queues take the C2 thread seconds on a
-     * small machine, and on two cores that thread takes its time from the measured ones: an in-process
-     * {@code write-bw} measured 0.57-0.60 of the UDP stream floor with a 5000-message warm-up and 0.75-0.89 with
-     * 40000, the difference being the compiler still at work. Nothing is in flight while it waits (the loops call
-     * it when every warm-up message has completed). Returns the milliseconds waited, also in the footer.
+     * small machine, and on two cores that thread takes its time from the measured ones (an in-process
+     * {@code write-bw} after 5000 warm-up messages: 0.7-1.1 s of compiling inside its measured window). Nothing is
+     * in flight while it waits (the loops call it when every warm-up message has completed). Returns the
+     * milliseconds waited, also in the footer.
      */
     public long awaitJitIdle() {
         jitWaitMillis = waitForJitIdle();

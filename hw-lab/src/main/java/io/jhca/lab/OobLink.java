@@ -121,7 +121,6 @@ public final class OobLink implements Closeable, PerftestWire {
         ByteBuffer b = ByteBuffer.allocate(n);
         long start = System.nanoTime();
         long idle = 0;
-        int busy = 0;
         while (b.hasRemaining()) {
             int r = ch.read(b);
             if (r < 0) {
@@ -132,7 +131,7 @@ public final class OobLink implements Closeable, PerftestWire {
             }
             // while the device has work, drive it and look at the socket only every BUSY_PROGRESS_PER_READ calls: a
             // read is a system call, and a BW server's whole test is this wait
-            busy = 0;
+            int busy = 0;
             while (busy < BUSY_PROGRESS_PER_READ && progress.getAsInt() > 0) {
                 busy++;
             }

@@ -403,10 +403,8 @@ final class PerfRun {
                     }
                     JvmReport.waitForJitIdle();
                 }
-                long jit0 = JvmReport.jitTotalMillis();
                 UdpStream.Result u = UdpStream.run(to, from, (int) rdma.size(), rdma.iters(), s.mtu.bytes(), s.txDepth,
                         stall);
-                u = u.withJitMillis(JvmReport.jitTotalMillis() - jit0);
                 jit += u.jitMillis();
                 outcome.udpStream.add(u);
                 out.println(PerfReport.udpStreamRow(u, rdma));

@@ -32,9 +32,9 @@ public abstract class PerfTestCommand implements Callable<Integer> {
     /**
      * Warm-up messages per QP of an in-process bandwidth run. The footer's "JIT compiling during measurement" is
      * the measure: after 5000 (in one run of the loop, or in four) the compiler still worked 0.7-1.1 s inside the
-     * measured window on two cores, taking its time from the client and server threads (write-bw jhca/UDP stream
-     * 0.50-0.68); after 20000 in four runs ({@code BandwidthLoops.client}) it compiled nothing there (1.01-1.14).
-     * At 64 KiB the extra warm-up costs about two seconds.
+     * measured window on two cores, taking its time from the client and server threads; after 20000 in four runs
+     * ({@code BandwidthLoops.client}) it compiled nothing there in most runs. At 64 KiB the extra warm-up costs
+     * about two seconds.
      */
     static final int IN_PROCESS_BW_WARMUP = 20000;
 

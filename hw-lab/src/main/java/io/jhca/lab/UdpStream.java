@@ -25,13 +25,10 @@ public final class UdpStream {
     }
 
     /**
-     * What one stream run measured; {@code jitMillis}: what the JIT compiled while it ran (-1 when not looked at),
-     * which a fair floor keeps near 0 as the RDMA run does.
+     * What one stream run measured; {@code jitMillis}: what the JIT compiled while it ran, which a fair floor keeps
+     * near 0 as the RDMA run does.
      */
     public record Result(long size, long iters, double mibPerSec, double msgRate, long datagramsLost, long jitMillis) {
-        Result withJitMillis(long ms) {
-            return new Result(size, iters, mibPerSec, msgRate, datagramsLost, ms);
-        }
     }
 
     /**
@@ -50,6 +47,7 @@ public final class UdpStream {
         // never more unanswered than the receive buffer holds, so no datagram is lost to an overrun
         long window = Math.max(1, Math.min((long) txDepth, SOCKET_BUFFER / 2 / ((long) perMsg * (dgram + 64))));
         long stallNanos = stallMillis <= 0 ? Long.MAX_VALUE : stallMillis * 1_000_000L;
+        long jit0 = JvmReport.jitTotalMillis();
         DatagramChannel srv = open(serverAddr);
         try (DatagramChannel cli = open(clientAddr)) {
             srv.connect(cli.getLocalAddress());
@@ -135,7 +133,8 @@ public final class UdpStream {
             }
             double seconds = (end - start) / 1e9;
             double bytes = (double) iters * size;
-            return new Result(size, iters, bytes / seconds / (1 << 20), iters / seconds / 1e6, total - received[0], -1);
+            return new Result(size, iters, bytes / seconds / (1 << 20), iters / seconds / 1e6, total - received[0],
+                    JvmReport.jitTotalMillis() - jit0);
         } finally {
             srv.close();
         }
