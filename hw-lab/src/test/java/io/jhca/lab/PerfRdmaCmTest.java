@@ -5,6 +5,7 @@ import io.jhca.verbs.Gid;
 import io.jhca.verbs.Verbs;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.Timeout;
 
 import java.util.ArrayList;
@@ -25,6 +26,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 @Timeout(120)
 class PerfRdmaCmTest {
+    /** The runs' --json files, deleted with the directory after each test. */
+    @TempDir
+    Path tmp;
+
     static final String IP0 = "127.0.73.1";
     static final String IP1 = "127.0.73.2";
 
@@ -81,18 +86,13 @@ class PerfRdmaCmTest {
         }
     }
 
-    private static void runOverRdmaCm(String test) {
+    private void runOverRdmaCm(String test) {
         runOverRdmaCm(test, "rxe0", "rxe1");
     }
 
-    private static void runOverRdmaCm(String test, String dev, String peer) {
+    private void runOverRdmaCm(String test, String dev, String peer) {
         boolean bw = test.endsWith("-bw");
-        Path json;
-        try {
-            json = Files.createTempFile("perf-r", ".json");
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
+        Path json = tmp.resolve(test + "-" + dev + ".json");
         List<String> args = new ArrayList<>(List.of("perf", test, "-R", "-d", dev, "--peer-dev", peer,
                 "-n", "200", "--no-udp-baseline", "--json", json.toString()));
         boolean atomic = test.startsWith("atomic");

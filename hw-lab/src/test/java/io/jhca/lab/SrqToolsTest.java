@@ -1,6 +1,7 @@
 package io.jhca.lab;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
@@ -85,8 +86,8 @@ class SrqToolsTest {
     }
 
     @Test
-    void perfSendTestsUseAnSrq() throws Exception {
-        Path json = Files.createTempFile("srq-perf", ".json");
+    void perfSendTestsUseAnSrq(@TempDir Path tmp) throws Exception {
+        Path json = tmp.resolve("srq-perf.json");
         for (String test : List.of("send-lat", "send-bw")) {
             // perftest spells it --use-srq; --use_srq is taken too
             List<String> args = new ArrayList<>(List.of("perf", test, "-d", "rxe0", "--peer-dev", "rxe1",
