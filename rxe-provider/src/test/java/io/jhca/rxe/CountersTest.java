@@ -16,6 +16,7 @@ import io.jhca.verbs.Mtu;
 import io.jhca.verbs.QpAttributes;
 import io.jhca.verbs.QpInitAttributes;
 import io.jhca.verbs.QueuePair;
+import io.jhca.verbs.RecvWr;
 import io.jhca.verbs.SendFlags;
 import io.jhca.verbs.SendWr;
 import io.jhca.verbs.WcStatus;
@@ -137,6 +138,33 @@ class CountersTest {
             r.expect(r.cqA, 1, WcStatus.REM_INV_REQ_ERR);
             assertEquals(1, of(b).get(Counter.SENT_NAK_INV_REQ));
             assertEquals(1, of(a).get(Counter.RCVD_NAK_INV_REQ));
+        }
+    }
+
+    @Test
+    void sendsRetiredAndReceivesConsumed() {
+        try (Rig r = Rig.rc(ProgressMode.CALLER, 1 << 16, Mtu.MTU_1024)) {
+            for (int i = 0; i < 3; i++) {
+                r.qpB.postRecv(new RecvWr().wrId(100 + i).sge(r.mrB, 0, 8192));
+            }
+            // rxe counts a SEND when its completer retires it, signaled or not, and a receive WQE consumed with
+            // success (a WRITE with immediate consumes one too); a plain WRITE is neither
+            r.qpA.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sge(r.mrA, 0, 3000));
+            r.qpA.postSend(new SendWr().wrId(2).opcode(WrOpcode.SEND_WITH_IMM).immData(7).sge(r.mrA, 0, 8));
+            r.qpA.postSend(new SendWr().wrId(3).opcode(WrOpcode.RDMA_WRITE_WITH_IMM).immData(8).sge(r.mrA, 0, 8)
+                    .rdma(r.mrB.address() + 16384, r.mrB.rkey()));
+            r.qpA.postSend(new SendWr().wrId(4).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                    .sge(r.mrA, 0, 8).rdma(r.mrB.address() + 16384, r.mrB.rkey()));
+            r.expect(r.cqA, 4, WcStatus.SUCCESS);
+            for (int i = 0; i < 3; i++) {
+                r.expect(r.cqB, 100 + i, WcStatus.SUCCESS);
+            }
+            assertEquals(2, of(r.qpA).get(Counter.RDMA_SENDS));
+            assertEquals(0, of(r.qpA).get(Counter.RDMA_RECVS));
+            assertEquals(3, of(r.qpB).get(Counter.RDMA_RECVS));
+            assertEquals(0, of(r.qpB).get(Counter.RDMA_SENDS));
+            assertEquals(2L, r.a.statistics().get("rdma_sends"));
+            assertEquals(3L, r.qpB.statistics().get("rdma_recvs"));
         }
     }
 }

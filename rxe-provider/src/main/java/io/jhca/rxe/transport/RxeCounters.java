@@ -30,7 +30,8 @@ public final class RxeCounters {
         RETRY_RNR_EXCEEDED_ERR("retry_rnr_exceeded_err", true),
         COMPLETER_RETRY_ERR("completer_retry_err", true),
         SEND_ERR("send_err", true),
-        LINK_DOWNED("link_downed", false),
+        LINK_DOWNED("link_downed", false), // rxe counts its netdev going down; this port is always ACTIVE
+        // SENDs retired by the requester (any status but a flush), receive WQEs consumed with success
         RDMA_SENDS("rdma_sends", true),
         RDMA_RECVS("rdma_recvs", true),
         // the responder: new in-sequence requests it accepted, by kind (mlx5's Q counter names), counted at their

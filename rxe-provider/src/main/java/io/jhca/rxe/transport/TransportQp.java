@@ -276,6 +276,9 @@ public final class TransportQp {
      * that polls the completion and posts again at once must find the slot free.
      */
     WorkCompletion claimSend(final SendWqe w, final WcStatus status) {
+        if (status != WcStatus.WR_FLUSH_ERR && w.opcode.completionOpcode() == WcOpcode.SEND) {
+            count(RxeCounters.Counter.RDMA_SENDS); // rxe_comp.c do_complete: every SEND retired, signaled or not
+        }
         if (status == WcStatus.SUCCESS && !signaled(w)) {
             return null;
         }
@@ -296,6 +299,9 @@ public final class TransportQp {
 
     /** A receive completion with the common fields; returns the slot to add more (null on overrun). */
     WorkCompletion completeRecv(final RecvWqe w, final WcStatus status, final WcOpcode opcode, final int byteLength) {
+        if (status == WcStatus.SUCCESS) {
+            count(RxeCounters.Counter.RDMA_RECVS); // rxe_resp.c do_complete: a receive WQE consumed successfully
+        }
         final WorkCompletion wc = recvCq.claim();
         if (wc != null) {
             wc.set(w.wrId, status, opcode, qpn, byteLength);
