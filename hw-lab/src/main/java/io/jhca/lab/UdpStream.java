@@ -8,13 +8,15 @@ import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.jhca.rxe.link.SocketBuffers;
+
 /**
  * The UDP stream floor of a bandwidth test: the same bytes as the RDMA run ({@code iters} messages of
  * {@code size} bytes) over two plain non-blocking DatagramChannels between the same two addresses, cut into
  * datagrams of one path MTU as the RoCE packets are, with the same socket buffers as an rxe device. UDP has no
  * flow control, so the receiver answers every message with its cumulative datagram count (one small datagram,
  * as RC answers a message with one ACK) and the sender keeps at most {@code txDepth} messages unanswered, as the
- * RDMA client keeps tx_depth WRs in flight. Both ends busy-poll. Whatever RoCE adds (headers, ICRC, the
+ * RDMA client keeps tx_depth WRs in flight (fewer if the receive buffer granted is smaller). Both ends busy-poll. Whatever RoCE adds (headers, ICRC, the
  * transport, completions, memory registration lookups) sits on top of this.
  */
 public final class UdpStream {
@@ -38,18 +40,26 @@ public final class UdpStream {
      */
     public static Result run(InetAddress serverAddr, InetAddress clientAddr, int size, long iters, int mtu, int txDepth,
                              long stallMillis) throws IOException {
+        return run(serverAddr, clientAddr, size, iters, mtu, txDepth, stallMillis, SOCKET_BUFFER);
+    }
+
+    /** {@link #run} asking for {@code socketBuffer} bytes of socket buffer instead of an rxe device's. */
+    static Result run(InetAddress serverAddr, InetAddress clientAddr, int size, long iters, int mtu, int txDepth,
+                      long stallMillis, int socketBuffer) throws IOException {
         if (size < 1 || mtu < 1 || iters < 1 || txDepth < 1) {
             throw new IllegalArgumentException("UDP stream: size, mtu, iters and tx depth must be positive");
         }
         int dgram = Math.min(size, Math.min(mtu, UdpBaseline.MAX_PAYLOAD));
         int perMsg = (size + dgram - 1) / dgram;
         long total = iters * perMsg;
-        // never more unanswered than the receive buffer holds, so no datagram is lost to an overrun
-        long window = Math.max(1, Math.min((long) txDepth, SOCKET_BUFFER / 2 / ((long) perMsg * (dgram + 64))));
         long stallNanos = stallMillis <= 0 ? Long.MAX_VALUE : stallMillis * 1_000_000L;
         long jit0 = JvmReport.jitTotalMillis();
-        DatagramChannel srv = open(serverAddr);
-        try (DatagramChannel cli = open(clientAddr)) {
+        DatagramChannel srv = open(serverAddr, socketBuffer);
+        try (DatagramChannel cli = open(clientAddr, socketBuffer)) {
+            // never more unanswered than half the receive buffer granted holds, so no datagram is lost to an
+            // overrun (a capped buffer narrows the window)
+            long granted = srv.getOption(StandardSocketOptions.SO_RCVBUF);
+            long window = Math.max(1, Math.min((long) txDepth, granted / 2 / ((long) perMsg * (dgram + 64))));
             srv.connect(cli.getLocalAddress());
             cli.connect(srv.getLocalAddress());
             AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -140,11 +150,10 @@ public final class UdpStream {
         }
     }
 
-    private static DatagramChannel open(InetAddress addr) throws IOException {
+    private static DatagramChannel open(InetAddress addr, int socketBuffer) throws IOException {
         DatagramChannel ch = DatagramChannel.open();
         try {
-            ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_BUFFER);
-            ch.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER);
+            SocketBuffers.apply(ch, socketBuffer); // as an rxe device's socket gets them
             ch.bind(new InetSocketAddress(addr, 0));
         } catch (IOException e) {
             ch.close();

@@ -41,4 +41,14 @@ class UdpStreamTest {
                 () -> UdpStream.run(InetAddress.getByName("192.0.2.1"), InetAddress.getLoopbackAddress(), 64, 1, 4096, 1, 1000));
         assertTrue(e.getMessage().contains("192.0.2.1"), e.getMessage());
     }
+
+    @Test
+    void aSmallReceiveBufferNarrowsTheWindowInsteadOfLosingDatagrams() throws IOException {
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        // 128 KiB of socket buffer (below any rmem_max) against a tx depth of 128 messages of 64 KiB: a window
+        // taken from tx depth or from an rxe device's 4 MiB would overrun the receiver and stall the stream
+        UdpStream.Result r = UdpStream.run(lo, lo, 65_536, 200, 4096, 128, 5_000, 128 * 1024);
+        assertEquals(0, r.datagramsLost(), r.toString());
+        assertEquals(200, r.iters());
+    }
 }

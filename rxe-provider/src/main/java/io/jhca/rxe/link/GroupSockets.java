@@ -106,7 +106,7 @@ final class GroupSockets implements AutoCloseable {
             ch = DatagramChannel.open(v4 ? StandardProtocolFamily.INET : StandardProtocolFamily.INET6);
             ch.configureBlocking(false);
             ch.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-            ch.setOption(StandardSocketOptions.SO_RCVBUF, socketBuffer);
+            SocketBuffers.apply(ch, socketBuffer);
             final NetworkInterface ni = interfaceOf(local);
             ch.bind(new InetSocketAddress(scoped(group, ni), port));
             final int fd = NativeSocket.fd(ch);

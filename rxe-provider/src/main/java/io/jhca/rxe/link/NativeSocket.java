@@ -30,6 +30,12 @@ final class NativeSocket {
     /** UDP_NO_CHECK6_RX (linux/udp.h): accept UDPv6 datagrams with checksum 0, as rxe sends them. */
     static final int UDP_NO_CHECK6_RX = 102;
 
+    /** SOL_SOCKET (asm-generic/socket.h). */
+    static final int SOL_SOCKET = 1;
+    /** SO_SNDBUFFORCE, SO_RCVBUFFORCE (asm-generic/socket.h): SO_SNDBUF/SO_RCVBUF past wmem_max/rmem_max, with CAP_NET_ADMIN. */
+    static final int SO_SNDBUFFORCE = 32;
+    static final int SO_RCVBUFFORCE = 33;
+
     /** IP_MULTICAST_ALL (linux/in.h): 0 = a socket takes only the groups it joined itself. */
     static final int IP_MULTICAST_ALL = 49;
     /** IPPROTO_IPV6 (netinet/in.h). */
@@ -90,6 +96,13 @@ final class NativeSocket {
             throw new IllegalStateException("cannot read the socket's file descriptor (sun.nio.ch.SelChImpl#getFDVal);"
                     + " run the JVM with --add-opens java.base/sun.nio.ch=ALL-UNNAMED", e);
         }
+    }
+
+    /** setsockopt(fd, level, name, &value, 4); 0, or the errno it failed with (EPERM: not privileged). */
+    static int trySetInt(final int fd, final int level, final int name, final int value) {
+        final LibC c = libc();
+        return c.setsockopt(fd, level, name, new IntByReference(value), 4) == 0 ? 0
+                : LastError.getLastError(Runtime.getRuntime(c));
     }
 
     /** setsockopt(fd, level, name, &value, 4); throws with errno on failure. */

@@ -50,8 +50,8 @@ public final class UdpLink implements Link {
     }
 
     /**
-     * Binds {@code local}; {@code socketBuffer} is asked for SO_RCVBUF and SO_SNDBUF (the kernel caps it at
-     * net.core.rmem_max / wmem_max).
+     * Binds {@code local}; {@code socketBuffer} is asked for as receive and send buffer ({@link SocketBuffers}: past
+     * net.core.rmem_max / wmem_max where the process may).
      */
     public static UdpLink open(final InetSocketAddress local, final int socketBuffer) {
         final boolean v4 = local.getAddress() instanceof Inet4Address;
@@ -59,8 +59,7 @@ public final class UdpLink implements Link {
         try {
             ch = DatagramChannel.open(v4 ? StandardProtocolFamily.INET : StandardProtocolFamily.INET6);
             ch.configureBlocking(false);
-            ch.setOption(StandardSocketOptions.SO_RCVBUF, socketBuffer);
-            ch.setOption(StandardSocketOptions.SO_SNDBUF, socketBuffer);
+            SocketBuffers.apply(ch, socketBuffer);
             ch.bind(local);
             final int fd = NativeSocket.fd(ch);
             if (v4) {
