@@ -35,18 +35,33 @@ public final class JvmReport {
             && ManagementFactory.getCompilationMXBean().isCompilationTimeMonitoringSupported()
             ? ManagementFactory.getCompilationMXBean() : null;
 
+    private LossCounters losses;
+
     private JvmReport() {
     }
 
     /** Starts the first measured window, in the thread that runs the measured loop. */
     public static JvmReport start() {
+        return start(null);
+    }
+
+    /** {@link #start()}, also counting {@code losses} (null: none) over the same windows. */
+    static JvmReport start(LossCounters losses) {
         JvmReport r = new JvmReport();
+        r.losses = losses;
         r.begin();
         return r;
     }
 
+    LossCounters losses() {
+        return losses;
+    }
+
     /** Starts (another) measured window; windows add up. */
     public JvmReport begin() {
+        if (losses != null) {
+            losses.begin(); // first: reading device counters allocates, which is not the loop's
+        }
         long[] r = read();
         cycles0 = r[0];
         millis0 = r[1];
@@ -68,6 +83,9 @@ public final class JvmReport {
         cycles += r[0] - cycles0;
         millis += r[1] - millis0;
         jitMillis += jitTotalMillis() - jit0;
+        if (losses != null) {
+            losses.stop();
+        }
         return this;
     }
 

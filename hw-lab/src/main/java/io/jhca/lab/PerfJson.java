@@ -107,6 +107,13 @@ public final class PerfJson {
                     .field("jit_compile_ms", o.jvm.jitMillis()).field("jit_idle_wait_ms", o.jvm.jitWaitMillis());
         }
         j.endObject();
+        if (o.jvm != null && o.jvm.losses() != null && !o.jvm.losses().moved().isEmpty()) {
+            j.key("device_counters_during_measurement").beginObject();
+            for (java.util.Map.Entry<String, Long> e : o.jvm.losses().moved().entrySet()) {
+                j.field(e.getKey(), e.getValue());
+            }
+            j.endObject();
+        }
         return j.endObject().toString();
     }
 

@@ -332,6 +332,11 @@ abstract class ToolsEndToEnd {
         // both measurements say how much the JIT compiled while they ran
         assertTrue(r.run().out().matches("(?s).* JIT compiling during the floor's measurement: \\d+ ms\n.*"), r.run().out());
         assertTrue(r.run().out().matches("(?s).* JIT compiling during measurement: \\d+ ms.*"), r.run().out());
+        // and whether the run lost packets: the client device's retransmissions, timeouts and NAKs over the window
+        // (rxe's counter names; the loop provider keeps none, the ConnectX model its Q counters)
+        assertTrue(!dev1().startsWith("rxe") || r.run().out().matches("(?s).*\n Device " + dev1()
+                + " during measurement \\(packets lost and recovered\\): retransmitted_pkts \\d+, "
+                + "local_ack_timeout_err \\d+, rcvd_seq_err \\d+, rcvd_rnr_err \\d+, out_of_sequence \\d+, duplicate_request \\d+\n.*"), r.run().out());
     }
 
     @Test
