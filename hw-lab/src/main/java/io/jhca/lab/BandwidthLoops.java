@@ -39,12 +39,22 @@ final class BandwidthLoops {
      * {@code warmup} per QP. Warming up in whole runs of the same loop is what lets the measured run keep the JIT's
      * code: a run's first post, its samples and its end are branches the JIT compiles away while they have never
      * been taken, and the first time one is taken the compiled loop is thrown away and compiled again; inside
-     * the measured window that took the compiler 0.1-1.5 s of one of the two cores.
+     * the measured window that took the compiler 0.1-1.5 s of one of the two cores. The wait for the JIT also comes
+     * after the first run: without it, a write-bw server's wait loop (OobLink.read) first parked during the wait
+     * before the measured run, its compiled code was thrown away there, and compiling it again took C2 240 ms of
+     * the measured window; the completer's ACK path, queued behind the warm-up's backlog, reached C2 only then too.
      */
     static void client(PerfSide s, int size, BandwidthSamples out, DurationClock clock, long warmup, JvmReport jvm) {
         if (clock == null && warmup > 0) {
-            for (long perQp : warmupRuns(warmup)) {
-                run(s, size, new BandwidthSamples(size, perQp * s.qps.length, out.peak(), out.maxPoints()), null);
+            long[] runs = warmupRuns(warmup);
+            for (int r = 0; r < runs.length; r++) {
+                run(s, size, new BandwidthSamples(size, runs[r] * s.qps.length, out.peak(), out.maxPoints()), null);
+                if (r == 0 && runs.length > 1 && jvm != null) {
+                    // a pause like the one before the measured run, early: an in-process server's wait then parks
+                    // once inside the warm-up (a branch its compiled loop drops until taken), and the compiler
+                    // catches up with the first run's queue, so the next runs' methods reach C2 without a backlog
+                    jvm.awaitJitIdle();
+                }
             }
             if (jvm != null) {
                 jvm.awaitJitIdle(); // what the warm-up queued for the compiler, done before the clock
@@ -199,17 +209,54 @@ final class BandwidthLoops {
         }
     }
 
-    /** The SEND server: consume messages and re-post their receives until all arrived (run_iter_bw_server). */
+    /**
+     * The SEND server: consume messages and re-post their receives until all arrived (run_iter_bw_server). With a
+     * warm-up the loop runs as the client's does ({@link #client}): once per warm-up run of the client, then the
+     * measured run, so the measured messages meet the JIT's code of this very loop. Run in one pass, the loop's
+     * measured branches (the first message's clock, the last one's) were first taken at the first measured message,
+     * the compiled loop was thrown away there, and the server ran it interpreted and in C1 code through the
+     * measurement (-XX:+PrintCompilation: sendServer's OSR code "made not entrant" 1 ms after the client's start).
+     * Each warm-up run also leaves its last message per QP without a re-post, and posts that receive after the run:
+     * the measured run stops re-posting for its last rx_depth messages, and a branch first taken there threw the
+     * compiled loop away half-way through the measurement (-XX:+LogCompilation: an unstable_if trap at the
+     * re-post's test).
+     */
     static void sendServer(PerfSide s, int size, BandwidthSamples out, RecvWr[] rwrs, DurationClock clock,
                            long warmup, JvmReport jvm) {
         int n = s.qps.length;
-        long warm = clock == null ? warmup * n : 0;
-        long iters = clock == null ? out.iters / n + warmup : Long.MAX_VALUE;
-        long tot = clock == null ? out.iters + warm : Long.MAX_VALUE;
+        // receives posted per QP so far
         long[] posted = new long[n];
         for (int i = 0; i < n; i++) {
             posted[i] = s.recvPerQp();
         }
+        long[] cap = new long[n];
+        if (clock == null && warmup > 0) {
+            for (long run : warmupRuns(warmup)) {
+                for (int i = 0; i < n; i++) {
+                    cap[i] = posted[i] + run - 1; // re-posts all but the run's last receive per QP ...
+                }
+                serverRun(s, new BandwidthSamples(size, run * n, false, 0), rwrs, null, posted, cap);
+                for (int i = 0; i < n; i++) {
+                    LatencyLoops.repostRecv(s, s.qps[i], rwrs[i], -1); // ... and posts that one now
+                    posted[i]++;
+                }
+            }
+            if (jvm != null) {
+                jvm.begin(); // the JVM report's window starts with the measured run
+            }
+        }
+        // one receive per message a QP is sent, warm-up included (run_iter_bw_server)
+        java.util.Arrays.fill(cap, clock == null ? out.iters / n + warmup : Long.MAX_VALUE);
+        serverRun(s, out, rwrs, clock, posted, cap);
+    }
+
+    /**
+     * One run of the SEND server's loop: {@code out.iters} messages (all QPs), or until {@code clock} says so; a
+     * consumed receive is posted again while its QP has posted fewer than {@code cap[qp]}.
+     */
+    private static void serverRun(PerfSide s, BandwidthSamples out, RecvWr[] rwrs, DurationClock clock, long[] posted,
+                                  long[] cap) {
+        long tot = clock == null ? out.iters : Long.MAX_VALUE;
         WorkCompletion[] wcs = new WorkCompletion[POLL_BATCH];
         for (int i = 0; i < wcs.length; i++) {
             wcs[i] = new WorkCompletion();
@@ -222,7 +269,8 @@ final class BandwidthLoops {
         long idle = 0;
         long endAt = clock == null ? 0 : clock.end() + DRAIN_NANOS;
         while (rcnt < tot) {
-            int ne = s.recvCq.poll(wcs, POLL_BATCH);
+            // never past this run's last message: the client may already be sending the next run's
+            int ne = s.recvCq.poll(wcs, (int) Math.min(POLL_BATCH, tot - rcnt));
             if (ne == 0 && s.recvChannel != null) {
                 s.waiter.awaitEvent(s.recvCq, "a message from the peer", rcnt + 1); // run_iter_bw_server -e
                 continue;
@@ -245,21 +293,17 @@ final class BandwidthLoops {
             for (int j = 0; j < ne; j++) {
                 WorkCompletion wc = wcs[j];
                 LatencyLoops.check(wc, "receive", rcnt);
-                if (rcnt < warm) {
-                    if (rcnt == warm - 1 && jvm != null) {
-                        jvm.begin(); // the last warm-up message: the JVM report's window starts after it
-                    }
-                } else if (first == 0 && (clock == null || clock.sampling(now))) {
+                if (first == 0 && (clock == null || clock.sampling(now))) {
                     first = now; // set_on_first_rx_packet: the clock starts at the first message
                 } else if (clock != null && clock.sampling(now)) {
                     sampled++;
                 }
-                if (rcnt >= warm && (clock == null || clock.sampling(now))) {
+                if (clock == null || clock.sampling(now)) {
                     lastRx = now;
                 }
                 rcnt++;
                 int qi = (int) wc.wrId();
-                if (posted[qi] < iters) {
+                if (posted[qi] < cap[qi]) {
                     LatencyLoops.repostRecv(s, s.qps[qi], rwrs[qi], rcnt);
                     posted[qi]++;
                 }

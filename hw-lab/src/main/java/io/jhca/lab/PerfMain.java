@@ -53,7 +53,7 @@ public final class PerfMain {
             out.printf(" (listening on %s)%n", OobLink.describe(ss));
             out.flush();
             try (OobLink link = OobLink.accept(ss, 0)) {
-                link.whileWaiting(side.ctx::progress);
+                link.whileWaiting(side.ctx);
                 return PerfRun.run(p, side, link, false, out);
             }
         }
@@ -62,7 +62,7 @@ public final class PerfMain {
     private static PerfOutcome client(PerfParams p, PrintWriter out) throws IOException {
         try (PerfSide side = new PerfSide(p, p.device());
              OobLink link = OobLink.connect(p.server(), p.tcpPort(), 30_000)) {
-            link.whileWaiting(side.ctx::progress);
+            link.whileWaiting(side.ctx);
             return PerfRun.run(p, side, link, true, out);
         }
     }
@@ -89,7 +89,7 @@ public final class PerfMain {
         out.flush();
         Thread server = new Thread(() -> {
             try (PerfSide side = serverSide; OobLink link = OobLink.accept(ss, LOCAL_TIMEOUT_MILLIS)) {
-                link.whileWaiting(side.ctx::progress);
+                link.whileWaiting(side.ctx);
                 PerfRun.run(sp, side, link, false, serverOut);
             } catch (Throwable t) {
                 serverFailure.set(t);
@@ -100,7 +100,7 @@ public final class PerfMain {
         PerfOutcome o;
         try (PerfSide side = new PerfSide(cp, pair[1]);
              OobLink link = OobLink.connect(bind.getHostAddress(), ss.getLocalPort(), 30_000)) {
-            link.whileWaiting(side.ctx::progress);
+            link.whileWaiting(side.ctx);
             o = PerfRun.run(cp, side, link, true, out);
         } catch (IOException | RuntimeException e) {
             ss.close(); // unblocks a server still waiting for us

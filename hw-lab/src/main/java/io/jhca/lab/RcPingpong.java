@@ -249,7 +249,7 @@ public final class RcPingpong {
 
     private PingpongDest clientExchange(Context ctx, PingpongDest me) throws IOException {
         try (OobLink link = OobLink.connect(o.server(), o.tcpPort(), 30_000)) {
-            link.readTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(0, o.stallMillis()))).whileWaiting(ctx::progress);
+            link.readTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(0, o.stallMillis()))).whileWaiting(ctx);
             link.write(me.encode());
             PingpongDest rem = PingpongDest.decode(link.read(PingpongDest.SIZE));
             link.write(PingpongDest.DONE);
@@ -264,7 +264,7 @@ public final class RcPingpong {
         System.err.println("hwlab rc-pingpong: listening on " + OobLink.describe(ss));
         listening.accept(ss.getLocalPort());
         try (OobLink link = OobLink.accept(ss, 0)) {
-            link.readTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(0, o.stallMillis()))).whileWaiting(ctx::progress);
+            link.readTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(0, o.stallMillis()))).whileWaiting(ctx);
             PingpongDest rem = PingpongDest.decode(link.read(PingpongDest.SIZE));
             // the server moves to RTR/RTS before it answers, so the client may send as soon as it has the reply
             connect(qp, me, rem, mtu, gidIndex);

@@ -230,7 +230,7 @@ public final class SrqPingpong {
 
     private PingpongDest[] clientExchange(Context ctx, PingpongDest[] me) throws IOException {
         try (OobLink link = OobLink.connect(o.server(), o.tcpPort(), 30_000)) {
-            link.readTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(0, o.stallMillis()))).whileWaiting(ctx::progress);
+            link.readTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(0, o.stallMillis()))).whileWaiting(ctx);
             for (PingpongDest d : me) {
                 link.write(d.encode());
             }
@@ -251,7 +251,7 @@ public final class SrqPingpong {
         System.err.println("hwlab srq-pingpong: listening on " + OobLink.describe(ss));
         listening.accept(ss.getLocalPort());
         try (OobLink link = OobLink.accept(ss, 0)) {
-            link.readTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(0, o.stallMillis()))).whileWaiting(ctx::progress);
+            link.readTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(0, o.stallMillis()))).whileWaiting(ctx);
             PingpongDest[] rem = new PingpongDest[MAX_QP];
             for (int i = 0; i < MAX_QP; i++) {
                 rem[i] = PingpongDest.decode(link.read(PingpongDest.SIZE));

@@ -49,7 +49,7 @@ class OobLinkTest {
                 link.whileWaiting(() -> {
                     calls.incrementAndGet();
                     return 1;   // always work: the wait never parks
-                });
+                }, true);
                 assertArrayEquals(new byte[] {1, 2, 3, 4, 5, 6, 7, 8}, link.read(8), "both pieces, in order");
             }
             assertTrue(calls.get() >= OobLink.BUSY_PROGRESS_PER_READ, "the device was driven while waiting: " + calls);
@@ -61,9 +61,28 @@ class OobLinkTest {
         try (ServerSocket ss = OobLink.listen(InetAddress.getLoopbackAddress(), 0)) {
             peer(ss.getLocalPort(), 10_000, new byte[] {1});
             try (OobLink link = OobLink.accept(ss, 5000).readTimeout(200)) {
-                link.whileWaiting(() -> 1);
+                link.whileWaiting(() -> 1, true);
                 IOException e = assertThrows(IOException.class, () -> link.read(4));
                 assertTrue(e.getMessage().contains("timed out"), e.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void anIdleWaitStillTimesOutWhetherItDrivesTheDeviceOrNot() throws Exception {
+        for (boolean driving : new boolean[] {true, false}) {
+            try (ServerSocket ss = OobLink.listen(InetAddress.getLoopbackAddress(), 0)) {
+                peer(ss.getLocalPort(), 10_000, new byte[] {1});
+                try (OobLink link = OobLink.accept(ss, 5000).readTimeout(300)) {
+                    AtomicLong calls = new AtomicLong();
+                    link.whileWaiting(() -> {
+                        calls.incrementAndGet();
+                        return 0;   // an idle device: the wait spins, yields (and without a device to drive, parks)
+                    }, driving);
+                    IOException e = assertThrows(IOException.class, () -> link.read(4));
+                    assertTrue(e.getMessage().contains("timed out") && e.getMessage().contains("0 of 4"), e.getMessage());
+                    assertTrue(calls.get() > 0, "driven: " + driving);
+                }
             }
         }
     }
