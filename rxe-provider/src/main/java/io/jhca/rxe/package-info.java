@@ -27,8 +27,9 @@
  * In code, {@link io.jhca.rxe.RxeDeviceConfig#builder(String)} sets all of these per device, plus:
  * {@code netdevMtu} (the MTU the port's active MTU derives from; default the interface's, 65536 for loopback
  * addresses, else 1500), {@code txFaults}/{@code rxFaults} ({@link io.jhca.rxe.link.LinkFaults}: drop, duplicate,
- * reorder, delay, corrupt probabilities per direction) with {@code faultSeed}, {@code socketBuffer} (SO_RCVBUF and
- * SO_SNDBUF asked for, default 4 MiB, capped by net.core.rmem_max/wmem_max) and {@code pcap} (trace every packet sent
+ * reorder, delay, corrupt probabilities per direction) with {@code faultSeed}, {@code socketBuffer} (receive and
+ * send buffer asked for, default 4 MiB; past net.core.rmem_max/wmem_max with CAP_NET_ADMIN, see
+ * {@link io.jhca.rxe.link.SocketBuffers}) and {@code pcap} (trace every packet sent
  * and received to a pcap file tshark decodes as "RRoCE") and {@code link} (a {@link io.jhca.rxe.link.LinkOpener} that
  * gives the device another {@link io.jhca.rxe.link.Link} than a UDP socket, e.g. one replaying captured packets);
  * {@link io.jhca.rxe.RxeProvider#open(RxeDeviceConfig)}
