@@ -321,8 +321,7 @@ public abstract class QueuePair extends VerbsResource {
     private boolean plainSendWr(SendWr w, long maxMsg) {
         WrOpcode op = w.opcode();
         QpType t = type;
-        if (op != WrOpcode.RDMA_WRITE && op != WrOpcode.SEND && op != WrOpcode.RDMA_WRITE_WITH_IMM
-                && op != WrOpcode.SEND_WITH_IMM && (op != WrOpcode.RDMA_READ || t != QpType.RC)) {
+        if (!op.isPlain() || (op == WrOpcode.RDMA_READ && t != QpType.RC)) {
             return false;
         }
         if ((t != QpType.RC && t != QpType.UC)

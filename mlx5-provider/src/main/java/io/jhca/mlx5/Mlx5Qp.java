@@ -276,9 +276,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         }
         WrOpcode op = wr.opcode();
         int n = wr.numSge();
-        if (n > 1 || (wr.sendFlags() & SendFlags.INLINE) != 0 || type() == QpType.UD
-                || (op != WrOpcode.RDMA_WRITE && op != WrOpcode.SEND && op != WrOpcode.RDMA_WRITE_WITH_IMM
-                && op != WrOpcode.SEND_WITH_IMM && op != WrOpcode.RDMA_READ)) {
+        if (n > 1 || (wr.sendFlags() & SendFlags.INLINE) != 0 || type() == QpType.UD || !op.isPlain()) {
             return postSendBySegments(wr);
         }
         Sge s = n == 1 ? wr.sge(0) : null;
