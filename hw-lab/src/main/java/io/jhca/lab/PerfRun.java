@@ -168,7 +168,7 @@ final class PerfRun {
         for (int size : p.sizes()) {
             LatencySamples smp = samples(size);
             DurationClock clock = clock();
-            jvm = jvm == null ? JvmReport.start(new LossCounters(s.ctx)) : jvm.begin();
+            jvm = jvm == null ? jvmReport() : jvm.begin();
             LatencyLoops.writeLat(s, size, server, smp, clock, p.warmupIters(), jvm);
             jvm.stop();
             latencyRow(stats(smp));
@@ -181,7 +181,7 @@ final class PerfRun {
     private void oneSidedLat() throws IOException {
         if (server) {
             // read_lat.c / atomic_lat.c: only the client posts; the server closes at once and waits there
-            outcome.jvm = JvmReport.start(new LossCounters(s.ctx));
+            outcome.jvm = jvmReport();
             comm.closeConnection(s.mine[0]);
             outcome.jvm.stop();
             out.println(PerfReport.LINE);
@@ -193,7 +193,7 @@ final class PerfRun {
         for (int size : p.sizes()) {
             LatencySamples smp = samples(size);
             DurationClock clock = clock();
-            jvm = jvm == null ? JvmReport.start(new LossCounters(s.ctx)) : jvm.begin();
+            jvm = jvm == null ? jvmReport() : jvm.begin();
             LatencyLoops.oneSidedLat(s, size, smp, clock, p.warmupIters(), jvm);
             jvm.stop();
             latencyRow(stats(smp));
@@ -214,7 +214,7 @@ final class PerfRun {
             comm.handshake(s.mine[0]);
             LatencySamples smp = samples(size);
             DurationClock clock = clock();
-            jvm = jvm == null ? JvmReport.start(new LossCounters(s.ctx)) : jvm.begin();
+            jvm = jvm == null ? jvmReport() : jvm.begin();
             LatencyLoops.sendLat(s, size, server, smp, clock, rwr, p.warmupIters(), jvm);
             jvm.stop();
             latencyRow(stats(smp));
@@ -229,7 +229,7 @@ final class PerfRun {
         tableHeader();
         if (server) {
             // write_bw.c / read_bw.c: the server waits for the client's report and prints it
-            outcome.jvm = JvmReport.start(new LossCounters(s.ctx));
+            outcome.jvm = jvmReport();
             comm.handshake(s.mine[0]);
             PerftestComm.BwReport rem = comm.exchangeBwReports(new PerftestComm.BwReport(0, 0, 0, 0, 0));
             outcome.jvm.stop();
@@ -244,7 +244,7 @@ final class PerfRun {
         for (int size : p.sizes()) {
             BandwidthSamples smp = bwSamples(size);
             DurationClock clock = clock();
-            jvm = jvm == null ? JvmReport.start(new LossCounters(s.ctx)) : jvm.begin();
+            jvm = jvm == null ? jvmReport() : jvm.begin();
             BandwidthLoops.client(s, size, smp, clock, warmup(size), jvm);
             jvm.stop();
             last = BandwidthStats.of(smp, p.reportGbits());
@@ -272,7 +272,7 @@ final class PerfRun {
             comm.handshake(s.mine[0]);
             BandwidthSamples smp = bwSamples(size);
             DurationClock clock = clock();
-            jvm = jvm == null ? JvmReport.start(new LossCounters(s.ctx)) : jvm.begin();
+            jvm = jvm == null ? jvmReport() : jvm.begin();
             if (server) {
                 BandwidthLoops.sendServer(s, size, smp, rwrs, clock, warmup(size), jvm);
             } else {
@@ -317,6 +317,11 @@ final class PerfRun {
                 throw new IllegalStateException("Couldn't post receive " + (i + 1) + " of " + count + " (receive queue full)");
             }
         }
+    }
+
+    /** A JVM report whose windows also count what this side's device resent ({@link LossCounters}). */
+    private JvmReport jvmReport() {
+        return JvmReport.start(new LossCounters(s.ctx));
     }
 
     /** The lines jhca adds after perftest's table: the UDP floor and the JVM/GC footer. */

@@ -16,8 +16,8 @@ import io.jhca.rxe.link.SocketBuffers;
  * datagrams of one path MTU as the RoCE packets are, with the same socket buffers as an rxe device. UDP has no
  * flow control, so the receiver answers every message with its cumulative datagram count (one small datagram,
  * as RC answers a message with one ACK) and the sender keeps at most {@code txDepth} messages unanswered, as the
- * RDMA client keeps tx_depth WRs in flight (fewer if the receive buffer granted is smaller). Both ends busy-poll. Whatever RoCE adds (headers, ICRC, the
- * transport, completions, memory registration lookups) sits on top of this.
+ * RDMA client keeps tx_depth WRs in flight (fewer if the receive buffer granted is smaller). Both ends busy-poll.
+ * Whatever RoCE adds (headers, ICRC, the transport, completions, memory registration lookups) sits on top of this.
  */
 public final class UdpStream {
     /** The socket buffers of an rxe device's UDP socket (rxe UdpLink.DEFAULT_SOCKET_BUFFER). */
