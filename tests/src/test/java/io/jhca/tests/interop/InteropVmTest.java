@@ -34,7 +34,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * check finds exactly.
  *
  * <p>Part of the default suite where the machine allows it: root (network namespace, tap) and a Linux host; QEMU
- * and the guest's Debian packages are installed by the script. About a minute and a half under TCG.
+ * and the guest's Debian packages are installed by the script. About four minutes under TCG on 2 cores.
  * {@code -Djhca.interop=false} skips it.
  */
 class InteropVmTest {
