@@ -412,8 +412,10 @@ final class PerfRun {
                     }
                     JvmReport.waitForJitIdle();
                 }
-                UdpStream.Result u = UdpStream.run(to, from, (int) rdma.size(), rdma.iters(), s.mtu.bytes(), s.txDepth,
-                        stall);
+                // -D: as long as the RDMA run's sample window, not as many messages (the floor may be far slower)
+                long limit = p.durationMode() ? Math.max(1, p.duration() - 2L * p.margin()) * 1_000_000_000L : 0;
+                UdpStream.Result u = UdpStream.runFor(to, from, (int) rdma.size(), Math.max(1, rdma.iters()),
+                        s.mtu.bytes(), s.txDepth, stall, limit);
                 jit += u.jitMillis();
                 outcome.udpStream.add(u);
                 out.println(PerfReport.udpStreamRow(u, rdma));

@@ -40,14 +40,30 @@ public final class UdpStream {
      */
     public static Result run(InetAddress serverAddr, InetAddress clientAddr, int size, long iters, int mtu, int txDepth,
                              long stallMillis) throws IOException {
-        return run(serverAddr, clientAddr, size, iters, mtu, txDepth, stallMillis, SOCKET_BUFFER);
+        return run(serverAddr, clientAddr, size, iters, mtu, txDepth, stallMillis, SOCKET_BUFFER, 0);
+    }
+
+    /**
+     * As {@link #run}, but sending no new message once {@code limitNanos} have passed (0: no limit): the floor of a
+     * duration-mode run (-D) streams as long as the RDMA run did, not as many messages, which on a path slower than
+     * the device's would take many times the duration. The result counts the messages answered by then.
+     */
+    public static Result runFor(InetAddress serverAddr, InetAddress clientAddr, int size, long iters, int mtu,
+                                int txDepth, long stallMillis, long limitNanos) throws IOException {
+        return run(serverAddr, clientAddr, size, iters, mtu, txDepth, stallMillis, SOCKET_BUFFER, limitNanos);
     }
 
     /** {@link #run} asking for {@code socketBuffer} bytes of socket buffer instead of an rxe device's. */
     static Result run(InetAddress serverAddr, InetAddress clientAddr, int size, long iters, int mtu, int txDepth,
                       long stallMillis, int socketBuffer) throws IOException {
-        if (size < 1 || mtu < 1 || iters < 1 || txDepth < 1) {
-            throw new IllegalArgumentException("UDP stream: size, mtu, iters and tx depth must be positive");
+        return run(serverAddr, clientAddr, size, iters, mtu, txDepth, stallMillis, socketBuffer, 0);
+    }
+
+    private static Result run(InetAddress serverAddr, InetAddress clientAddr, int size, long iters, int mtu,
+                              int txDepth, long stallMillis, int socketBuffer, long limitNanos) throws IOException {
+        if (size < 1 || mtu < 1 || iters < 1 || txDepth < 1 || limitNanos < 0) {
+            throw new IllegalArgumentException("UDP stream: size, mtu, iters and tx depth must be positive, a time limit"
+                    + " not negative");
         }
         int dgram = Math.min(size, Math.min(mtu, UdpBaseline.MAX_PAYLOAD));
         int perMsg = (size + dgram - 1) / dgram;
@@ -83,13 +99,13 @@ public final class UdpStream {
                         spins = 0;
                         lastRx = System.nanoTime();
                         n++;
+                        received[0] = n;
                         if (n % perMsg == 0) {
                             ack.clear();
                             ack.putLong(0, n);
                             srv.write(ack);
                         }
                     }
-                    received[0] = n;
                 } catch (Throwable t) {
                     failure.set(t);
                 }
@@ -103,9 +119,13 @@ public final class UdpStream {
             long spins = 0;
             long start = System.nanoTime();
             long lastAck = start;
+            long end = total;   // datagrams to send and have answered: all of them, or fewer once the time is up
             try {
-                while (acked < total) {
-                    while (sent < total && (sent - acked) / perMsg < window) {
+                while (acked < end) {
+                    if (limitNanos > 0 && end == total && System.nanoTime() - start >= limitNanos) {
+                        end = (sent + perMsg - 1) / perMsg * perMsg;   // finish the message being sent, no new one
+                    }
+                    while (sent < end && (sent - acked) / perMsg < window) {
                         b.clear().limit(dgram);
                         if (cli.write(b) <= 0) {
                             break; // send buffer full: read answers first
@@ -122,7 +142,7 @@ public final class UdpStream {
                     Spin.idle(++spins);
                     if ((spins & 1023) == 0 && System.nanoTime() - lastAck > stallNanos) {
                         throw new IOException("UDP stream stalled for " + stallMillis + " ms (a datagram lost: "
-                                + acked + " of " + total + " answered)");
+                                + acked + " of " + end + " answered)");
                     }
                     if (failure.get() != null) {
                         break;
@@ -136,15 +156,15 @@ public final class UdpStream {
                     Thread.currentThread().interrupt();
                 }
             }
-            long end = lastAck;
             Throwable f = failure.get();
             if (f != null && !(f instanceof java.nio.channels.ClosedChannelException)) {
                 throw new IOException("UDP stream receiver failed: " + f.getMessage(), f);
             }
-            double seconds = (end - start) / 1e9;
-            double bytes = (double) iters * size;
-            return new Result(size, iters, bytes / seconds / (1 << 20), iters / seconds / 1e6, total - received[0],
-                    JvmReport.jitTotalMillis() - jit0);
+            double seconds = (lastAck - start) / 1e9;
+            long messages = end / perMsg;
+            double bytes = (double) messages * size;
+            return new Result(size, messages, bytes / seconds / (1 << 20), messages / seconds / 1e6,
+                    Math.max(0, end - received[0]), JvmReport.jitTotalMillis() - jit0);
         } finally {
             srv.close();
         }

@@ -43,6 +43,21 @@ class UdpStreamTest {
     }
 
     @Test
+    void aTimeLimitStopsTheStreamAtAWholeMessageAndCountsWhatWasAnswered() throws IOException {
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        // 10^9 messages of 10000 B would take hours: the floor of a -D run stops sending after the limit, finishes
+        // the message it is in (three datagrams each) and counts only answered messages
+        long asked = 1_000_000_000L;
+        UdpStream.Result r = UdpStream.runFor(lo, lo, 10_000, asked, 4096, 8, 10_000, 200_000_000L);
+        assertTrue(r.iters() > 0 && r.iters() < asked, r.toString());
+        assertEquals(0, r.datagramsLost(), r.toString());
+        assertTrue(r.mibPerSec() > 0, r.toString());
+        // a limit longer than the stream changes nothing: every message, as without one
+        assertEquals(7, UdpStream.runFor(lo, lo, 10_000, 7, 4096, 2, 10_000, 60_000_000_000L).iters());
+        assertThrows(IllegalArgumentException.class, () -> UdpStream.runFor(lo, lo, 64, 1, 4096, 1, 1000, -1));
+    }
+
+    @Test
     void aSmallReceiveBufferNarrowsTheWindowInsteadOfLosingDatagrams() throws IOException {
         InetAddress lo = InetAddress.getLoopbackAddress();
         // 128 KiB of socket buffer (below any rmem_max) against a tx depth of 128 messages of 64 KiB: a window
