@@ -394,8 +394,9 @@ final class PerfRun {
         boolean read = p.test().verb() == PerfTest.Verb.READ;
         InetAddress from = read ? remote : local; // READ data flows from the server to the client
         InetAddress to = read ? local : remote;
-        out.printf(" UDP stream floor: the same bytes over plain UDP DatagramChannels %s -> %s in datagrams of one MTU"
-                + " (%d B), tx depth %d messages (no RDMA):%n", from.getHostAddress(), to.getHostAddress(), s.mtu.bytes(),
+        out.printf(" UDP stream floor: %s over plain UDP DatagramChannels %s -> %s in datagrams of one MTU"
+                + " (%d B), tx depth %d messages (no RDMA):%n", p.durationMode() ? "messages of the same size for as long"
+                + " as the sample window" : "the same bytes", from.getHostAddress(), to.getHostAddress(), s.mtu.bytes(),
                 s.txDepth);
         out.println(PerfReport.UDP_STREAM_HEADER);
         long jit = 0;

@@ -291,6 +291,8 @@ abstract class ToolsEndToEnd {
         double[] b = numbers(rows(bw.out(), PerfReport.BW_HEADER).get(0));
         assertTrue(b[1] > 0 && b[3] > 0, bw.out());
         assertEquals(0.0, b[2], "no peak in duration mode, as perftest");
+        assertTrue(bw.out().contains(" UDP stream floor: messages of the same size for as long as the sample window"),
+                "-D: the floor streams for the window, not jhca's message count:\n" + bw.out());
     }
 
     BwRow bandwidth(String test, String... extra) {

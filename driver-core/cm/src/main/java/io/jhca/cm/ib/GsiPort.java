@@ -58,6 +58,9 @@ public final class GsiPort implements AutoCloseable {
     private int sendHead;
     private int sendsInFlight;
 
+    /** How long closing waits for MADs already posted to leave (a UD send completes without any answer). */
+    static final long FLUSH_NANOS = 200_000_000L;
+
     /** A received MAD and who sent it. */
     public record Received(Mad mad, Gid source, int sourceQpn) {
     }
@@ -118,7 +121,7 @@ public final class GsiPort implements AutoCloseable {
         buffer.putBytes((int) off, mad.bytes(), 0, Mad.SIZE);
         sendWr.wrId(-1L - slot).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).numSge(0)
                 .sge(mr, off, Mad.SIZE).ud(ah, GSI_QPN, GSI_QKEY);
-        if (qp.postSend(sendWr) != 0) {
+        if (qp.postSend(sendWr) != 1) {   // the number of WRs posted (not ibv_post_send's errno): 0 = queue full
             return false;
         }
         sendsInFlight++;
@@ -163,6 +166,24 @@ public final class GsiPort implements AutoCloseable {
         return n;
     }
 
+    /**
+     * Drives the device until every MAD posted has been sent, at most {@code nanos}: on a device that the application
+     * progresses, a MAD posted just before QP1 closes (the DREP that answers a peer's DREQ, when the application ends
+     * on its DISCONNECTED event) would otherwise never leave, and the peer would retry its DREQ into a closed port
+     * until its CM gives up. Returns whether every send completed.
+     */
+    boolean flushSends(long nanos) {
+        long deadline = System.nanoTime() + nanos;
+        while (sendsInFlight > 0 && !qp.isClosed() && !context.isClosed()) {
+            poll(null);
+            if (sendsInFlight == 0 || System.nanoTime() - deadline >= 0) {
+                break;
+            }
+            Thread.onSpinWait();
+        }
+        return sendsInFlight == 0;
+    }
+
     /** The sender's GID from the GRH area: IPv4 as 20 zero bytes then the IPv4 header, else an IPv6 header. */
     static Gid sourceGid(byte[] grh) {
         byte[] g = new byte[16];
@@ -178,6 +199,7 @@ public final class GsiPort implements AutoCloseable {
 
     @Override
     public void close() {
+        flushSends(FLUSH_NANOS);
         for (AddressHandle ah : ahs.values()) {
             ah.close();
         }
