@@ -68,6 +68,8 @@ final class Rping {
     private UnsafeBuffer rdmaBuf;
     private UnsafeBuffer startBuf;
     private boolean disconnected;
+    /** Completions taken from the CQ before their wait, by opcode (see {@link #waitCompletion}). */
+    private final int[] done = new int[WcOpcode.values().length];
 
     Rping(Options o, PrintWriter out) {
         this.o = o;
@@ -279,35 +281,49 @@ final class Rping {
 
     /** Waits for the next receive; false if the connection went down first (flushed receive or event). */
     private boolean waitRecv() {
-        WorkCompletion c = waitCompletion(WcOpcode.RECV);
-        if (c == null) {
-            return false;
-        }
-        if (c.byteLen() != INFO) {
-            throw new IllegalStateException("received " + c.byteLen() + " bytes, rping's buffer info has " + INFO);
-        }
-        return true;
+        return waitCompletion(WcOpcode.RECV);
     }
 
-    /** The next completion, which must be {@code op}; null once the connection is down. */
-    private WorkCompletion waitCompletion(WcOpcode op) {
+    /**
+     * Waits for the next completion of kind {@code op}; false once the connection is down. A completion of another
+     * kind that comes first is kept for its own wait, not an error: RC orders each direction, not the two, so the
+     * peer's next SEND (after it saw ours) can complete our receive before the ACK that completes our SEND arrives
+     * (Linux rxe answers that way now and then; rping.c's completion handler takes them in any order too).
+     */
+    private boolean waitCompletion(WcOpcode op) {
         long last = System.nanoTime();
         while (true) {
+            if (done[op.ordinal()] > 0) {
+                done[op.ordinal()]--;
+                return true;
+            }
             ctx.progress();
             if (cq.poll(wc) > 0) {
                 if (!wc.isSuccess()) {
                     if (disconnected || pollDisconnect()) {
-                        return null;
+                        return false;
                     }
                     throw new IllegalStateException(wc.opcode() + " completed with " + wc.status());
                 }
-                if (wc.opcode() != op) {
-                    throw new IllegalStateException("expected a " + op + " completion, got " + wc.opcode());
+                switch (wc.opcode()) {
+                    case RECV:
+                        if (wc.byteLen() != INFO) {
+                            throw new IllegalStateException("received " + wc.byteLen() + " bytes, rping's buffer info"
+                                    + " has " + INFO);
+                        }
+                        break;
+                    case SEND:
+                    case RDMA_READ:
+                    case RDMA_WRITE:
+                        break;
+                    default:
+                        throw new IllegalStateException("an unexpected " + wc.opcode() + " completion");
                 }
-                return wc;
+                done[wc.opcode().ordinal()]++;
+                continue;
             }
             if (pollDisconnect()) {
-                return null;
+                return false;
             }
             if (o.stallMillis() > 0 && System.nanoTime() - last > o.stallMillis() * 1_000_000L) {
                 throw new IllegalStateException("no " + op + " completion within " + o.stallMillis() + " ms");
