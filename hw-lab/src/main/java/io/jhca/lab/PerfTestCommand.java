@@ -155,6 +155,11 @@ public abstract class PerfTestCommand implements Callable<Integer> {
             description = "connection type: RC (default), or UD, which only --mcg runs (and implies)")
     String connection;
 
+    @Option(names = "--repeat", paramLabel = "N",
+            description = "in-process runs: run the test N times in this JVM and end with jhca's ratio to the UDP floor"
+                    + " of each run and their median (not a perftest option; default ${DEFAULT-VALUE})")
+    int repeat = 1;
+
     @Parameters(arity = "0..1", paramLabel = "SERVER", description = "server to connect to (client role)")
     String serverHost;
 
@@ -164,7 +169,18 @@ public abstract class PerfTestCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        PerfMain.run(params(), spec.commandLine().getOut());
+        PerfParams p = params();
+        java.io.PrintWriter out = spec.commandLine().getOut();
+        if (repeat == 1) {
+            PerfMain.run(p, out);
+            return 0;
+        }
+        java.util.List<PerfOutcome> runs = new java.util.ArrayList<>();
+        for (int i = 1; i <= repeat; i++) {
+            out.printf(" run %d of %d%n", i, repeat);
+            runs.add(PerfMain.run(p, out));
+        }
+        PerfRepeat.summary(runs, out);
         return 0;
     }
 
@@ -205,6 +221,10 @@ public abstract class PerfTestCommand implements Callable<Integer> {
         check(!events || test.verb() != PerfTest.Verb.WRITE, "-e/--events: Events feature not available on WRITE verb");
         check(!events || duration == 0, "-e/--events: Duration mode doesn't work with events");
         check(warmup == null || warmup >= 0, "--warmup must be >= 0");
+        check(repeat >= 1, "--repeat must be >= 1");
+        check(repeat == 1 || role == PerfParams.Role.BOTH, "--repeat is for in-process runs (no --server, no SERVER)");
+        check(repeat == 1 || (json == null && plot == null),
+                "--repeat: --json and --plot describe one run; give them without --repeat");
         check(connection == null || connection.equals("RC") || connection.equals("UD"),
                 "-c/--connection: RC or UD (UD only with --mcg)");
         check(!"UD".equals(connection) || mcg, "-c/--connection UD: hwlab runs UD only in multicast mode (--mcg)");

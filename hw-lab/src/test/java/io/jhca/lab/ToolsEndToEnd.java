@@ -341,6 +341,38 @@ abstract class ToolsEndToEnd {
                 + "local_ack_timeout_err \\d+, rcvd_seq_err \\d+, rcvd_rnr_err \\d+, out_of_sequence \\d+, duplicate_request \\d+\n.*"), r.run().out());
     }
 
+    /** --repeat N: N whole runs, then each run's jhca/floor ratio as its report printed it, and their median. */
+    @Test
+    void repeatEndsWithEveryRunsRatioAndTheMedian() {
+        Run r = bandwidth("write-bw", "-s", "4096", "--repeat", "3").run();
+        String out = r.out();
+        for (int i = 1; i <= 3; i++) {
+            assertTrue(out.contains(" run " + i + " of 3\n"), out);
+        }
+        List<String> floors = new ArrayList<>();
+        String[] lines = out.split("\n");
+        for (int i = 0; i + 1 < lines.length; i++) {
+            if (lines[i].equals(PerfReport.UDP_STREAM_HEADER)) {
+                double[] u = numbers(lines[i + 1]);
+                floors.add(String.format(java.util.Locale.ROOT, "%.2f", u[u.length - 1]));
+            }
+        }
+        assertEquals(3, floors.size(), out);
+        Matcher m = Pattern.compile("(?m)^ 4096 +BW average / UDP stream floor: (\\S+) (\\S+) (\\S+)  median (\\S+)$")
+                .matcher(out);
+        assertTrue(m.find(), out);
+        assertEquals(floors, List.of(m.group(1), m.group(2), m.group(3)), "the runs' own ratios, in order: " + out);
+        double[] v = {Double.parseDouble(m.group(1)), Double.parseDouble(m.group(2)), Double.parseDouble(m.group(3))};
+        java.util.Arrays.sort(v);
+        assertEquals(v[1], Double.parseDouble(m.group(4)), 0.011, "the median of three is the middle one: " + out);
+
+        assertEquals(2, run("perf", "write-bw", "--repeat", "0").rc());
+        assertEquals(2, run("perf", "write-bw", "--repeat", "2", "--server").rc());
+        Run json = run("perf", "write-bw", "--repeat", "2", "--json", "x.json");
+        assertEquals(2, json.rc());
+        assertTrue(json.err().contains("--json and --plot describe one run"), json.err());
+    }
+
     @Test
     void readBwTwoQps() {
         BwRow r = bandwidth("read-bw", "-s", "4096", "-q", "2", "--report_gbits");

@@ -1,0 +1,83 @@
+package io.jhca.lab;
+
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Function;
+
+/**
+ * The end of {@code --repeat N}: per size, jhca's ratio to the UDP floor measured in the same run, for every run, and
+ * their median. One run on a machine shared with other work is one sample: the floor moves from run to run as much as
+ * jhca does, so a ratio is judged by its median, with the spread beside it.
+ */
+final class PerfRepeat {
+    private PerfRepeat() {
+    }
+
+    static void summary(List<PerfOutcome> runs, PrintWriter out) {
+        out.println(PerfReport.LINE);
+        out.printf(" %d runs: jhca / UDP floor of the same run, each run, then the median (lower ratio = faster jhca for"
+                + " latency, higher = more bandwidth)%n", runs.size());
+        PerfOutcome first = runs.get(0);
+        for (int k = 0; k < first.bandwidth.size(); k++) {
+            final int i = k;
+            row(out, first.bandwidth.get(i).size(), "BW average / UDP stream floor", runs, o -> {
+                UdpStream.Result u = at(o.udpStream, i);
+                return u == null ? Double.NaN : PerfReport.ratio(o.bandwidth.get(i), u);
+            });
+        }
+        for (int k = 0; k < first.latency.size(); k++) {
+            final int i = k;
+            long size = first.latency.get(i).size();
+            boolean dur = first.latency.get(i).duration();
+            String[] names = {"t_typical", "t_avg", "99%", "99.9%"};
+            for (boolean acks : new boolean[] {false, true}) {
+                if (runs.stream().allMatch(o -> at(acks ? o.udpAcks : o.udp, i) == null)) {
+                    continue;
+                }
+                for (int f = 0; f < names.length; f++) {
+                    if (dur && f != 1) {
+                        continue; // -D has only t_avg
+                    }
+                    final int fig = f;
+                    row(out, size, names[f] + " / UDP floor" + (acks ? " with RoCE's ACKs" : ""), runs, o -> {
+                        LatencyStats u = at(acks ? o.udpAcks : o.udp, i);
+                        return u == null ? Double.NaN : PerfReport.latencyRatios(o.latency.get(i), u)[fig];
+                    });
+                }
+            }
+        }
+        out.println(PerfReport.LINE);
+        out.flush();
+    }
+
+    private static void row(PrintWriter out, long size, String what, List<PerfOutcome> runs,
+                            Function<PerfOutcome, Double> ratio) {
+        List<Double> measured = new ArrayList<>();
+        StringBuilder each = new StringBuilder();
+        for (PerfOutcome o : runs) {
+            double r = ratio.apply(o);
+            each.append(' ').append(Double.isNaN(r) ? "-" : String.format(Locale.ROOT, "%.2f", r));
+            if (!Double.isNaN(r)) {
+                measured.add(r);
+            }
+        }
+        String median = measured.isEmpty() ? "not measured"
+                : String.format(Locale.ROOT, "median %.2f", median(measured));
+        out.printf(Locale.ROOT, " %-7d %s:%s  %s%n", size, what, each, median);
+    }
+
+    /** The middle value, or the mean of the two middle ones. */
+    static double median(List<Double> values) {
+        double[] v = values.stream().mapToDouble(Double::doubleValue).toArray();
+        Arrays.sort(v);
+        int n = v.length;
+        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    }
+
+    private static <T> T at(List<T> list, int i) {
+        return i < list.size() ? list.get(i) : null;
+    }
+}
