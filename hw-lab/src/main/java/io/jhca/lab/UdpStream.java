@@ -123,7 +123,8 @@ public final class UdpStream {
             try {
                 while (acked < end) {
                     if (limitNanos > 0 && end == total && System.nanoTime() - start >= limitNanos) {
-                        end = (sent + perMsg - 1) / perMsg * perMsg;   // finish the message being sent, no new one
+                        // finish the message being sent, start no new one (but measure at least one)
+                        end = Math.max(perMsg, (sent + perMsg - 1) / perMsg * perMsg);
                     }
                     while (sent < end && (sent - acked) / perMsg < window) {
                         b.clear().limit(dgram);
