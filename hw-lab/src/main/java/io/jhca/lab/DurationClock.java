@@ -30,6 +30,11 @@ final class DurationClock {
         return end;
     }
 
+    /** Nanoseconds of the sample window of a {@code durationSeconds} run with {@code marginSeconds} at each end. */
+    static long sampleNanos(int durationSeconds, int marginSeconds) {
+        return (durationSeconds - 2L * marginSeconds) * 1_000_000_000L;
+    }
+
     /** Nanoseconds of the sample window. */
     long sampleNanos() {
         return sampleEnd - sampleStart;

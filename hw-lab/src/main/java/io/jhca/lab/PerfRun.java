@@ -414,7 +414,7 @@ final class PerfRun {
                     JvmReport.waitForJitIdle();
                 }
                 // -D: as long as the RDMA run's sample window, not as many messages (the floor may be far slower)
-                long limit = p.durationMode() ? Math.max(1, p.duration() - 2L * p.margin()) * 1_000_000_000L : 0;
+                long limit = p.durationMode() ? DurationClock.sampleNanos(p.duration(), p.margin()) : 0;
                 UdpStream.Result u = UdpStream.runFor(to, from, (int) rdma.size(), Math.max(1, rdma.iters()),
                         s.mtu.bytes(), s.txDepth, stall, limit);
                 jit += u.jitMillis();

@@ -81,10 +81,10 @@ public final class UdpStream {
             AtomicReference<Throwable> failure = new AtomicReference<>();
             long[] received = new long[1];
             Thread sink = new Thread(() -> {
+                long n = 0;
                 try {
                     ByteBuffer b = UdpBaseline.pageAligned(dgram);
                     ByteBuffer ack = ByteBuffer.allocateDirect(8);
-                    long n = 0;
                     long spins = 0;
                     long lastRx = System.nanoTime();
                     while (n < total) {
@@ -99,7 +99,6 @@ public final class UdpStream {
                         spins = 0;
                         lastRx = System.nanoTime();
                         n++;
-                        received[0] = n;
                         if (n % perMsg == 0) {
                             ack.clear();
                             ack.putLong(0, n);
@@ -108,6 +107,8 @@ public final class UdpStream {
                     }
                 } catch (Throwable t) {
                     failure.set(t);
+                } finally {
+                    received[0] = n; // also when a time limit ended the stream and closing the socket stopped this
                 }
             }, "hwlab-udp-sink");
             sink.setDaemon(true);

@@ -167,21 +167,17 @@ public final class GsiPort implements AutoCloseable {
     }
 
     /**
-     * Drives the device until every MAD posted has been sent, at most {@code nanos}: on a device that the application
-     * progresses, a MAD posted just before QP1 closes (the DREP that answers a peer's DREQ, when the application ends
-     * on its DISCONNECTED event) would otherwise never leave, and the peer would retry its DREQ into a closed port
-     * until its CM gives up. Returns whether every send completed.
+     * Drives the device until every MAD posted has been sent, at most {@link #FLUSH_NANOS}: on a device that the
+     * application progresses, a MAD posted just before QP1 closes (the DREP that answers a peer's DREQ, when the
+     * application ends on its DISCONNECTED event) would otherwise never leave, and the peer would retry its DREQ into
+     * a closed port until its CM gives up.
      */
-    boolean flushSends(long nanos) {
-        long deadline = System.nanoTime() + nanos;
-        while (sendsInFlight > 0 && !qp.isClosed() && !context.isClosed()) {
+    private void flushSends() {
+        long deadline = System.nanoTime() + FLUSH_NANOS;
+        while (sendsInFlight > 0 && !qp.isClosed() && !context.isClosed() && System.nanoTime() - deadline < 0) {
             poll(null);
-            if (sendsInFlight == 0 || System.nanoTime() - deadline >= 0) {
-                break;
-            }
             Thread.onSpinWait();
         }
-        return sendsInFlight == 0;
     }
 
     /** The sender's GID from the GRH area: IPv4 as 20 zero bytes then the IPv4 header, else an IPv6 header. */
@@ -199,7 +195,7 @@ public final class GsiPort implements AutoCloseable {
 
     @Override
     public void close() {
-        flushSends(FLUSH_NANOS);
+        flushSends();
         for (AddressHandle ah : ahs.values()) {
             ah.close();
         }
