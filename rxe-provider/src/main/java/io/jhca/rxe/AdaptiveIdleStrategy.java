@@ -20,11 +20,13 @@ import org.agrona.concurrent.IdleStrategy;
  * progress slow: Agrona's BackoffIdleStrategy(100, 200, 1 us, 100 us), the previous default, parks after about a
  * hundred spins and two hundred yields, some tens of microseconds.</li>
  * </ul>
+ * The park is the {@link Sleeper}'s: an rxe engine sleeps in the kernel on its sockets (a datagram or a post ends
+ * the sleep at once, see {@code KernelWait}); the park's time then only bounds how late a timer fires.
  * One per engine thread; not thread-safe.
  */
 public final class AdaptiveIdleStrategy implements IdleStrategy {
 
-    /** Defaults: spin 20 us, yield until 2 ms, then park 50 us doubling to 1 ms. */
+    /** Defaults: spin 20 us, yield until 2 ms, then park (or sleep, see {@link Sleeper}) 50 us doubling to 1 ms. */
     public static final long DEFAULT_SPIN_NANOS = 20_000;
     public static final long DEFAULT_YIELD_NANOS = 2_000_000;
     public static final long DEFAULT_MIN_PARK_NANOS = 50_000;
@@ -36,14 +38,38 @@ public final class AdaptiveIdleStrategy implements IdleStrategy {
     private final long yieldNanos;
     private final long minParkNanos;
     private final long maxParkNanos;
+    private final Sleeper sleeper;
     /** When the current idle stretch began; 0 = not idle. */
     private long idleSince;
     private long now;
     private int spins;
     private long parkNanos;
 
+    /** What the park phase does with its time. */
+    @FunctionalInterface
+    public interface Sleeper {
+        /** Sleeps up to {@code nanos}; true if it found work instead (the strategy goes back to spinning). */
+        boolean sleep(long nanos);
+    }
+
+    /** The plain park: {@link LockSupport#parkNanos(long)} for the whole time. */
+    public static final Sleeper PARK = nanos -> {
+        LockSupport.parkNanos(nanos);
+        return false;
+    };
+
     public AdaptiveIdleStrategy() {
-        this(DEFAULT_SPIN_NANOS, DEFAULT_YIELD_NANOS, DEFAULT_MIN_PARK_NANOS, DEFAULT_MAX_PARK_NANOS);
+        this(PARK);
+    }
+
+    /** The default phases, parking with {@code sleeper}. */
+    public AdaptiveIdleStrategy(final Sleeper sleeper) {
+        this(DEFAULT_SPIN_NANOS, DEFAULT_YIELD_NANOS, DEFAULT_MIN_PARK_NANOS, DEFAULT_MAX_PARK_NANOS, sleeper);
+    }
+
+    public AdaptiveIdleStrategy(final long spinNanos, final long yieldNanos, final long minParkNanos,
+            final long maxParkNanos) {
+        this(spinNanos, yieldNanos, minParkNanos, maxParkNanos, PARK);
     }
 
     /**
@@ -51,9 +77,10 @@ public final class AdaptiveIdleStrategy implements IdleStrategy {
      * @param yieldNanos   then yield until this long after the last work (&gt;= spinNanos)
      * @param minParkNanos then park this long, doubling each time
      * @param maxParkNanos up to this (&gt;= minParkNanos)
+     * @param sleeper      parks the thread for the park phase's time
      */
     public AdaptiveIdleStrategy(final long spinNanos, final long yieldNanos, final long minParkNanos,
-            final long maxParkNanos) {
+            final long maxParkNanos, final Sleeper sleeper) {
         if (spinNanos < 0 || yieldNanos < spinNanos || minParkNanos <= 0 || maxParkNanos < minParkNanos) {
             throw new IllegalArgumentException("adaptive idle: need 0 <= spin (" + spinNanos + ") <= yield ("
                     + yieldNanos + ") and 0 < min park (" + minParkNanos + ") <= max park (" + maxParkNanos + ")");
@@ -62,6 +89,7 @@ public final class AdaptiveIdleStrategy implements IdleStrategy {
         this.yieldNanos = yieldNanos;
         this.minParkNanos = minParkNanos;
         this.maxParkNanos = maxParkNanos;
+        this.sleeper = java.util.Objects.requireNonNull(sleeper, "sleeper");
     }
 
     @Override
@@ -87,8 +115,9 @@ public final class AdaptiveIdleStrategy implements IdleStrategy {
             Thread.onSpinWait();
         } else if (idleFor < yieldNanos) {
             Thread.yield();
+        } else if (sleeper.sleep(parkNanos)) {
+            reset();
         } else {
-            LockSupport.parkNanos(parkNanos);
             parkNanos = Math.min(parkNanos << 1, maxParkNanos);
         }
     }

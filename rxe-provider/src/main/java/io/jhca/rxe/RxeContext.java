@@ -83,7 +83,7 @@ public final class RxeContext extends Context {
         }
         this.tracer = t;
         if (threaded) {
-            runner = new AgentRunner(config.newIdleStrategy(), this::engineFailed, null, engine);
+            runner = new AgentRunner(config.newIdleStrategy(engine::sleep), this::engineFailed, null, engine);
             AgentRunner.startOnThread(runner, r -> {
                 final Thread th = new Thread(r, engine.roleName());
                 th.setDaemon(true);
@@ -226,6 +226,7 @@ public final class RxeContext extends Context {
     @Override
     protected void destroy() {
         if (runner != null) {
+            engine.stopSleeping(); // a sleeping engine thread would see the runner's stop only when its sleep ends
             runner.close();
         }
         // under the engine's lock (caller mode): no progress call is inside a receive on the socket while it closes

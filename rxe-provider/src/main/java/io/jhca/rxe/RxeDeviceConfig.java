@@ -69,6 +69,8 @@ public final class RxeDeviceConfig {
     private final long faultSeed;
     private final ProgressMode progressMode;
     private final String idleStrategy;
+    private final long minParkNanos;
+    private final long maxParkNanos;
     private final Ipv4IdMode icrcMode;
     private final io.jhca.rxe.link.LinkOpener linkOpener;
     private final int socketBuffer;
@@ -90,6 +92,8 @@ public final class RxeDeviceConfig {
         this.faultSeed = b.faultSeed;
         this.progressMode = b.progressMode;
         this.idleStrategy = b.idleStrategy;
+        this.minParkNanos = b.minParkNanos;
+        this.maxParkNanos = b.maxParkNanos;
         this.icrcMode = b.icrcMode;
         this.linkOpener = b.linkOpener;
         this.socketBuffer = b.socketBuffer;
@@ -159,6 +163,11 @@ public final class RxeDeviceConfig {
 
     /** A fresh idle strategy of the configured kind. */
     public IdleStrategy newIdleStrategy() {
+        return newIdleStrategy(AdaptiveIdleStrategy.PARK);
+    }
+
+    /** A fresh idle strategy of the configured kind; the adaptive one parks with {@code sleeper}. */
+    public IdleStrategy newIdleStrategy(final AdaptiveIdleStrategy.Sleeper sleeper) {
         switch (idleStrategy) {
             case "busy":
                 return new BusySpinIdleStrategy();
@@ -169,7 +178,8 @@ public final class RxeDeviceConfig {
             case "backoff": // spin 100 times, yield 200 times, then park from 1 us up to 100 us
                 return new BackoffIdleStrategy(100, 200, 1_000L, 100_000L);
             default:
-                return new AdaptiveIdleStrategy();
+                return new AdaptiveIdleStrategy(AdaptiveIdleStrategy.DEFAULT_SPIN_NANOS,
+                        AdaptiveIdleStrategy.DEFAULT_YIELD_NANOS, minParkNanos, maxParkNanos, sleeper);
         }
     }
 
@@ -353,6 +363,8 @@ public final class RxeDeviceConfig {
         private long faultSeed = 1;
         private ProgressMode progressMode = ProgressMode.THREAD;
         private String idleStrategy = "adaptive";
+        private long minParkNanos = AdaptiveIdleStrategy.DEFAULT_MIN_PARK_NANOS;
+        private long maxParkNanos = AdaptiveIdleStrategy.DEFAULT_MAX_PARK_NANOS;
         private Ipv4IdMode icrcMode = Ipv4IdMode.AUTO;
         private int socketBuffer = io.jhca.rxe.link.UdpLink.DEFAULT_SOCKET_BUFFER;
         private Path pcap;
@@ -470,6 +482,20 @@ public final class RxeDeviceConfig {
                 throw new IllegalArgumentException("idle strategy must be adaptive, busy, yield, backoff or sleep, not '" + s + "'");
             }
             this.idleStrategy = v;
+            return this;
+        }
+
+        /**
+         * The adaptive idle strategy's park: the first one, doubling up to the longest (defaults 50 us and 1 ms). A
+         * quiet engine thread sleeps on its sockets, so a datagram or a post wakes it at once whatever these are; they
+         * bound how late a timer (retransmission, RNR) fires on a quiet device, and how often it wakes to look.
+         */
+        public Builder idlePark(final long minNanos, final long maxNanos) {
+            if (minNanos <= 0 || maxNanos < minNanos) {
+                throw new IllegalArgumentException("idle park: need 0 < min (" + minNanos + ") <= max (" + maxNanos + ")");
+            }
+            this.minParkNanos = minNanos;
+            this.maxParkNanos = maxNanos;
             return this;
         }
 

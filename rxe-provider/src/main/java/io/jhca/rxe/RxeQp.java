@@ -54,7 +54,7 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
         final RecvSource recv = rq != null ? rq : ((RxeSrq) init.srq()).transport().receiver();
         this.transport = new TransportQp(context.engine(), qpn, init.type(), pd, ((RxeCq) init.sendCq()).ring(),
                 ((RxeCq) init.recvCq()).ring(), init.sqSigAll(), sq, recv, this);
-        this.builder = new RxeSendQueue(this, sq);
+        this.builder = new RxeSendQueue(this, sq, context.engine());
         transport.blockSelfMulticastLoopback(init.isBlockSelfMulticastLoopback());
         context.engine().addQp(transport);
     }
@@ -161,6 +161,7 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
     @Override
     protected void driverRingSendDoorbell() {
         sq.publish();
+        context.engine().notifyPosted();
     }
 
     @Override
@@ -181,6 +182,7 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
     @Override
     protected void driverRingRecvDoorbell() {
         rq.publish();
+        context.engine().notifyPosted();
     }
 
     @Override

@@ -17,11 +17,13 @@ import io.jhca.verbs.WrOpcode;
 final class RxeSendQueue extends SendQueue {
 
     private final SendRing sq;
+    private final io.jhca.rxe.transport.Engine engine;
     private SendWqe open;
 
-    RxeSendQueue(final RxeQp qp, final SendRing sq) {
+    RxeSendQueue(final RxeQp qp, final SendRing sq, final io.jhca.rxe.transport.Engine engine) {
         super(qp);
         this.sq = sq;
+        this.engine = engine;
     }
 
     @Override
@@ -83,6 +85,7 @@ final class RxeSendQueue extends SendQueue {
     @Override
     protected void driverComplete() {
         sq.publish();
+        engine.notifyPosted();
     }
 
     @Override

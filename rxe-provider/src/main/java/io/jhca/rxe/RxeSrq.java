@@ -51,6 +51,7 @@ final class RxeSrq extends SharedReceiveQueue implements TransportSrq.Events {
     @Override
     protected void driverRingDoorbell() {
         ring.publish();
+        context.engine().notifyPosted();
     }
 
     @Override

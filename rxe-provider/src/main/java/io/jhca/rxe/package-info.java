@@ -15,8 +15,9 @@
  * after those of the property or environment (which win a shared name);</li>
  * <li>system property {@code jhca.rxe.progress}: {@code thread} (default) or {@code caller}, see below;</li>
  * <li>system property {@code jhca.rxe.idle}: idle strategy of engine threads, {@code adaptive} (default: by
- * time since the last work, spin 20 us, yield until 2 ms, then park 50 us doubling to 1 ms; see
- * {@link io.jhca.rxe.AdaptiveIdleStrategy}), {@code busy}, {@code yield}, {@code backoff} (spin, yield, then
+ * time since the last work, spin 20 us, yield until 2 ms, then sleep 50 us doubling to 1 ms in ppoll on the
+ * device's sockets, which a datagram or a post ends at once; see {@link io.jhca.rxe.AdaptiveIdleStrategy} and
+ * {@link io.jhca.rxe.link.KernelWait}), {@code busy}, {@code yield}, {@code backoff} (spin, yield, then
  * park 1 to 100 us, Agrona's counts) or {@code sleep} (park 100 us);</li>
  * <li>system property {@code jhca.rxe.icrc}: how received IPv4 ICRCs are checked, {@code auto} (default),
  * {@code strict} or {@code recover}, see below;</li>
@@ -37,7 +38,7 @@
  *
  * <h2>Progress</h2>
  * {@link io.jhca.rxe.ProgressMode#THREAD}: each device runs its engine on a daemon thread (an Agrona AgentRunner with
- * the configured idle strategy). {@link io.jhca.rxe.ProgressMode#CALLER}: no thread; the application drives the
+ * the configured idle strategy); a post wakes a sleeping engine thread ({@code Engine.notifyPosted}). {@link io.jhca.rxe.ProgressMode#CALLER}: no thread; the application drives the
  * engine by calling {@code Context.progress()} from its polling loop (one duty cycle per call), and then all calls on
  * that device must come from that one thread. Posting is single-writer per queue and polling single-reader per CQ in
  * both modes; WQEs and CQEs are handed over with release/acquire stores of ring indices, never with locks.

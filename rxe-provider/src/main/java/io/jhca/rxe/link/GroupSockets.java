@@ -35,6 +35,7 @@ final class GroupSockets implements AutoCloseable {
     private InetAddress[] groups = new InetAddress[0];
     private DatagramChannel[] channels = new DatagramChannel[0];
     private MembershipKey[] keys = new MembershipKey[0];
+    private int[] fds = new int[0];
     private int next;
     private InetAddress last;
 
@@ -122,9 +123,11 @@ final class GroupSockets implements AutoCloseable {
             groups = Arrays.copyOf(groups, n + 1);
             channels = Arrays.copyOf(channels, n + 1);
             keys = Arrays.copyOf(keys, n + 1);
+            fds = Arrays.copyOf(fds, n + 1);
             groups[n] = group;
             channels[n] = ch;
             keys[n] = key;
+            fds[n] = fd;
         } catch (final IOException | RuntimeException e) {
             closeQuietly(ch);
             throw new IllegalStateException("cannot join multicast group " + group.getHostAddress() + " on the"
@@ -155,9 +158,11 @@ final class GroupSockets implements AutoCloseable {
         groups[i] = groups[n];
         channels[i] = channels[n];
         keys[i] = keys[n];
+        fds[i] = fds[n];
         groups = Arrays.copyOf(groups, n);
         channels = Arrays.copyOf(channels, n);
         keys = Arrays.copyOf(keys, n);
+        fds = Arrays.copyOf(fds, n);
         next = 0;
     }
 
@@ -179,6 +184,14 @@ final class GroupSockets implements AutoCloseable {
             }
         }
         return null;
+    }
+
+    /** The group sockets' descriptors, written from {@code into[at]} on where they fit; returns how many. */
+    int pollFds(final int[] into, final int at) {
+        for (int i = 0; i < fds.length && at + i < into.length; i++) {
+            into[at + i] = fds[i];
+        }
+        return fds.length;
     }
 
     InetAddress last() {
@@ -213,5 +226,6 @@ final class GroupSockets implements AutoCloseable {
         groups = new InetAddress[0];
         channels = new DatagramChannel[0];
         keys = new MembershipKey[0];
+        fds = new int[0];
     }
 }

@@ -68,6 +68,15 @@ public interface Link extends AutoCloseable {
         return send(datagram, peer);
     }
 
+    /**
+     * The file descriptors an idle engine may sleep on until a datagram arrives ({@link KernelWait}): written into
+     * {@code into} if they fit; returns how many there are, or -1 if this link has nothing to wait on that covers
+     * everything it could deliver (the engine then parks for its time). Engine thread only.
+     */
+    default int pollFds(final int[] into) {
+        return -1;
+    }
+
     @Override
     void close();
 

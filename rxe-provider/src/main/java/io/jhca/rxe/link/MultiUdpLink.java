@@ -150,6 +150,20 @@ public final class MultiUdpLink implements Link {
         return links[lastGroupOn].lastGroup();
     }
 
+    /** Every address's socket and groups. */
+    @Override
+    public int pollFds(final int[] into) {
+        int n = 0;
+        for (final UdpLink u : links) {
+            final int k = u.pollFds(into, n);
+            if (k < 0) {
+                return -1;
+            }
+            n += k;
+        }
+        return n;
+    }
+
     @Override
     public int lastReceivedOn() {
         return lastOn;

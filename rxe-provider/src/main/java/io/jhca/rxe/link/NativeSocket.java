@@ -15,7 +15,8 @@ import jnr.ffi.byref.IntByReference;
  * The socket options the JDK 17 API lacks, set with setsockopt(2) through jnr-ffi on a channel's file
  * descriptor. The descriptor comes from {@code sun.nio.ch.SelChImpl#getFDVal}, which needs
  * {@code --add-opens java.base/sun.nio.ch=ALL-UNNAMED}. Control path, except {@link #recvmmsg}, the one call of
- * the receive path (primitive arguments only: jnr-ffi calls it without allocating).
+ * the receive path, and the calls of {@link KernelWait} (primitive arguments only: jnr-ffi calls them without
+ * allocating).
  */
 final class NativeSocket {
 
@@ -57,6 +58,23 @@ final class NativeSocket {
         /** recvmmsg(2); the pointers are native addresses, the timeout pointer is 0 (none). */
         @IgnoreError
         int recvmmsg(int fd, long msgvec, int vlen, int flags, long timeout);
+
+        /** eventfd(2): a counter a thread can wait on with poll and another can bump with write. */
+        @SaveError
+        int eventfd(int initval, int flags);
+
+        /** ppoll(2); {@code fds} and {@code timeout} are native addresses, {@code sigmask} 0 (unchanged). */
+        @IgnoreError
+        int ppoll(long fds, long nfds, long timeout, long sigmask);
+
+        @IgnoreError
+        long read(int fd, long buf, long count);
+
+        @IgnoreError
+        long write(int fd, long buf, long count);
+
+        @IgnoreError
+        int close(int fd);
     }
 
     private static volatile LibC libc;
@@ -64,7 +82,7 @@ final class NativeSocket {
     private NativeSocket() {
     }
 
-    private static LibC libc() {
+    static LibC libc() {
         LibC l = libc;
         if (l == null) {
             synchronized (NativeSocket.class) {

@@ -33,6 +33,7 @@ public final class UdpLink implements Link {
     private final InetSocketAddress local;
     private final GroupSockets groups;
     private final Recvmmsg batchReceive;
+    private final int fd;
     /** Set by close; the batch receive reads it first, so no system call goes to a descriptor closed (and reused). */
     private volatile boolean closed;
     private long sendErrors;
@@ -42,6 +43,7 @@ public final class UdpLink implements Link {
         this.local = local;
         this.groups = new GroupSockets(local.getAddress(), local.getPort(), socketBuffer);
         this.batchReceive = new Recvmmsg(fd);
+        this.fd = fd;
     }
 
     /** Binds {@code address:4791} with {@link #DEFAULT_SOCKET_BUFFER} socket buffers. */
@@ -157,6 +159,23 @@ public final class UdpLink implements Link {
     @Override
     public InetSocketAddress localAddress() {
         return local;
+    }
+
+    /** The socket, then every joined group's. */
+    @Override
+    public int pollFds(final int[] into) {
+        return pollFds(into, 0);
+    }
+
+    /** {@link #pollFds(int[])} from {@code into[at]} on; returns how many this link has. */
+    int pollFds(final int[] into, final int at) {
+        if (closed) {
+            return -1;
+        }
+        if (at < into.length) {
+            into[at] = fd;
+        }
+        return 1 + groups.pollFds(into, at + 1);
     }
 
     /** Datagrams the kernel refused with an error. */

@@ -10,6 +10,7 @@ import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import io.jhca.rxe.link.KernelWait;
 import io.jhca.rxe.link.Link;
 import io.jhca.rxe.link.RxBatch;
 import io.jhca.rxe.wire.Ipv4IdMode;
@@ -96,6 +97,16 @@ public final class Engine implements Agent {
     /** System.nanoTime at the start of the current duty cycle. */
     private long cycleNanos;
     private volatile long ackHoldNanos = io.jhca.rxe.RxeDeviceConfig.DEFAULT_ACK_HOLD_NANOS;
+    /** Where the engine thread sleeps (opened at its first sleep, closed with the engine); null before or if refused. */
+    private volatile KernelWait kernelWait;
+    private boolean kernelWaitRefused;
+    /** True while the engine thread is about to sleep or sleeps in {@link #kernelWait}: posts then wake it. */
+    private volatile boolean sleeping;
+    /** Set when the device closes: the engine thread sleeps no more. */
+    private volatile boolean noSleep;
+    /** Sleeps in the kernel, and how many of them a datagram or a post ended early (engine thread writes). */
+    private volatile long sleeps;
+    private volatile long earlyWakes;
 
     /**
      * @param threaded true if an AgentRunner will run this engine; false for the caller's own progress loop
@@ -181,6 +192,84 @@ public final class Engine implements Agent {
     public void onClose() {
         closed = true;
         drainCommands();
+        final KernelWait w = kernelWait;
+        if (w != null) {
+            w.close();
+        }
+    }
+
+    /**
+     * The park of the engine thread's idle strategy: one more duty cycle, and if that finds nothing, a sleep in the
+     * kernel until a datagram arrives on the link, a post wakes it ({@link #notifyPosted}) or {@code nanos} pass
+     * (timers: retransmission, RNR). The duty cycle after raising {@link #sleeping} is what makes the handshake with
+     * a posting thread safe: a WR published before that thread saw the flag is found by it, one published after
+     * makes that thread wake the sleep. Returns true if the duty cycle found work (the engine does not sleep then).
+     */
+    public boolean sleep(final long nanos) {
+        KernelWait w = kernelWait;
+        if (w == null && !kernelWaitRefused) {
+            try {
+                w = KernelWait.open();
+                kernelWait = w;
+            } catch (final RuntimeException | LinkageError e) {
+                kernelWaitRefused = true; // no eventfd here: park as before
+            }
+        }
+        if (w == null) {
+            java.util.concurrent.locks.LockSupport.parkNanos(nanos);
+            return false;
+        }
+        sleeping = true;
+        java.lang.invoke.VarHandle.fullFence(); // the flag before the reads below (Dekker with notifyPosted)
+        try {
+            if (noSleep) {
+                return false;
+            }
+            if (dutyCycle() > 0) {
+                return true;
+            }
+            sleeps++;
+            if (w.await(link, nanos)) {
+                earlyWakes++;
+            }
+            return false;
+        } finally {
+            sleeping = false;
+        }
+    }
+
+    /**
+     * Called by the application after it published WRs (a doorbell) or queued a command: wakes the engine thread if
+     * it sleeps in the kernel. Costs a fence and a read while the engine is awake, a write(2) only when it sleeps.
+     * Nothing in CALLER mode, where the application's own progress calls move the WRs.
+     */
+    public void notifyPosted() {
+        if (!threaded) {
+            return;
+        }
+        java.lang.invoke.VarHandle.fullFence(); // the ring's publish before the read of the flag (Dekker with sleep)
+        if (sleeping) {
+            final KernelWait w = kernelWait;
+            if (w != null) {
+                w.wake();
+            }
+        }
+    }
+
+    /** True while the engine thread sleeps in the kernel (or is about to): tests, diagnostics. */
+    public boolean asleep() {
+        return sleeping;
+    }
+
+    /** The device is closing: ends the engine thread's sleep, and it sleeps no more (its runner then stops it). */
+    public void stopSleeping() {
+        noSleep = true;
+        notifyPosted();
+    }
+
+    /** How many times the engine thread slept in the kernel, and how many of those a datagram or a post cut short. */
+    public long[] sleepCounts() {
+        return new long[] {sleeps, earlyWakes};
     }
 
     /** The device is going away: from now on control actions run on the caller's thread. */
@@ -541,6 +630,7 @@ public final class Engine implements Agent {
         while (!commands.offer(c)) {
             Thread.yield();
         }
+        notifyPosted();
         while (!c.done) {
             if (closed && commands.remove(c)) {
                 action.run(); // the engine stopped before taking it

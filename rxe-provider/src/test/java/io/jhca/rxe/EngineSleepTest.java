@@ -1,0 +1,105 @@
+package io.jhca.rxe;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.function.UnaryOperator;
+
+import org.junit.jupiter.api.Test;
+
+import io.jhca.verbs.Mtu;
+import io.jhca.verbs.QpAttributes;
+import io.jhca.verbs.QpState;
+import io.jhca.verbs.QpType;
+import io.jhca.verbs.RecvWr;
+import io.jhca.verbs.SendFlags;
+import io.jhca.verbs.SendWr;
+import io.jhca.verbs.WcStatus;
+import io.jhca.verbs.WorkCompletion;
+import io.jhca.verbs.WrOpcode;
+
+/**
+ * Engine threads that have gone quiet sleep in the kernel, and what the application or the peer does wakes them at
+ * once: a post (builder or postSend), a datagram from the peer, a control action (modify), the device's close.
+ * The devices here park for a whole minute at a time once idle, so anything that did not wake an engine shows as
+ * a completion missing after half a minute (the rig's wait), not as a slow pass; nothing is timed.
+ */
+class EngineSleepTest {
+
+    private static final long A_MINUTE = 60_000_000_000L;
+
+    private static Rig sleepyRig() {
+        return new Rig(Rig.config("slpA", ProgressMode.THREAD).idlePark(A_MINUTE, A_MINUTE).build(),
+                Rig.config("slpB", ProgressMode.THREAD).idlePark(A_MINUTE, A_MINUTE).build(), QpType.RC, 1 << 16,
+                Mtu.MTU_1024, UnaryOperator.identity());
+    }
+
+    /** Waits (up to 20 s) until both engine threads sleep in the kernel: after 2 ms of quiet they do. */
+    private static long[] bothAsleep(final Rig rig) throws InterruptedException {
+        final long end = System.nanoTime() + 20_000_000_000L;
+        while (System.nanoTime() < end) {
+            final long[] a = rig.a.engine().sleepCounts();
+            final long[] b = rig.b.engine().sleepCounts();
+            if (rig.a.engine().asleep() && rig.b.engine().asleep()) {
+                return new long[] {a[1], b[1]};
+            }
+            Thread.sleep(5);
+        }
+        throw new AssertionError("the engines never went to sleep: A " + java.util.Arrays.toString(
+                rig.a.engine().sleepCounts()) + ", B " + java.util.Arrays.toString(rig.b.engine().sleepCounts()));
+    }
+
+    @Test
+    void aPostAndThePeersPacketWakeSleepingEngines() throws Exception {
+        try (Rig rig = sleepyRig()) {
+            for (int round = 0; round < 3; round++) {
+                final long[] early = bothAsleep(rig);
+                final byte mark = (byte) (0x40 + round);
+                rig.memA.buffer().putByte(100, mark);
+                if (round % 2 == 0) {
+                    assertEquals(0, rig.qpA.sendQueue().start().wrId(round).flags(SendFlags.SIGNALED)
+                            .rdmaWrite(rig.mrB.rkey(), rig.mrB.address() + 200).sge(rig.mrA, 100, 1).complete());
+                } else {
+                    assertEquals(1, rig.qpA.postSend(new SendWr(1).wrId(round).opcode(WrOpcode.RDMA_WRITE)
+                            .rdma(rig.mrB.address() + 200, rig.mrB.rkey()).sge(rig.mrA, 100, 1)
+                            .sendFlags(SendFlags.SIGNALED)));
+                }
+                // a WRITE completes only after B's engine took the request and A's took the ACK
+                rig.expect(rig.cqA, round, WcStatus.SUCCESS);
+                assertEquals(mark, rig.memB.buffer().getByte(200), "round " + round);
+                assertTrue(rig.a.engine().sleepCounts()[1] > early[0], "the post ended A's sleep");
+                assertTrue(rig.b.engine().sleepCounts()[1] > early[1], "the request ended B's sleep");
+            }
+        }
+    }
+
+    @Test
+    void aReceivePostAndAModifyReachSleepingEngines() throws Exception {
+        try (Rig rig = sleepyRig()) {
+            bothAsleep(rig);
+            // a receive posted while B sleeps, then a SEND from A: B's engine takes the request into it
+            assertEquals(1, rig.qpB.postRecv(new RecvWr(1).wrId(7).sge(rig.mrB, 0, 64)));
+            bothAsleep(rig);
+            assertEquals(1, rig.qpA.postSend(new SendWr(1).wrId(8).opcode(WrOpcode.SEND).sge(rig.mrA, 0, 16)
+                    .sendFlags(SendFlags.SIGNALED)));
+            rig.expect(rig.cqB, 7, WcStatus.SUCCESS);
+            rig.expect(rig.cqA, 8, WcStatus.SUCCESS);
+            // a control action runs on the engine thread: a modify to ERR returns, and the receive posted after it
+            // is flushed by the engine it woke
+            bothAsleep(rig);
+            rig.qpB.modify(QpAttributes.toState(QpState.ERR));
+            bothAsleep(rig);
+            assertEquals(1, rig.qpB.postRecv(new RecvWr(1).wrId(9).sge(rig.mrB, 0, 64)));
+            final WorkCompletion wc = rig.expect(rig.cqB, 9, WcStatus.WR_FLUSH_ERR);
+            assertEquals(9, wc.wrId());
+        }
+    }
+
+    @Test
+    void aDeviceClosesWhileItsEngineSleeps() throws Exception {
+        final Rig rig = sleepyRig();
+        bothAsleep(rig);
+        rig.close(); // the runner's stop would otherwise wait out the minute's sleep: the test's timeout fails it
+        assertTrue(rig.a.engine().sleepCounts()[0] > 0 && rig.b.engine().sleepCounts()[0] > 0);
+    }
+}
