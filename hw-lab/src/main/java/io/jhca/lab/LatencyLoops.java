@@ -50,6 +50,7 @@ final class LatencyLoops {
                 }
             }
             if (scnt < iters) {
+                gap(s, scnt >= warmup);
                 if (!stamps.stamp(scnt)) {
                     break;
                 }
@@ -109,6 +110,7 @@ final class LatencyLoops {
                 }
             }
             if (scnt < iters) {
+                gap(s, scnt >= warmup);
                 if (!stamps.stamp(scnt)) {
                     break;
                 }
@@ -147,6 +149,7 @@ final class LatencyLoops {
         PostStamps stamps = new PostStamps(out, clock, warmup, jvm);
         long iters = stamps.total();
         for (long scnt = 0; scnt < iters; scnt++) {
+            gap(s, scnt >= warmup);
             if (!stamps.stamp(scnt)) {
                 break;
             }
@@ -169,6 +172,24 @@ final class LatencyLoops {
             check(wc, "send", scnt);
         }
         stamps.finish();
+    }
+
+    /**
+     * --latency_gap: waits before a post is timed, as perftest spins there (perftest_resources.c run_iter_lat*),
+     * driving the device meanwhile (a software device in caller progress moves nothing otherwise, where perftest's
+     * device works on its own) and yielding as the tools' other waits do. Not in the warm-up, which would otherwise
+     * take its count of gaps too.
+     */
+    static void gap(PerfSide s, boolean measured) {
+        long nanos = s.p.latencyGapNanos();
+        if (nanos <= 0 || !measured) {
+            return;
+        }
+        long end = System.nanoTime() + nanos;
+        for (long spins = 1; System.nanoTime() - end < 0; spins++) {
+            s.ctx.progress();
+            Spin.idle(spins);
+        }
     }
 
     private static boolean pollUntil(PerfSide s, CompletionQueue cq, WorkCompletion wc, long deadline) {

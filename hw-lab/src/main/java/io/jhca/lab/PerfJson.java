@@ -71,8 +71,8 @@ public final class PerfJson {
                 LatencyStats s = o.latency.get(i);
                 j.beginObject();
                 latency(j, s);
-                floor(j, "udp_baseline", s, i < o.udp.size() ? o.udp.get(i) : null);
-                floor(j, "udp_baseline_with_acks", s, i < o.udpAcks.size() ? o.udpAcks.get(i) : null);
+                floor(j, "udp_baseline", s, i < o.udp.size() ? o.udp.get(i) : null, p.latencyGap());
+                floor(j, "udp_baseline_with_acks", s, i < o.udpAcks.size() ? o.udpAcks.get(i) : null, p.latencyGap());
                 j.endObject();
             }
         } else {
@@ -99,7 +99,8 @@ public final class PerfJson {
         if (o.peerDevice != null) {
             j.field("peer_device", o.peerDevice);
         }
-        j.field("peer_perftest_version", o.remoteVersion).field("warmup_iterations", p.warmupIters()).endObject();
+        j.field("peer_perftest_version", o.remoteVersion).field("warmup_iterations", p.warmupIters())
+                .field("latency_gap_usec", p.latencyGap()).endObject();
         j.key("jvm").beginObject().field("name", JvmReport.jvm()).field("gc", JvmReport.gc());
         if (o.jvm != null) {
             j.field("gc_cycles", o.jvm.gcCycles()).field("gc_time_ms", o.jvm.gcMillis())
@@ -118,13 +119,13 @@ public final class PerfJson {
     }
 
     /** A UDP floor of one size, with jhca's figures as multiples of its own ({@code jhca_ratio}); nothing if not measured. */
-    private static void floor(JsonOut j, String key, LatencyStats rdma, LatencyStats u) {
+    private static void floor(JsonOut j, String key, LatencyStats rdma, LatencyStats u, int gapUsec) {
         if (u == null) {
             return;
         }
         j.key(key).beginObject();
         latency(j, u);
-        double[] r = PerfReport.latencyRatios(rdma, u);
+        double[] r = PerfReport.latencyRatios(rdma, u, gapUsec);
         j.key("jhca_ratio").beginObject().field("t_typical", r[0]).field("t_avg", r[1]).field("percentile_99", r[2])
                 .field("percentile_99.9", r[3]).endObject();
         j.endObject();

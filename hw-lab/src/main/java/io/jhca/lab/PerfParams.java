@@ -40,12 +40,14 @@ import java.util.List;
  * @param rdmaCm       -R: rdma_cm connects the exchange QP and the test QPs on the -p port (no TCP)
  * @param mcg          --mcg: perftest's multicast mode, UD, the server's QP attached to the group ({@link PerfMcast})
  * @param mgid         -M: the group as given, null = perftest's default MGID
+ * @param latencyGap   --latency_gap microseconds waited before each post of a latency test (perftest: a spin before
+ *                     the post's time is taken, so every time includes it)
  */
 public record PerfParams(PerfTest test, Role role, String device, String peerDevice, int ibPort, int size, boolean all,
                          int iters, int duration, int margin, int mtu, Integer gidIndex, int tcpPort, int numQps, int inlineSize,
                          int txDepth, int rxDepth, int cqMod, boolean reportGbits, int qpTimeout, int sl, String server,
                          String bind, Path json, Path plot, boolean udpBaseline, long stallMillis, boolean useSrq,
-                         boolean events, int warmup, boolean rdmaCm, boolean mcg, String mgid) {
+                         boolean events, int warmup, boolean rdmaCm, boolean mcg, String mgid, int latencyGap) {
 
     public enum Role { SERVER, CLIENT, BOTH }
 
@@ -66,6 +68,11 @@ public record PerfParams(PerfTest test, Role role, String device, String peerDev
         return all ? PerfTest.MAX_SIZE : size;
     }
 
+    /** {@link #latencyGap} in nanoseconds. */
+    public long latencyGapNanos() {
+        return latencyGap * 1_000L;
+    }
+
     public boolean durationMode() {
         return duration > 0;
     }
@@ -82,6 +89,6 @@ public record PerfParams(PerfTest test, Role role, String device, String peerDev
     public PerfParams as(Role r, String dev) {
         return new PerfParams(test, r, dev, peerDevice, ibPort, size, all, iters, duration, margin, mtu, gidIndex, tcpPort, numQps,
                 inlineSize, txDepth, rxDepth, cqMod, reportGbits, qpTimeout, sl, server, bind, json, plot, udpBaseline,
-                stallMillis, useSrq, events, warmup, rdmaCm, mcg, mgid);
+                stallMillis, useSrq, events, warmup, rdmaCm, mcg, mgid, latencyGap);
     }
 }

@@ -44,7 +44,7 @@ final class PerfRepeat {
                     final int fig = f;
                     row(out, size, names[f] + " / UDP floor" + (acks ? " with RoCE's ACKs" : ""), runs, o -> {
                         LatencyStats u = at(acks ? o.udpAcks : o.udp, i);
-                        return u == null ? Double.NaN : PerfReport.latencyRatios(o.latency.get(i), u)[fig];
+                        return u == null ? Double.NaN : PerfReport.latencyRatios(o.latency.get(i), u, o.params.latencyGap())[fig];
                     });
                 }
             }

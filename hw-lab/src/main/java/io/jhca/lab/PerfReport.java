@@ -33,14 +33,16 @@ public final class PerfReport {
 
     /**
      * jhca's latency as a multiple of a UDP floor's at one size, per figure: t_typical, t_avg, 99% and 99.9% (only t_avg
-     * in -D mode, which has no percentiles), {@code NaN} where the floor's figure is 0.
+     * in -D mode, which has no percentiles), {@code NaN} where the floor's figure is 0. With --latency_gap both sides'
+     * times include the gap (perftest's way); it is taken off both first, so the ratio compares the round trips.
      */
-    static double[] latencyRatios(LatencyStats rdma, LatencyStats floor) {
+    static double[] latencyRatios(LatencyStats rdma, LatencyStats floor, int gapUsec) {
+        double g = gapUsec;
         if (rdma.duration()) {
-            return new double[] {Double.NaN, div(rdma.tAvg(), floor.tAvg()), Double.NaN, Double.NaN};
+            return new double[] {Double.NaN, div(rdma.tAvg() - g, floor.tAvg() - g), Double.NaN, Double.NaN};
         }
-        return new double[] {div(rdma.tTypical(), floor.tTypical()), div(rdma.tAvg(), floor.tAvg()),
-                div(rdma.p99(), floor.p99()), div(rdma.p999(), floor.p999())};
+        return new double[] {div(rdma.tTypical() - g, floor.tTypical() - g), div(rdma.tAvg() - g, floor.tAvg() - g),
+                div(rdma.p99() - g, floor.p99() - g), div(rdma.p999() - g, floor.p999() - g)};
     }
 
     private static double div(double a, double b) {
@@ -48,13 +50,14 @@ public final class PerfReport {
     }
 
     /** The line under a floor's row: " 2       jhca / floor: t_typical 2.47x  t_avg 2.49x  99% 1.31x  99.9% 1.12x". */
-    static String latencyRatioRow(LatencyStats rdma, LatencyStats floor) {
-        double[] r = latencyRatios(rdma, floor);
+    static String latencyRatioRow(LatencyStats rdma, LatencyStats floor, int gapUsec) {
+        double[] r = latencyRatios(rdma, floor, gapUsec);
+        String what = gapUsec > 0 ? "jhca / floor, the gap taken off both:" : "jhca / floor:";
         if (rdma.duration()) {
-            return String.format(java.util.Locale.ROOT, " %-7d jhca / floor: t_avg %sx", rdma.size(), CFormat.fixed(r[1], 2));
+            return String.format(java.util.Locale.ROOT, " %-7d %s t_avg %sx", rdma.size(), what, CFormat.fixed(r[1], 2));
         }
-        return String.format(java.util.Locale.ROOT, " %-7d jhca / floor: t_typical %sx  t_avg %sx  99%% %sx  99.9%% %sx",
-                rdma.size(), CFormat.fixed(r[0], 2), CFormat.fixed(r[1], 2), CFormat.fixed(r[2], 2), CFormat.fixed(r[3], 2));
+        return String.format(java.util.Locale.ROOT, " %-7d %s t_typical %sx  t_avg %sx  99%% %sx  99.9%% %sx",
+                rdma.size(), what, CFormat.fixed(r[0], 2), CFormat.fixed(r[1], 2), CFormat.fixed(r[2], 2), CFormat.fixed(r[3], 2));
     }
 
     /** The RDMA run's average bandwidth over the UDP stream's (both in bytes per second). */
@@ -108,6 +111,10 @@ public final class PerfReport {
             out.println(" Please run the same command with the IB/RoCE interface IP");
         } else {
             out.printf(" Data ex. method : %s%n", cm ? "rdma_cm" : "Ethernet");
+        }
+        if (s.p.latencyGap() > 0) {
+            // jhca's addition: perftest waits the gap silently, and its times include it
+            out.printf(" Latency gap     : %d usec before each post (included in the times)%n", s.p.latencyGap());
         }
         if (s.p.warmupIters() > 0) {
             // jhca's addition: perftest measures from the first iteration; a JVM would be timing its JIT

@@ -372,10 +372,10 @@ final class PerfRun {
             int size = rdma.size();
             try {
                 LatencyStats u = UdpBaseline.run(remote, local, size, iters, p.warmupIters(), p.test().rttFactor(),
-                        p.stallMillis(), acks);
+                        p.stallMillis(), acks, p.latencyGapNanos());
                 (acks ? outcome.udpAcks : outcome.udp).add(u);
                 out.println(u.row());
-                out.println(PerfReport.latencyRatioRow(rdma, u));
+                out.println(PerfReport.latencyRatioRow(rdma, u, p.latencyGap()));
             } catch (IOException e) {
                 out.printf(" %-7d (not measured: %s)%n", size, e.getMessage());
                 (acks ? outcome.udpAcks : outcome.udp).add(null);

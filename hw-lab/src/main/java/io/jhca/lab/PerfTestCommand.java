@@ -155,6 +155,11 @@ public abstract class PerfTestCommand implements Callable<Integer> {
             description = "connection type: RC (default), or UD, which only --mcg runs (and implies)")
     String connection;
 
+    @Option(names = "--latency_gap", paramLabel = "USEC",
+            description = "latency tests: wait USEC microseconds before each post, as perftest's --latency_gap (its"
+                    + " times then include the gap; the UDP floors wait the same)")
+    int latencyGap;
+
     @Option(names = "--repeat", paramLabel = "N",
             description = "in-process runs: run the test N times in this JVM and end with jhca's ratio to the UDP floor"
                     + " of each run and their median (not a perftest option; default ${DEFAULT-VALUE})")
@@ -221,6 +226,9 @@ public abstract class PerfTestCommand implements Callable<Integer> {
         check(!events || test.verb() != PerfTest.Verb.WRITE, "-e/--events: Events feature not available on WRITE verb");
         check(!events || duration == 0, "-e/--events: Duration mode doesn't work with events");
         check(warmup == null || warmup >= 0, "--warmup must be >= 0");
+        check(latencyGap >= 0, "--latency_gap must be >= 0");
+        // perftest_parameters.c: "Latency gap feature is only for latency tests"
+        check(latencyGap == 0 || test.latency(), "--latency_gap: Latency gap feature is only for latency tests");
         check(repeat >= 1, "--repeat must be >= 1");
         check(repeat == 1 || role == PerfParams.Role.BOTH, "--repeat is for in-process runs (no --server, no SERVER)");
         check(repeat == 1 || (json == null && plot == null),
@@ -259,7 +267,7 @@ public abstract class PerfTestCommand implements Callable<Integer> {
                 cq, reportGbits, qpTimeout, sl, serverHost, bind, json, plot, udp, stallSeconds * 1000L, useSrq,
                 events,
                 warmup != null ? warmup : role != PerfParams.Role.BOTH ? 0 : test.latency() ? IN_PROCESS_WARMUP : IN_PROCESS_BW_WARMUP,
-                rdmaCm, mcg, mgid);
+                rdmaCm, mcg, mgid, latencyGap);
     }
 
     private void check(boolean ok, String message) {

@@ -32,12 +32,14 @@ public final class UdpBaseline {
      * {@code clientAddr} to {@code serverAddr} and back. With {@code acks}, each side also sends a
      * {@value #ACK_SIZE}-byte datagram back for every message it receives, before its answer, and reads the one it
      * is owed: the datagrams an RC ping-pong of WRITEs or SENDs must move (request and ACK each way), with nothing
-     * of RDMA's own work. Without, one datagram each way.
+     * of RDMA's own work. Without, one datagram each way. A {@code gapNanos} wait comes before every message, the
+     * answer's too when both sides send (rttFactor 2), as perftest's --latency_gap on both sides of a ping-pong; none
+     * in the warm-up.
      *
      * @throws IOException when an address is not local (cannot be bound here) or a round trip stalls
      */
     public static LatencyStats run(InetAddress serverAddr, InetAddress clientAddr, int size, int iters, int warmup,
-                                   int rttFactor, long stallMillis, boolean acks) throws IOException {
+                                   int rttFactor, long stallMillis, boolean acks, long gapNanos) throws IOException {
         if (size > MAX_PAYLOAD) {
             throw new IOException(size + "-byte messages do not fit one UDP datagram (max " + MAX_PAYLOAD + ")");
         }
@@ -60,6 +62,9 @@ public final class UdpBaseline {
                             ack.clear();
                             srv.write(ack);   // the request's ACK, then the answer
                         }
+                        if (rttFactor == 2 && i >= warmup) {
+                            gap(gapNanos);
+                        }
                         while (b.hasRemaining()) {
                             srv.write(b);
                         }
@@ -80,6 +85,9 @@ public final class UdpBaseline {
             try {
                 for (int i = 0; i < total; i++) {
                     b.clear().limit(size);
+                    if (i >= warmup) {
+                        gap(gapNanos);
+                    }
                     long now = System.nanoTime();
                     if (i >= warmup) {
                         tposted[i - warmup] = now;
@@ -116,6 +124,17 @@ public final class UdpBaseline {
             return LatencyStats.of(size, d, rttFactor);
         } finally {
             srv.close();
+        }
+    }
+
+    /** The --latency_gap wait: a spin that yields, as the RDMA side's. */
+    private static void gap(long nanos) {
+        if (nanos <= 0) {
+            return;
+        }
+        long end = System.nanoTime() + nanos;
+        for (long spins = 1; System.nanoTime() - end < 0; spins++) {
+            Spin.idle(spins);
         }
     }
 

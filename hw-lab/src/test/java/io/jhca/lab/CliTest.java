@@ -189,6 +189,23 @@ class CliTest {
     }
 
     @Test
+    void latencyGapAsPerftest() {
+        assertEquals(0, perf("perf", "write-lat").latencyGap());
+        assertEquals(250, perf("perf", "send-lat", "--latency_gap", "250").latencyGap());
+        assertEquals(250_000L, perf("perf", "read-lat", "--latency_gap", "250").latencyGapNanos());
+        String[][] refused = {
+            {"perf", "write-bw", "--latency_gap", "10"},
+            {"perf", "write-lat", "--latency_gap", "-1"},
+        };
+        String[] why = {"Latency gap feature is only for latency tests", "--latency_gap must be >= 0"};
+        for (int i = 0; i < refused.length; i++) {
+            Run r = run(refused[i]);
+            assertEquals(HwLab.EXIT_USAGE, r.rc(), String.join(" ", refused[i]) + "\n" + r.err());
+            assertTrue(r.err().contains(why[i]), r.err());
+        }
+    }
+
+    @Test
     void helpExitsZero() {
         for (String[] args : new String[][] {{"--help"}, {"perf", "--help"}, {"perf", "write-lat", "--help"},
                 {"rc-pingpong", "--help"}, {"devinfo", "-h"}, {"devices", "--help"}, {"help", "perf"}}) {

@@ -245,6 +245,31 @@ abstract class ToolsEndToEnd {
         assertTrue(r.run().out().contains(perfGid(ip0()) + "\n"), r.run().out());
     }
 
+    /**
+     * --latency_gap, as perftest: each post waits the gap before its time is taken, so every time includes it
+     * (write-lat: both sides wait, RTT/2 + gap; read-lat: the client alone, RTT + gap), the floors wait the same, and
+     * the ratio under each floor takes the gap off both sides; the warm-up does not wait.
+     */
+    @Test
+    void latencyGapIsInEveryTimeAndOffTheRatios() {
+        int gapUsec = 3000;
+        for (String test : List.of("write-lat", "read-lat")) {
+            LatencyRow r = latency(test, "--warmup", "200", "--latency_gap", Integer.toString(gapUsec));
+            String out = r.run().out();
+            assertTrue(out.contains(" Latency gap     : 3000 usec before each post (included in the times)\n"), out);
+            assertTrue(r.n()[2] >= gapUsec, "t_min includes the gap: " + out);
+            Matcher plain = Pattern.compile("(?m)^ UDP floor: .*\n.*\n( 2 +.*)$").matcher(out);
+            assertTrue(plain.find(), out);
+            double[] floor = numbers(plain.group(1));
+            assertTrue(floor[2] >= gapUsec, "the floor's t_min includes the gap too: " + out);
+            Matcher ratio = Pattern.compile("(?m)^ 2 +jhca / floor, the gap taken off both: t_typical ([0-9.]+)x  t_avg"
+                    + " ([0-9.]+)x").matcher(out);
+            assertTrue(ratio.find(), out);
+            double want = (r.n()[4] - gapUsec) / (floor[4] - gapUsec);
+            assertEquals(want, Double.parseDouble(ratio.group(1)), 0.01 + want * 0.02, out);
+        }
+    }
+
     @Test
     void writeLatLargerThanInlineAndMtu() {
         LatencyRow r = latency("write-lat", "-s", "3000", "--no-udp-baseline");
