@@ -9,8 +9,10 @@ import org.agrona.concurrent.IdleStrategy;
  * to spinning as soon as a duty cycle finds work.
  *
  * <ul>
- * <li>Spin ({@code PAUSE}) for {@link #spinNanos}: a packet or a post that follows within a round trip is taken
- * at once.</li>
+ * <li>Spin ({@code PAUSE}) for {@link #spinNanos}, none by default: a spin holds a core that another thread may
+ * need, and on a core nobody else needs a yield returns at once. With 20 us of spin, thread progress on two cores
+ * (two devices in one process, each side's application polling: four busy threads) took 46-49 us per write-lat
+ * half round trip, without it 15-26 us, as caller progress; bandwidth did not move beyond its noise.</li>
  * <li>Yield until {@link #yieldNanos}: on a machine with fewer cores than busy threads (an application polling
  * two in-process devices on two cores runs four), {@code sched_yield} hands the core to the thread that has work,
  * the application's or the peer engine's, instead of holding it for a whole time slice; on an idle core it
@@ -26,13 +28,11 @@ import org.agrona.concurrent.IdleStrategy;
  */
 public final class AdaptiveIdleStrategy implements IdleStrategy {
 
-    /** Defaults: spin 20 us, yield until 2 ms, then park (or sleep, see {@link Sleeper}) 50 us doubling to 1 ms. */
-    public static final long DEFAULT_SPIN_NANOS = 20_000;
+    /** Defaults: no spin, yield until 2 ms, then park (or sleep, see {@link Sleeper}) 50 us doubling to 1 ms. */
+    public static final long DEFAULT_SPIN_NANOS = 0;
     public static final long DEFAULT_YIELD_NANOS = 2_000_000;
     public static final long DEFAULT_MIN_PARK_NANOS = 50_000;
     public static final long DEFAULT_MAX_PARK_NANOS = 1_000_000;
-    /** Spins between two clock reads (System.nanoTime costs about as much as a few dozen PAUSEs). */
-    private static final int CLOCK_EVERY = 16;
 
     private final long spinNanos;
     private final long yieldNanos;
@@ -42,7 +42,6 @@ public final class AdaptiveIdleStrategy implements IdleStrategy {
     /** When the current idle stretch began; 0 = not idle. */
     private long idleSince;
     private long now;
-    private int spins;
     private long parkNanos;
 
     /** What the park phase does with its time. */
@@ -107,7 +106,9 @@ public final class AdaptiveIdleStrategy implements IdleStrategy {
             idleSince = System.nanoTime();
             now = idleSince;
             parkNanos = minParkNanos;
-        } else if (++spins % CLOCK_EVERY == 0 || now - idleSince >= spinNanos) {
+        } else {
+            // every call: between two idle calls the engine ran a duty cycle, a receive system call, so the clock
+            // read every sixteenth call (as it was) made a 2 us spin last some 16 duty cycles, 20-30 us
             now = System.nanoTime();
         }
         final long idleFor = now - idleSince;
@@ -125,7 +126,6 @@ public final class AdaptiveIdleStrategy implements IdleStrategy {
     @Override
     public void reset() {
         idleSince = 0;
-        spins = 0;
     }
 
     /** The phase the next {@link #idle()} is in: "spin", "yield" or "park" (tests, diagnostics). */
