@@ -32,6 +32,7 @@ import io.jhca.verbs.SendFlags;
 import io.jhca.verbs.SendWr;
 import io.jhca.verbs.Verbs;
 import io.jhca.verbs.WcOpcode;
+import io.jhca.verbs.WcStatus;
 import io.jhca.verbs.WorkCompletion;
 import io.jhca.verbs.WrOpcode;
 
@@ -300,7 +301,10 @@ final class Rping {
             ctx.progress();
             if (cq.poll(wc) > 0) {
                 if (!wc.isSuccess()) {
-                    if (disconnected || pollDisconnect()) {
+                    // a flushed WR: the QP is in ERR, so the connection is going down (rping.c counts it as
+                    // "flushed", not as an error); the peer's DREQ moves the QP to ERR before its DISCONNECTED event
+                    // is queued, so a flush can be polled before the event
+                    if (wc.status() == WcStatus.WR_FLUSH_ERR || disconnected || pollDisconnect()) {
                         return false;
                     }
                     throw new IllegalStateException(wc.opcode() + " completed with " + wc.status());
