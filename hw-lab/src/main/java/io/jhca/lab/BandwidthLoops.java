@@ -45,10 +45,12 @@ final class BandwidthLoops {
      * the measured window; the completer's ACK path, queued behind the warm-up's backlog, reached C2 only then too.
      */
     static void client(PerfSide s, int size, BandwidthSamples out, DurationClock clock, long warmup, JvmReport jvm) {
+        JvmReport window = null;
         if (clock == null && warmup > 0) {
             long[] runs = warmupRuns(warmup);
             for (int r = 0; r < runs.length; r++) {
-                run(s, size, new BandwidthSamples(size, runs[r] * s.qps.length, out.peak(), out.maxPoints()), null);
+                run(s, size, new BandwidthSamples(size, runs[r] * s.qps.length, out.peak(), out.maxPoints()), null,
+                        null);
                 if (r == 0 && runs.length > 1 && jvm != null) {
                     // a pause like the one before the measured run, early: an in-process server's wait then parks
                     // once inside the warm-up (a branch its compiled loop drops until taken), and the compiler
@@ -58,10 +60,10 @@ final class BandwidthLoops {
             }
             if (jvm != null) {
                 jvm.awaitJitIdle(); // what the warm-up queued for the compiler, done before the clock
-                jvm.begin(); // the JVM report's window starts with the measurement too
+                window = jvm; // the JVM report's window starts with the measurement too (run opens it)
             }
         }
-        run(s, size, out, clock);
+        run(s, size, out, clock, window);
     }
 
     /** {@code warmup} messages cut into {@value #WARMUP_RUNS} runs as even as they go (fewer if there are fewer messages). */
@@ -73,8 +75,12 @@ final class BandwidthLoops {
         return runs;
     }
 
-    /** One run of the client's loop: {@code out.iters} messages (all QPs), or until {@code clock} says so. */
-    private static void run(PerfSide s, int size, BandwidthSamples out, DurationClock clock) {
+    /**
+     * One run of the client's loop: {@code out.iters} messages (all QPs), or until {@code clock} says so. A
+     * {@code window} opens when the loop starts, after its setup (its arrays and completions, 1.4 kB that the
+     * measuring thread's count otherwise showed in every run).
+     */
+    private static void run(PerfSide s, int size, BandwidthSamples out, DurationClock clock, JvmReport window) {
         int n = s.qps.length;
         SendQueue[] sqs = new SendQueue[n];
         for (int i = 0; i < n; i++) {
@@ -105,6 +111,9 @@ final class BandwidthLoops {
         long lastSignaled = 0;
         long lastProgress = System.nanoTime();
         long idle = 0;
+        if (window != null) {
+            window.begin();
+        }
         while (true) {
             if (clock == null) {
                 if (totscnt >= tot && totccnt >= tot) {
@@ -230,24 +239,23 @@ final class BandwidthLoops {
             posted[i] = s.recvPerQp();
         }
         long[] cap = new long[n];
+        JvmReport window = null;
         if (clock == null && warmup > 0) {
             for (long run : warmupRuns(warmup)) {
                 for (int i = 0; i < n; i++) {
                     cap[i] = posted[i] + run - 1; // re-posts all but the run's last receive per QP ...
                 }
-                serverRun(s, new BandwidthSamples(size, run * n, false, 0), rwrs, null, posted, cap);
+                serverRun(s, new BandwidthSamples(size, run * n, false, 0), rwrs, null, posted, cap, null);
                 for (int i = 0; i < n; i++) {
                     LatencyLoops.repostRecv(s, s.qps[i], rwrs[i], -1); // ... and posts that one now
                     posted[i]++;
                 }
             }
-            if (jvm != null) {
-                jvm.begin(); // the JVM report's window starts with the measured run
-            }
+            window = jvm; // the JVM report's window starts with the measured run (serverRun opens it)
         }
         // one receive per message a QP is sent, warm-up included (run_iter_bw_server)
         java.util.Arrays.fill(cap, clock == null ? out.iters / n + warmup : Long.MAX_VALUE);
-        serverRun(s, out, rwrs, clock, posted, cap);
+        serverRun(s, out, rwrs, clock, posted, cap, window);
     }
 
     /**
@@ -255,7 +263,7 @@ final class BandwidthLoops {
      * consumed receive is posted again while its QP has posted fewer than {@code cap[qp]}.
      */
     private static void serverRun(PerfSide s, BandwidthSamples out, RecvWr[] rwrs, DurationClock clock, long[] posted,
-                                  long[] cap) {
+                                  long[] cap, JvmReport window) {
         long tot = clock == null ? out.iters : Long.MAX_VALUE;
         WorkCompletion[] wcs = new WorkCompletion[POLL_BATCH];
         for (int i = 0; i < wcs.length; i++) {
@@ -268,6 +276,9 @@ final class BandwidthLoops {
         long lastProgress = System.nanoTime();
         long idle = 0;
         long endAt = clock == null ? 0 : clock.end() + DRAIN_NANOS;
+        if (window != null) {
+            window.begin(); // after the setup above, as the client's
+        }
         while (rcnt < tot) {
             // never past this run's last message: the client may already be sending the next run's
             int ne = s.recvCq.poll(wcs, (int) Math.min(POLL_BATCH, tot - rcnt));
