@@ -187,6 +187,16 @@ public final class FaultyLink implements Link {
         return lastReceivedOn;
     }
 
+    /**
+     * The inner link's sockets: a datagram that arrives still ends an idle engine's sleep. What this link holds back
+     * (delayed, reordered) is released by time, which the sleep's own bound (the idle strategy's park, at most 1 ms
+     * by default) keeps as late as a park kept it.
+     */
+    @Override
+    public int pollFds(final int[] into) {
+        return inner.pollFds(into);
+    }
+
     @Override
     public void close() {
         inner.close();

@@ -98,6 +98,20 @@ class KernelWaitTest {
     }
 
     @Test
+    void aFaultyLinkWaitsOnItsInnerSockets() throws Exception {
+        try (UdpLink inner = open("127.0.0.76"); KernelWait wait = KernelWait.open()) {
+            final FaultyLink link = new FaultyLink(inner, LinkFaults.NONE, LinkFaults.NONE, 1);
+            final int[] fds = new int[4];
+            assertEquals(inner.pollFds(new int[4]), link.pollFds(fds));
+            final CompletableFuture<Boolean> slept = CompletableFuture.supplyAsync(() -> wait.await(link, A_MINUTE));
+            Thread.sleep(50);
+            sendTo(inner.localAddress(), 3);
+            assertTrue(slept.get(30, TimeUnit.SECONDS), "the datagram ended the sleep");
+            assertNotNull(link.receive(ByteBuffer.allocate(64)));
+        }
+    }
+
+    @Test
     void aLinkWithoutSocketsParksAndAClosedWaitIgnoresWakes() {
         final KernelWait wait = KernelWait.open();
         final Link noSockets = new Link() {
