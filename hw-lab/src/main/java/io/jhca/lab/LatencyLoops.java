@@ -181,14 +181,8 @@ final class LatencyLoops {
      * take its count of gaps too.
      */
     static void gap(PerfSide s, boolean measured) {
-        long nanos = s.p.latencyGapNanos();
-        if (nanos <= 0 || !measured) {
-            return;
-        }
-        long end = System.nanoTime() + nanos;
-        for (long spins = 1; System.nanoTime() - end < 0; spins++) {
-            s.ctx.progress();
-            Spin.idle(spins);
+        if (measured) {
+            Spin.forNanos(s.p.latencyGapNanos(), s.ctx);
         }
     }
 

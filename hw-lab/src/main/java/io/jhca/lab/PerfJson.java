@@ -71,8 +71,8 @@ public final class PerfJson {
                 LatencyStats s = o.latency.get(i);
                 j.beginObject();
                 latency(j, s);
-                floor(j, "udp_baseline", s, i < o.udp.size() ? o.udp.get(i) : null, p.latencyGap());
-                floor(j, "udp_baseline_with_acks", s, i < o.udpAcks.size() ? o.udpAcks.get(i) : null, p.latencyGap());
+                floor(j, "udp_baseline", s, PerfOutcome.at(o.udp, i), p.latencyGap());
+                floor(j, "udp_baseline_with_acks", s, PerfOutcome.at(o.udpAcks, i), p.latencyGap());
                 j.endObject();
             }
         } else {
@@ -81,7 +81,7 @@ public final class PerfJson {
                 j.beginObject().field("MsgSize", s.size()).field("n_iterations", s.iters()).field("BW_peak", s.bwPeak())
                         .field("BW_average", s.bwAvg()).field("MsgRate", s.msgRate())
                         .field("BW_unit", s.gbits() ? "Gb/sec" : "MiB/sec");
-                UdpStream.Result u = i < o.udpStream.size() ? o.udpStream.get(i) : null;
+                UdpStream.Result u = PerfOutcome.at(o.udpStream, i);
                 if (u != null) {
                     j.key("udp_stream_floor").beginObject().field("BW_average_MiB", u.mibPerSec())
                             .field("MsgRate", u.msgRate()).field("ratio", PerfReport.ratio(s, u))

@@ -34,6 +34,11 @@ public final class PerfOutcome {
         this.params = params;
     }
 
+    /** Entry {@code i} of one of the per-size lists, or null where that size has none (a floor not run). */
+    static <T> T at(List<T> list, int i) {
+        return i < list.size() ? list.get(i) : null;
+    }
+
     public List<LatencyStats> latency() {
         return latency;
     }

@@ -24,7 +24,7 @@ final class PerfRepeat {
         for (int k = 0; k < first.bandwidth.size(); k++) {
             final int i = k;
             row(out, first.bandwidth.get(i).size(), "BW average / UDP stream floor", runs, o -> {
-                UdpStream.Result u = at(o.udpStream, i);
+                UdpStream.Result u = PerfOutcome.at(o.udpStream, i);
                 return u == null ? Double.NaN : PerfReport.ratio(o.bandwidth.get(i), u);
             });
         }
@@ -34,7 +34,7 @@ final class PerfRepeat {
             boolean dur = first.latency.get(i).duration();
             String[] names = {"t_typical", "t_avg", "99%", "99.9%"};
             for (boolean acks : new boolean[] {false, true}) {
-                if (runs.stream().allMatch(o -> at(acks ? o.udpAcks : o.udp, i) == null)) {
+                if (runs.stream().allMatch(o -> PerfOutcome.at(acks ? o.udpAcks : o.udp, i) == null)) {
                     continue;
                 }
                 for (int f = 0; f < names.length; f++) {
@@ -43,7 +43,7 @@ final class PerfRepeat {
                     }
                     final int fig = f;
                     row(out, size, names[f] + " / UDP floor" + (acks ? " with RoCE's ACKs" : ""), runs, o -> {
-                        LatencyStats u = at(acks ? o.udpAcks : o.udp, i);
+                        LatencyStats u = PerfOutcome.at(acks ? o.udpAcks : o.udp, i);
                         return u == null ? Double.NaN : PerfReport.latencyRatios(o.latency.get(i), u, o.params.latencyGap())[fig];
                     });
                 }
@@ -75,9 +75,5 @@ final class PerfRepeat {
         Arrays.sort(v);
         int n = v.length;
         return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    }
-
-    private static <T> T at(List<T> list, int i) {
-        return i < list.size() ? list.get(i) : null;
     }
 }

@@ -17,6 +17,23 @@ final class Spin {
     private Spin() {
     }
 
+    /**
+     * Waits {@code nanos} in idle steps (--latency_gap, perftest's spin before a post), driving {@code device}'s
+     * progress at each step when it is not null (a software device in caller progress moves nothing otherwise).
+     */
+    static void forNanos(long nanos, io.jhca.verbs.Context device) {
+        if (nanos <= 0) {
+            return;
+        }
+        long end = System.nanoTime() + nanos;
+        for (long spins = 1; System.nanoTime() - end < 0; spins++) {
+            if (device != null) {
+                device.progress();
+            }
+            idle(spins);
+        }
+    }
+
     /** One idle step of a wait that has been idle for {@code spins} steps so far. */
     static void idle(long spins) {
         if (spins < SPINS_BEFORE_YIELD) {

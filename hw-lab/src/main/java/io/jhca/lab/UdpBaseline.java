@@ -63,7 +63,7 @@ public final class UdpBaseline {
                             srv.write(ack);   // the request's ACK, then the answer
                         }
                         if (rttFactor == 2 && i >= warmup) {
-                            gap(gapNanos);
+                            Spin.forNanos(gapNanos, null); // --latency_gap, as the RDMA side waits
                         }
                         while (b.hasRemaining()) {
                             srv.write(b);
@@ -86,7 +86,7 @@ public final class UdpBaseline {
                 for (int i = 0; i < total; i++) {
                     b.clear().limit(size);
                     if (i >= warmup) {
-                        gap(gapNanos);
+                        Spin.forNanos(gapNanos, null); // --latency_gap, as the RDMA side waits
                     }
                     long now = System.nanoTime();
                     if (i >= warmup) {
@@ -124,17 +124,6 @@ public final class UdpBaseline {
             return LatencyStats.of(size, d, rttFactor);
         } finally {
             srv.close();
-        }
-    }
-
-    /** The --latency_gap wait: a spin that yields, as the RDMA side's. */
-    private static void gap(long nanos) {
-        if (nanos <= 0) {
-            return;
-        }
-        long end = System.nanoTime() + nanos;
-        for (long spins = 1; System.nanoTime() - end < 0; spins++) {
-            Spin.idle(spins);
         }
     }
 

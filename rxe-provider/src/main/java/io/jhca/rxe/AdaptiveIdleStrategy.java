@@ -102,14 +102,12 @@ public final class AdaptiveIdleStrategy implements IdleStrategy {
 
     @Override
     public void idle() {
+        // every call: between two idle calls the engine ran a duty cycle, a receive system call, so the clock read
+        // every sixteenth call (as it was) made a 2 us spin last some 16 duty cycles, 20-30 us
+        now = System.nanoTime();
         if (idleSince == 0) {
-            idleSince = System.nanoTime();
-            now = idleSince;
+            idleSince = now;
             parkNanos = minParkNanos;
-        } else {
-            // every call: between two idle calls the engine ran a duty cycle, a receive system call, so the clock
-            // read every sixteenth call (as it was) made a 2 us spin last some 16 duty cycles, 20-30 us
-            now = System.nanoTime();
         }
         final long idleFor = now - idleSince;
         if (idleFor < spinNanos) {
