@@ -23,7 +23,8 @@ import org.agrona.concurrent.IdleStrategy;
  * hundred spins and two hundred yields, some tens of microseconds.</li>
  * </ul>
  * The park is the {@link Sleeper}'s: an rxe engine sleeps in the kernel on its sockets (a datagram or a post ends
- * the sleep at once, see {@code KernelWait}); the park's time then only bounds how late a timer fires.
+ * the sleep at once, see {@code KernelWait}) and no longer than its next timer, so the park's time only bounds how
+ * often a quiet device looks (rxe devices let it grow to 1 s).
  * One per engine thread; not thread-safe.
  */
 public final class AdaptiveIdleStrategy implements IdleStrategy {

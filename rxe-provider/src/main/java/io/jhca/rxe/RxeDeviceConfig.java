@@ -19,6 +19,7 @@ import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.SleepingIdleStrategy;
 import org.agrona.concurrent.YieldingIdleStrategy;
 
+import io.jhca.rxe.link.KernelWait;
 import io.jhca.rxe.link.LinkFaults;
 import io.jhca.rxe.wire.Ipv4IdMode;
 
@@ -69,6 +70,12 @@ public final class RxeDeviceConfig {
     private final long faultSeed;
     private final ProgressMode progressMode;
     private final String idleStrategy;
+    /**
+     * The adaptive strategy's longest park for an rxe engine: its sleep in the kernel ends at a datagram, a post or
+     * its next timer, so with nothing armed a quiet device wakes once a second (a 1 ms park cost two idle devices 5%
+     * of a core, a thousand wake-ups a second each).
+     */
+    public static final long DEFAULT_MAX_IDLE_SLEEP_NANOS = 1_000_000_000L;
     private final long minParkNanos;
     private final long maxParkNanos;
     private final Ipv4IdMode icrcMode;
@@ -163,7 +170,7 @@ public final class RxeDeviceConfig {
 
     /** A fresh idle strategy of the configured kind. */
     public IdleStrategy newIdleStrategy() {
-        return newIdleStrategy(AdaptiveIdleStrategy.PARK);
+        return newIdleStrategy(nanos -> AdaptiveIdleStrategy.PARK.sleep(Math.min(nanos, KernelWait.PARK_CAP_NANOS)));
     }
 
     /** A fresh idle strategy of the configured kind; the adaptive one parks with {@code sleeper}. */
@@ -364,7 +371,7 @@ public final class RxeDeviceConfig {
         private ProgressMode progressMode = ProgressMode.THREAD;
         private String idleStrategy = "adaptive";
         private long minParkNanos = AdaptiveIdleStrategy.DEFAULT_MIN_PARK_NANOS;
-        private long maxParkNanos = AdaptiveIdleStrategy.DEFAULT_MAX_PARK_NANOS;
+        private long maxParkNanos = DEFAULT_MAX_IDLE_SLEEP_NANOS;
         private Ipv4IdMode icrcMode = Ipv4IdMode.AUTO;
         private int socketBuffer = io.jhca.rxe.link.UdpLink.DEFAULT_SOCKET_BUFFER;
         private Path pcap;
@@ -486,9 +493,10 @@ public final class RxeDeviceConfig {
         }
 
         /**
-         * The adaptive idle strategy's park: the first one, doubling up to the longest (defaults 50 us and 1 ms). A
-         * quiet engine thread sleeps on its sockets, so a datagram or a post wakes it at once whatever these are; they
-         * bound how late a timer (retransmission, RNR) fires on a quiet device, and how often it wakes to look.
+         * The adaptive idle strategy's park: the first one, doubling up to the longest (defaults 50 us and
+         * {@link #DEFAULT_MAX_IDLE_SLEEP_NANOS}). A quiet engine thread sleeps on its sockets, so a datagram, a post
+         * or its next timer (retransmission, RNR wait, held ACK) wakes it whatever these are; they only bound how
+         * often a quiet device wakes to look. Where nothing can end a park early it lasts at most 1 ms.
          */
         public Builder idlePark(final long minNanos, final long maxNanos) {
             if (minNanos <= 0 || maxNanos < minNanos) {

@@ -15,8 +15,8 @@
  * after those of the property or environment (which win a shared name);</li>
  * <li>system property {@code jhca.rxe.progress}: {@code thread} (default) or {@code caller}, see below;</li>
  * <li>system property {@code jhca.rxe.idle}: idle strategy of engine threads, {@code adaptive} (default: by
- * time since the last work, yield until 2 ms, then sleep 50 us doubling to 1 ms in ppoll on the
- * device's sockets, which a datagram or a post ends at once; see {@link io.jhca.rxe.AdaptiveIdleStrategy} and
+ * time since the last work, yield until 2 ms, then sleep in ppoll on the device's sockets until a datagram, a post
+ * or the next timer (retransmission, RNR wait, held ACK) ends it, at most 50 us doubling to 1 s; see {@link io.jhca.rxe.AdaptiveIdleStrategy} and
  * {@link io.jhca.rxe.link.KernelWait}), {@code busy}, {@code yield}, {@code backoff} (spin, yield, then
  * park 1 to 100 us, Agrona's counts) or {@code sleep} (park 100 us);</li>
  * <li>system property {@code jhca.rxe.icrc}: how received IPv4 ICRCs are checked, {@code auto} (default),

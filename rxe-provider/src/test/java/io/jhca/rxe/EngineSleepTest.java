@@ -7,6 +7,8 @@ import java.util.function.UnaryOperator;
 
 import org.junit.jupiter.api.Test;
 
+import io.jhca.rxe.link.LinkFaults;
+import io.jhca.rxe.transport.RxeCounters;
 import io.jhca.verbs.Mtu;
 import io.jhca.verbs.QpAttributes;
 import io.jhca.verbs.QpState;
@@ -20,18 +22,31 @@ import io.jhca.verbs.WrOpcode;
 
 /**
  * Engine threads that have gone quiet sleep in the kernel, and what the application or the peer does wakes them at
- * once: a post (builder or postSend), a datagram from the peer, a control action (modify), the device's close.
+ * once: a post (builder or postSend), a datagram from the peer, a control action (modify), the device's close;
+ * and a sleeping engine wakes for its own timers: retransmission, a packet its link held back.
  * The devices here park for a whole minute at a time once idle, so anything that did not wake an engine shows as
- * a completion missing after half a minute (the rig's wait), not as a slow pass; nothing is timed.
+ * a completion missing after 20 s (the rig's wait) or as a retransmission counted, not as a slow pass; nothing is
+ * timed.
  */
 class EngineSleepTest {
 
     private static final long A_MINUTE = 60_000_000_000L;
 
     private static Rig sleepyRig() {
+        return sleepyRig(UnaryOperator.identity(), 14);
+    }
+
+    /** @param configB more of device B's configuration; @param timeout both QPs' local ACK timeout code */
+    private static Rig sleepyRig(final UnaryOperator<RxeDeviceConfig.Builder> configB, final int timeout) {
         return new Rig(Rig.config("slpA", ProgressMode.THREAD).idlePark(A_MINUTE, A_MINUTE).build(),
-                Rig.config("slpB", ProgressMode.THREAD).idlePark(A_MINUTE, A_MINUTE).build(), QpType.RC, 1 << 16,
-                Mtu.MTU_1024, UnaryOperator.identity());
+                configB.apply(Rig.config("slpB", ProgressMode.THREAD).idlePark(A_MINUTE, A_MINUTE)).build(),
+                QpType.RC, 1 << 16, Mtu.MTU_1024, UnaryOperator.identity(), timeout);
+    }
+
+    /** One signaled 8-byte RDMA WRITE from A to B. */
+    private static void writeAtoB(final Rig rig, final long wrId) {
+        assertEquals(1, rig.qpA.postSend(new SendWr(1).wrId(wrId).opcode(WrOpcode.RDMA_WRITE)
+                .rdma(rig.mrB.address() + 512, rig.mrB.rkey()).sge(rig.mrA, 512, 8).sendFlags(SendFlags.SIGNALED)));
     }
 
     /** Waits (up to 20 s) until both engine threads sleep in the kernel: after 2 ms of quiet they do. */
@@ -92,6 +107,43 @@ class EngineSleepTest {
             assertEquals(1, rig.qpB.postRecv(new RecvWr(1).wrId(9).sge(rig.mrB, 0, 64)));
             final WorkCompletion wc = rig.expect(rig.cqB, 9, WcStatus.WR_FLUSH_ERR);
             assertEquals(9, wc.wrId());
+        }
+    }
+
+    /**
+     * B's QP in ERR drops A's request, so only A's retransmit timer (code 10, 4.2 ms) moves anything, and it resends
+     * for ever (retry_cnt 7 is infinite, as in rxe). Each wait is longer than the 2 ms of yielding before a sleep,
+     * so A's engine sleeps between the retries and its timer must end each sleep (a minute otherwise).
+     */
+    @Test
+    void theRetransmitTimerEndsTheSleep() throws Exception {
+        try (Rig rig = sleepyRig(UnaryOperator.identity(), 10)) {
+            rig.qpB.modify(QpAttributes.toState(QpState.ERR));
+            bothAsleep(rig);
+            final long slept = rig.a.engine().sleepCounts()[0];
+            writeAtoB(rig, 21);
+            final long end = System.nanoTime() + 20_000_000_000L;
+            while (rig.a.counters().get(RxeCounters.Counter.RETRANSMITTED_PKTS) < 3 && System.nanoTime() < end) {
+                Thread.sleep(5);
+            }
+            assertTrue(rig.a.counters().get(RxeCounters.Counter.RETRANSMITTED_PKTS) >= 3,
+                    "three retransmissions within 20 s: " + rig.a.counters());
+            assertTrue(rig.a.engine().sleepCounts()[0] >= slept + 3, "A's engine slept between the retries");
+        }
+    }
+
+    /** B's link holds every packet it receives 20 ms: B's engine must wake when the request is due. */
+    @Test
+    void aPacketTheLinkHeldBackIsDeliveredWhileItsEngineSleeps() throws Exception {
+        try (Rig rig = sleepyRig(b -> b.rxFaults(LinkFaults.NONE.withDelay(1.0, 20_000_000L)), 16)) {
+            for (int round = 0; round < 2; round++) {
+                bothAsleep(rig);
+                rig.memA.buffer().putLong(512, 0x1122334455667700L + round);
+                writeAtoB(rig, 40 + round);
+                rig.expect(rig.cqA, 40 + round, WcStatus.SUCCESS);
+                assertEquals(0x1122334455667700L + round, rig.memB.buffer().getLong(512));
+            }
+            assertEquals(0, rig.a.counters().get(RxeCounters.Counter.RETRANSMITTED_PKTS), "no request was resent");
         }
     }
 

@@ -189,12 +189,17 @@ public final class FaultyLink implements Link {
 
     /**
      * The inner link's sockets: a datagram that arrives still ends an idle engine's sleep. What this link holds back
-     * (delayed, reordered) is released by time, which the sleep's own bound (the idle strategy's park, at most 1 ms
-     * by default) keeps as late as a park kept it.
+     * (delayed, reordered) is released by time: {@link #nanosToNextRelease} tells the engine how long it may sleep.
      */
     @Override
     public int pollFds(final int[] into) {
         return inner.pollFds(into);
+    }
+
+    /** Until the first held packet (either direction) is due; a duplicate waiting to be delivered is due now. */
+    @Override
+    public long nanosToNextRelease(final long now) {
+        return Math.min(txHeld.nanosToFirstDue(now), rxHeld.nanosToFirstDue(now));
     }
 
     @Override
@@ -274,6 +279,15 @@ public final class FaultyLink implements Link {
             s.due = due;
             s.afterNext = afterNext;
             return true;
+        }
+
+        /** Nanoseconds from {@code now} until a held packet is due, {@link Long#MAX_VALUE} if none is held. */
+        long nanosToFirstDue(final long now) {
+            long first = Long.MAX_VALUE;
+            for (int i = 0; i < count; i++) {
+                first = Math.min(first, slots[i].due - now);
+            }
+            return first;
         }
 
         void afterNextPassed(final long now) {

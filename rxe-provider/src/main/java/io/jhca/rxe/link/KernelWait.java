@@ -35,6 +35,11 @@ public final class KernelWait implements AutoCloseable {
     private static final int DRAINED = 16;
     private static final int ONE = 24;
     private static final int CONTROL_SIZE = 32;
+    /**
+     * The longest park where nothing can end it early (a link with no sockets to wait on, or no eventfd for the
+     * posts): it bounds how late such a link's datagram or a post is seen.
+     */
+    public static final long PARK_CAP_NANOS = 1_000_000L;
 
     private final NativeSocket.LibC libc;
     private final int eventFd;
@@ -69,7 +74,8 @@ public final class KernelWait implements AutoCloseable {
     /**
      * Sleeps until one of {@code link}'s sockets has a datagram, {@link #wake()} is called (also before this call,
      * since the last await), or {@code nanos} pass. A link that has no sockets to wait on ({@link Link#pollFds})
-     * parks instead. Returns true if something ended the sleep before its time. Engine thread only.
+     * parks instead, at most {@link #PARK_CAP_NANOS}. Returns true if something ended the sleep before its time.
+     * Engine thread only.
      */
     public boolean await(final Link link, final long nanos) {
         int n = link.pollFds(linkFds);
@@ -78,7 +84,7 @@ public final class KernelWait implements AutoCloseable {
             n = link.pollFds(linkFds);
         }
         if (n < 0 || n > linkFds.length) {
-            LockSupport.parkNanos(nanos);
+            LockSupport.parkNanos(Math.min(nanos, PARK_CAP_NANOS));
             return false;
         }
         if ((n + 1) * POLLFD_SIZE > pollFds.capacity()) {

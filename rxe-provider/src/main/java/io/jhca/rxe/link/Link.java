@@ -77,6 +77,15 @@ public interface Link extends AutoCloseable {
         return -1;
     }
 
+    /**
+     * Nanoseconds from {@code now} (System.nanoTime) until this link has something to send or deliver by time alone
+     * (a packet it held back), {@link Long#MAX_VALUE} if nothing: an idle engine sleeps no longer than that.
+     * Engine thread only.
+     */
+    default long nanosToNextRelease(final long now) {
+        return Long.MAX_VALUE;
+    }
+
     @Override
     void close();
 

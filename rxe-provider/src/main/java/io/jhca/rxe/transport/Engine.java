@@ -200,10 +200,13 @@ public final class Engine implements Agent {
 
     /**
      * The park of the engine thread's idle strategy: one more duty cycle, and if that finds nothing, a sleep in the
-     * kernel until a datagram arrives on the link, a post wakes it ({@link #notifyPosted}) or {@code nanos} pass
-     * (timers: retransmission, RNR). The duty cycle after raising {@link #sleeping} is what makes the handshake with
-     * a posting thread safe: a WR published before that thread saw the flag is found by it, one published after
-     * makes that thread wake the sleep. Returns true if the duty cycle found work (the engine does not sleep then).
+     * kernel until a datagram arrives on the link, a post wakes it ({@link #notifyPosted}), the next timer is due
+     * (retransmission, the end of an RNR wait, a held ACK, a packet the link held back) or {@code nanos} pass. With no
+     * timer armed the sleep's length is only how often a quiet device looks (the default park grows to 1 s), so an
+     * idle device costs next to nothing, and a timer fires on time rather than at the end of a park. The duty cycle
+     * after raising {@link #sleeping} is what makes the handshake with a posting thread safe: a WR published before
+     * that thread saw the flag is found by it, one published after makes that thread wake the sleep. Returns true if
+     * the duty cycle found work (the engine does not sleep then).
      */
     public boolean sleep(final long nanos) {
         KernelWait w = kernelWait;
@@ -215,8 +218,9 @@ public final class Engine implements Agent {
                 kernelWaitRefused = true; // no eventfd here: park as before
             }
         }
-        if (w == null) {
-            java.util.concurrent.locks.LockSupport.parkNanos(nanos);
+        if (w == null) { // nothing wakes a park: it is kept short
+            final long timer = nanosToNextTimer(System.nanoTime());
+            java.util.concurrent.locks.LockSupport.parkNanos(Math.min(Math.min(nanos, timer), KernelWait.PARK_CAP_NANOS));
             return false;
         }
         sleeping = true;
@@ -228,14 +232,27 @@ public final class Engine implements Agent {
             if (dutyCycle() > 0) {
                 return true;
             }
+            final long timer = nanosToNextTimer(System.nanoTime());
+            if (timer <= 0) {
+                return false; // due already: the next duty cycle fires it
+            }
             sleeps++;
-            if (w.await(link, nanos)) {
+            if (w.await(link, Math.min(nanos, timer))) {
                 earlyWakes++;
             }
             return false;
         } finally {
             sleeping = false;
         }
+    }
+
+    /** Nanoseconds from {@code now} until a QP's or the link's next timer is due, Long.MAX_VALUE if none. */
+    private long nanosToNextTimer(final long now) {
+        long next = link.nanosToNextRelease(now);
+        for (int i = 0; i < qpCount; i++) {
+            next = Math.min(next, qps[i].nanosToNextTimer(now));
+        }
+        return next;
     }
 
     /**

@@ -596,6 +596,11 @@ final class Responder {
         return 1;
     }
 
+    /** Nanoseconds from {@code now} until the held ACK goes out by time, {@link Long#MAX_VALUE} if none is held. */
+    long nanosToHeldAckRelease(final long now) {
+        return ackHeld ? ackHeldSince + qp.engine.ackHoldNanos() - now : Long.MAX_VALUE;
+    }
+
     /** Sends the held ACK, if any, now: before any other response, which must not overtake it. */
     void releaseHeldAck() {
         if (ackHeld) {

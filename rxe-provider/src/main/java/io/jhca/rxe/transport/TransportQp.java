@@ -336,7 +336,6 @@ public final class TransportQp {
         return state == QpState.RTS || state == QpState.SQD;
     }
 
-    /** Engine cycle: timers, then the requester; returns work done. */
     /** Sends the responder's held ACK now, if it has one and may still answer (QP destroy). */
     void releaseHeldAck() {
         if (canRespond()) {
@@ -344,7 +343,27 @@ public final class TransportQp {
         }
     }
 
-        int run(final long now, final int budget) {
+    /**
+     * Nanoseconds from {@code now} until one of this QP's timers is due (retransmission, the end of an RNR wait, the
+     * release of a held ACK), {@link Long#MAX_VALUE} if none is armed: how long an idle engine may sleep for it.
+     * The same conditions as {@link #run}'s, which fires them.
+     */
+    long nanosToNextTimer(final long now) {
+        if (state == QpState.ERR || state == QpState.RESET) {
+            return Long.MAX_VALUE;
+        }
+        long next = responder.nanosToHeldAckRelease(now);
+        if (retransDeadline != 0) {
+            next = Math.min(next, retransDeadline - now);
+        }
+        if (rnrDeadline != 0) {
+            next = Math.min(next, rnrDeadline - now);
+        }
+        return next;
+    }
+
+    /** Engine cycle: timers, then the requester; returns work done. */
+    int run(final long now, final int budget) {
         int work = flushIfError();
         if (state == QpState.ERR || state == QpState.RESET) {
             return work;
