@@ -80,7 +80,7 @@ public final class ModelProcess implements AutoCloseable {
             this.ram = r;
             this.model = new ConnectXModel(name, address, barBuffer, iommu, InitSegmentDevice.DEFAULT_PRE_INIT_NANOS,
                     java.util.function.UnaryOperator.identity());
-            this.runner = new AgentRunner(ModelConfig.idleStrategy(), this::failed, null, model);
+            this.runner = new AgentRunner(ModelConfig.idleStrategy("backoff"), this::failed, null, model);
         } catch (java.io.IOException e) {
             bar.close();
             throw new IllegalArgumentException("cannot map " + ramFile + ": " + e.getMessage(), e);

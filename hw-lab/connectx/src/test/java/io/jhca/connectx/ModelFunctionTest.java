@@ -40,6 +40,8 @@ class ModelFunctionTest {
         assertThrows(IllegalArgumentException.class, () -> ModelConfig.parse("a=127.0.0.5,a=127.0.0.6"));
         String old = System.getProperty(ModelConfig.IDLE_PROPERTY);
         try {
+            assertTrue(ModelConfig.idleStrategy() instanceof io.jhca.rxe.AdaptiveIdleStrategy);
+            System.setProperty(ModelConfig.IDLE_PROPERTY, "backoff");
             assertTrue(ModelConfig.idleStrategy() instanceof org.agrona.concurrent.BackoffIdleStrategy);
             System.setProperty(ModelConfig.IDLE_PROPERTY, "busy");
             assertTrue(ModelConfig.idleStrategy() instanceof org.agrona.concurrent.BusySpinIdleStrategy);
