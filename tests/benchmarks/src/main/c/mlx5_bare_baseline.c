@@ -11,7 +11,8 @@
  * CPU cost of the driver, exactly as the Java side does.
  *
  * Usage: mlx5_bare_baseline BATCH ITERATIONS [wrid]  -> prints "batch=%d mean=%.2f checksum=%d ns_per_op=%.2f" (the
- * median 1000-operation block's ns per operation)
+ * median 1000-operation block's ns per operation). Built with -DJHCA_BASELINE_LIB (no main) into a shared library,
+ * bare_init / bare_run are called from the JVM (Mlx5PairedRun) to time C and Java blocks alternately.
  *
  * With "wrid" the loop also keeps what a driver must keep to report a completion, as jhca's ring level does:
  * per WQE the wr_id and the WR number it ends (rdma-core qp.c: qp->sq.wrid[idx], qp->sq.wqe_head[idx]), per
@@ -50,8 +51,129 @@ static double now_ns(void) {
     return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-/* Operations per timed block: the reported time is the median block's, so preemption by other work on a shared
- * machine (which hits a few blocks, not the median one) stays out of the number; the mean is printed too. */
+/* The loop's state between calls of bare_run: rings and counters, as a driver keeps them. */
+static struct {
+    unsigned batch;
+    int keep_wrid;
+    uint8_t *sq, *uar, *cq, *buf;
+    volatile uint32_t *dbr, *cq_dbr;
+    uint32_t cur_post, ci, bf_offset, head, tail;
+    uint64_t it, sum;
+    uint64_t wrid[SQ_WQEBBS];
+    uint32_t wqe_head[SQ_WQEBBS];
+} B;
+
+/* Sets the loop up for BATCH WQEs per operation (keep_wrid: the "wrid" mode); the memory is mapped once. */
+int bare_init(unsigned batch, int keep_wrid) {
+    if (B.sq == NULL) {
+        B.sq = pages(SQ_WQEBBS * 64);
+        B.dbr = pages(4096);
+        B.uar = pages(4096);
+        B.cq = pages(CQ_ENTRIES * 64);
+        B.cq_dbr = pages(4096);
+        B.buf = pages(4096);
+    }
+    B.batch = batch;
+    B.keep_wrid = keep_wrid;
+    B.cur_post = B.ci = B.head = B.tail = 0;
+    B.bf_offset = 0x800;
+    B.it = B.sum = 0;
+    for (unsigned i = 0; i < CQ_ENTRIES; i++) {
+        ((struct mlx5_cqe64 *) (B.cq + i * 64))->op_own = MLX5_CQE_INVALID << 4 | 1; /* rdma-core's initial value */
+    }
+    return 0;
+}
+
+/* Runs OPS operations; returns their time in ns (CLOCK_MONOTONIC), or -1 if a CQE was not software's. */
+double bare_run(long ops) {
+    const unsigned batch = B.batch;
+    const int keep_wrid = B.keep_wrid;
+    uint8_t *const sq = B.sq, *const uar = B.uar, *const cq = B.cq, *const buf = B.buf;
+    volatile uint32_t *const dbr = B.dbr, *const cq_dbr = B.cq_dbr;
+    const uint32_t qpn = 0x11, lkey = 0x100, rkey = 0x200;
+    uint32_t cur_post = B.cur_post, ci = B.ci, bf_offset = B.bf_offset, head = B.head, tail = B.tail;
+    uint64_t sum = B.sum, it = B.it;
+    struct ibv_wc wc;
+    double t0 = now_ns();
+    for (long op = 0; op < ops; op++, it++) {
+        struct mlx5_wqe_ctrl_seg *ctrl = NULL;
+        for (unsigned b = 0; b < batch; b++) {
+            uint8_t *wqe = sq + ((cur_post & (SQ_WQEBBS - 1)) << 6);
+            ctrl = (struct mlx5_wqe_ctrl_seg *) wqe;
+            struct mlx5_wqe_raddr_seg *raddr = (struct mlx5_wqe_raddr_seg *) (wqe + 16);
+            struct mlx5_wqe_data_seg *data = (struct mlx5_wqe_data_seg *) (wqe + 32);
+            uint8_t fm_ce_se = b + 1 == batch ? MLX5_WQE_CTRL_CQ_UPDATE : 0;
+            mlx5dv_set_ctrl_seg(ctrl, (uint16_t) cur_post, MLX5_OPCODE_RDMA_WRITE, 0, qpn, fm_ce_se, 3, 0, 0);
+            raddr->raddr = htobe64((uint64_t) (uintptr_t) buf + 64);
+            raddr->rkey = htobe32(rkey);
+            raddr->reserved = 0;
+            mlx5dv_set_data_seg(data, 64, lkey, (uintptr_t) buf);
+            if (keep_wrid) {
+                B.wrid[cur_post & (SQ_WQEBBS - 1)] = it * batch + b;
+                B.wqe_head[cur_post & (SQ_WQEBBS - 1)] = head + b;
+            }
+            cur_post += 1; /* 3 DS = one WQEBB */
+        }
+        head += batch;
+        /* post_send_db */
+        compiler_barrier();
+        dbr[1] = htobe32(cur_post & 0xffff);
+        sfence();
+        *(volatile uint64_t *) (uar + bf_offset) = *(uint64_t *) ctrl;
+        sfence();
+        bf_offset ^= 0x100;
+
+        /* stub device: the CQE of the last WQE, body first, then op_own */
+        struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *) (cq + ((ci & (CQ_ENTRIES - 1)) << 6));
+        cqe->wqe_counter = htobe16((uint16_t) (cur_post - 1));
+        cqe->sop_drop_qpn = htobe32(MLX5_OPCODE_RDMA_WRITE << 24 | qpn);
+        cqe->byte_cnt = htobe32(64);
+        compiler_barrier();
+        cqe->op_own = MLX5_CQE_REQ << 4 | ((ci & CQ_ENTRIES) ? 1 : 0);
+
+        /* driver: poll it (rdma-core get_sw_cqe + parse) */
+        struct mlx5_cqe64 *c = (struct mlx5_cqe64 *) (cq + ((ci & (CQ_ENTRIES - 1)) << 6));
+        uint8_t op_own = *(volatile uint8_t *) &c->op_own;
+        if ((op_own >> 4) == MLX5_CQE_INVALID || ((op_own & 1) ^ !!(ci & CQ_ENTRIES))) {
+            fprintf(stderr, "CQE not owned by software at ci=%u\n", ci);
+            return -1;
+        }
+        lfence();
+        if (keep_wrid) {
+            uint16_t idx = be16toh(c->wqe_counter) & (SQ_WQEBBS - 1);
+            memset(&wc, 0, sizeof wc);
+            wc.wr_id = B.wrid[idx];
+            wc.status = IBV_WC_SUCCESS;
+            wc.opcode = IBV_WC_RDMA_WRITE;
+            wc.qp_num = be32toh(c->sop_drop_qpn) & 0xffffff;
+            tail = B.wqe_head[idx] + 1;
+            compiler_barrier(); /* the application reads wc */
+            sum += wc.wr_id + wc.qp_num + tail;
+        } else {
+            sum += be16toh(c->wqe_counter) + be32toh(c->byte_cnt) + (be32toh(c->sop_drop_qpn) & 0xffffff);
+        }
+        ci++;
+        cq_dbr[0] = htobe32(ci & 0xffffff);
+    }
+    double t1 = now_ns();
+    B.cur_post = cur_post;
+    B.ci = ci;
+    B.bf_offset = bf_offset;
+    B.head = head;
+    B.tail = tail;
+    B.sum = sum;
+    B.it = it;
+    return t1 - t0;
+}
+
+/* What the loop read back, so that no compiler can drop it. */
+uint64_t bare_checksum(void) {
+    return B.sum;
+}
+
+#ifndef JHCA_BASELINE_LIB
+/* Operations per timed block: the reported time is the median block's (preemption hits a few blocks, not the
+ * median one); the mean is printed too. */
 #define BLOCK 1000
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *) a, y = *(const double *) b;
@@ -61,104 +183,25 @@ static int cmp_double(const void *a, const void *b) {
 int main(int argc, char **argv) {
     unsigned batch = argc > 1 ? (unsigned) atoi(argv[1]) : 1;
     long iters = argc > 2 ? atol(argv[2]) : 10000000L;
-    int keep_wrid = argc > 3 && strcmp(argv[3], "wrid") == 0;
-    static uint64_t wrid[SQ_WQEBBS];
-    static uint32_t wqe_head[SQ_WQEBBS];
-    uint32_t head = 0, tail = 0;
-    struct ibv_wc wc;
-    uint8_t *sq = pages(SQ_WQEBBS * 64);
-    volatile uint32_t *dbr = pages(4096);
-    uint8_t *uar = pages(4096);
-    uint8_t *cq = pages(CQ_ENTRIES * 64);
-    volatile uint32_t *cq_dbr = pages(4096);
-    uint8_t *buf = pages(4096);
-    const uint32_t qpn = 0x11, lkey = 0x100, rkey = 0x200;
-    uint32_t cur_post = 0, ci = 0, bf_offset = 0x800;
-    uint64_t sum = 0;
-
-    for (unsigned i = 0; i < CQ_ENTRIES; i++) {
-        ((struct mlx5_cqe64 *) (cq + i * 64))->op_own = MLX5_CQE_INVALID << 4 | 1; /* rdma-core's initial value */
-    }
-
+    bare_init(batch, argc > 3 && strcmp(argv[3], "wrid") == 0);
     for (int phase = 0; phase < 2; phase++) { /* phase 0 warms up, phase 1 is timed */
         long n = phase == 0 ? iters / 10 : iters;
         n -= n % BLOCK;
         double *blocks = malloc(sizeof(double) * (n / BLOCK + 1));
-        long nb = 0;
-        double t0 = now_ns(), tb = t0;
-        for (long it = 0; it < n; it++) {
-            struct mlx5_wqe_ctrl_seg *ctrl = NULL;
-            for (unsigned b = 0; b < batch; b++) {
-                uint8_t *wqe = sq + ((cur_post & (SQ_WQEBBS - 1)) << 6);
-                ctrl = (struct mlx5_wqe_ctrl_seg *) wqe;
-                struct mlx5_wqe_raddr_seg *raddr = (struct mlx5_wqe_raddr_seg *) (wqe + 16);
-                struct mlx5_wqe_data_seg *data = (struct mlx5_wqe_data_seg *) (wqe + 32);
-                uint8_t fm_ce_se = b + 1 == batch ? MLX5_WQE_CTRL_CQ_UPDATE : 0;
-                mlx5dv_set_ctrl_seg(ctrl, (uint16_t) cur_post, MLX5_OPCODE_RDMA_WRITE, 0, qpn, fm_ce_se, 3, 0, 0);
-                raddr->raddr = htobe64((uint64_t) (uintptr_t) buf + 64);
-                raddr->rkey = htobe32(rkey);
-                raddr->reserved = 0;
-                mlx5dv_set_data_seg(data, 64, lkey, (uintptr_t) buf);
-                if (keep_wrid) {
-                    wrid[cur_post & (SQ_WQEBBS - 1)] = (uint64_t) it * batch + b;
-                    wqe_head[cur_post & (SQ_WQEBBS - 1)] = head + b;
-                }
-                cur_post += 1; /* 3 DS = one WQEBB */
-            }
-            head += batch;
-            /* post_send_db */
-            compiler_barrier();
-            dbr[1] = htobe32(cur_post & 0xffff);
-            sfence();
-            *(volatile uint64_t *) (uar + bf_offset) = *(uint64_t *) ctrl;
-            sfence();
-            bf_offset ^= 0x100;
-
-            /* stub device: the CQE of the last WQE, body first, then op_own */
-            struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *) (cq + ((ci & (CQ_ENTRIES - 1)) << 6));
-            cqe->wqe_counter = htobe16((uint16_t) (cur_post - 1));
-            cqe->sop_drop_qpn = htobe32(MLX5_OPCODE_RDMA_WRITE << 24 | qpn);
-            cqe->byte_cnt = htobe32(64);
-            compiler_barrier();
-            cqe->op_own = MLX5_CQE_REQ << 4 | ((ci & CQ_ENTRIES) ? 1 : 0);
-
-            /* driver: poll it (rdma-core get_sw_cqe + parse) */
-            struct mlx5_cqe64 *c = (struct mlx5_cqe64 *) (cq + ((ci & (CQ_ENTRIES - 1)) << 6));
-            uint8_t op_own = *(volatile uint8_t *) &c->op_own;
-            if ((op_own >> 4) == MLX5_CQE_INVALID || ((op_own & 1) ^ !!(ci & CQ_ENTRIES))) {
-                fprintf(stderr, "CQE not owned by software at ci=%u\n", ci);
-                return 1;
-            }
-            lfence();
-            if (keep_wrid) {
-                uint16_t idx = be16toh(c->wqe_counter) & (SQ_WQEBBS - 1);
-                memset(&wc, 0, sizeof wc);
-                wc.wr_id = wrid[idx];
-                wc.status = IBV_WC_SUCCESS;
-                wc.opcode = IBV_WC_RDMA_WRITE;
-                wc.qp_num = be32toh(c->sop_drop_qpn) & 0xffffff;
-                tail = wqe_head[idx] + 1;
-                compiler_barrier(); /* the application reads wc */
-                sum += wc.wr_id + wc.qp_num + tail;
-            } else {
-                sum += be16toh(c->wqe_counter) + be32toh(c->byte_cnt) + (be32toh(c->sop_drop_qpn) & 0xffffff);
-            }
-            ci++;
-            cq_dbr[0] = htobe32(ci & 0xffffff);
-            if (it % BLOCK == BLOCK - 1) {
-                double t = now_ns();
-                blocks[nb++] = t - tb;
-                tb = t;
-            }
+        double total = 0;
+        for (long nb = 0; nb < n / BLOCK; nb++) {
+            blocks[nb] = bare_run(BLOCK);
+            if (blocks[nb] < 0) return 1;
+            total += blocks[nb];
         }
-        double t1 = now_ns();
-        qsort(blocks, nb, sizeof(double), cmp_double);
-        double median = blocks[nb / 2] / BLOCK;
+        qsort(blocks, n / BLOCK, sizeof(double), cmp_double);
+        double median = blocks[n / BLOCK / 2] / BLOCK;
         free(blocks);
         if (phase == 1) {
-            printf("batch=%u mean=%.2f checksum=%llu ns_per_op=%.2f\n", batch, (t1 - t0) / n,
-                   (unsigned long long) (sum & 0xff), median);
+            printf("batch=%u mean=%.2f checksum=%llu ns_per_op=%.2f\n", batch, total / n,
+                   (unsigned long long) (bare_checksum() & 0xff), median);
         }
     }
     return 0;
 }
+#endif

@@ -29,7 +29,8 @@
  * Memory as in the bare baseline: anonymous pages, no device; only the driver's CPU cost is timed.
  *
  * Usage: mlx5_verbs_baseline builder|post BATCH ITERATIONS -> "mode=%s batch=%d mean=%.2f checksum=%d ns_per_op=%.2f"
- * (the median 1000-operation block's ns per operation)
+ * (the median 1000-operation block's ns per operation). Built with -DJHCA_BASELINE_LIB (no main) into a shared
+ * library, verbs_init / verbs_run are called from the JVM (Mlx5PairedRun) to time C and Java blocks alternately.
  */
 #define _GNU_SOURCE
 #include <infiniband/mlx5dv.h>
@@ -116,13 +117,6 @@ static double now_ns(void) {
     return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-/* Operations per timed block: the reported time is the median block's, so preemption by other work on a shared
- * machine (which hits a few blocks, not the median one) stays out of the number; the mean is printed too. */
-#define BLOCK 1000
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
 
 static inline void *get_send_wqe(struct qp *qp, unsigned n) { return qp->sq_start + (n << 6); }
 
@@ -332,99 +326,162 @@ static NOINLINE int poll_cq(struct cq *cq, int ne, struct ibv_wc *wc) {
 static struct ops OPS = { post_send, wr_start, wr_rdma_write, wr_set_sge, wr_complete, poll_cq };
 static struct ops *volatile ops_ref = &OPS; /* the library's function table: calls stay indirect */
 
+/* The application's state between calls of verbs_run: the device's objects, the WRs, the stub device's index. */
+static struct {
+    int builder;
+    unsigned batch;
+    uint8_t *buf;
+    struct ctx ctx;
+    struct cq cq;
+    struct qp qp;
+    struct bf bf;
+    struct ibv_sge sges[64];
+    struct ibv_send_wr wrs[64];
+    unsigned device_pi;
+    uint64_t wr_id, sum;
+} V;
+
+/* Sets up a fresh QP and CQ for BATCH RDMA WRITEs per operation, posted with the builder or ibv_post_send. */
+int verbs_init(int builder, unsigned batch) {
+    const uint32_t qpn = 0x11, lkey = 0x100, rkey = 0x200;
+    if (batch < 1 || batch > 64) return -1;
+    if (V.buf == NULL) { /* memory mapped once */
+        V.buf = pages(4096);
+        struct qp **table = calloc(1 << QP_TABLE_SHIFT, sizeof *table);
+        table[qpn & QP_TABLE_MASK] = &V.qp;
+        V.ctx.qp_table[qpn >> QP_TABLE_SHIFT].refcnt = 1;
+        V.ctx.qp_table[qpn >> QP_TABLE_SHIFT].table = table;
+        V.cq.buf = pages(CQ_ENTRIES * 64);
+        V.cq.dbrec = pages(4096);
+        V.bf.reg = (uint8_t *) pages(4096) + 0x800;
+        V.qp.sq_start = pages(SQ_WQEBBS * 64);
+        V.qp.db = pages(4096);
+        V.qp.sq.wrid = calloc(SQ_WQEBBS, sizeof(uint64_t));
+        V.qp.sq.wqe_head = calloc(SQ_WQEBBS, sizeof(unsigned));
+        V.qp.sq.wr_data = calloc(SQ_WQEBBS, sizeof(unsigned));
+    }
+    V.builder = builder;
+    V.batch = batch;
+    V.cq.cqe_mask = CQ_ENTRIES - 1;
+    V.cq.cons_index = 0;
+    V.cq.ctx = &V.ctx;
+    for (unsigned i = 0; i < CQ_ENTRIES; i++) ((struct mlx5_cqe64 *) (V.cq.buf + i * 64))->op_own = MLX5_CQE_INVALID << 4 | 1;
+    V.bf.offset = 0;
+    V.bf.buf_size = 0x100;
+    uint64_t *wrid = V.qp.sq.wrid;
+    unsigned *wqe_head = V.qp.sq.wqe_head, *wr_data = V.qp.sq.wr_data;
+    uint8_t *sq_start = V.qp.sq_start;
+    volatile uint32_t *db = V.qp.db;
+    memset(&V.qp, 0, sizeof V.qp);
+    V.qp.sq.wrid = wrid;
+    V.qp.sq.wqe_head = wqe_head;
+    V.qp.sq.wr_data = wr_data;
+    V.qp.sq_start = sq_start;
+    V.qp.qend = sq_start + SQ_WQEBBS * 64;
+    V.qp.db = db;
+    V.qp.bf = &V.bf;
+    V.qp.send_cq = &V.cq;
+    V.qp.qp_num = qpn;
+    V.qp.sq.wqe_cnt = SQ_WQEBBS;
+    V.qp.sq.max_post = SQ_WQEBBS / 4;
+    V.qp.sq.max_gs = 1;
+    for (unsigned b = 0; b < batch; b++) {
+        V.sges[b] = (struct ibv_sge) {.addr = (uintptr_t) V.buf, .length = 64, .lkey = lkey};
+        V.wrs[b] = (struct ibv_send_wr) {.sg_list = &V.sges[b], .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+                                         .send_flags = b + 1 == batch ? IBV_SEND_SIGNALED : 0,
+                                         .next = b + 1 < batch ? &V.wrs[b + 1] : NULL};
+        V.wrs[b].wr.rdma.remote_addr = (uintptr_t) V.buf + 64;
+        V.wrs[b].wr.rdma.rkey = rkey;
+    }
+    V.device_pi = 0;
+    V.wr_id = V.sum = 0;
+    return 0;
+}
+
+/* Runs OPS operations; returns their time in ns (CLOCK_MONOTONIC), or -1 if a post or a poll failed. */
+double verbs_run(long ops) {
+    const uint32_t qpn = 0x11, lkey = 0x100, rkey = 0x200;
+    const int builder = V.builder;
+    const unsigned batch = V.batch;
+    uint8_t *const buf = V.buf;
+    struct qp *const qp = &V.qp;
+    struct cq *const cq = &V.cq;
+    struct ibv_send_wr *const wrs = V.wrs;
+    unsigned device_pi = V.device_pi;
+    uint64_t wr_id = V.wr_id, sum = V.sum;
+    struct ibv_wc wc;
+    double t0 = now_ns();
+    for (long op = 0; op < ops; op++) {
+        struct ops *o = ops_ref;
+        if (builder) {
+            o->wr_start(qp);
+            for (unsigned b = 0; b < batch; b++) {
+                qp->wr_id = ++wr_id;
+                qp->wr_flags = b + 1 == batch ? IBV_SEND_SIGNALED : 0;
+                o->wr_rdma_write(qp, rkey, (uintptr_t) buf + 64);
+                o->wr_set_sge(qp, lkey, (uintptr_t) buf, 64);
+            }
+            if (o->wr_complete(qp)) { fprintf(stderr, "wr_complete failed\n"); return -1; }
+        } else {
+            struct ibv_send_wr *bad;
+            for (unsigned b = 0; b < batch; b++) wrs[b].wr_id = ++wr_id;
+            if (o->post_send(qp, &wrs[0], &bad)) { fprintf(stderr, "post_send failed\n"); return -1; }
+        }
+        /* stub device: the CQE of the last WQE, body first, then op_own */
+        struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *) (cq->buf + ((device_pi & (CQ_ENTRIES - 1)) << 6));
+        cqe->wqe_counter = htobe16((uint16_t) (qp->sq.cur_post - 1));
+        cqe->sop_drop_qpn = htobe32(MLX5_OPCODE_RDMA_WRITE << 24 | qpn);
+        cqe->byte_cnt = htobe32(64);
+        compiler_barrier();
+        cqe->op_own = MLX5_CQE_REQ << 4 | ((device_pi & CQ_ENTRIES) ? 1 : 0);
+        device_pi++;
+        if (o->poll_cq(cq, 1, &wc) != 1) { fprintf(stderr, "no completion at %u\n", cq->cons_index); return -1; }
+        sum += wc.wr_id;
+    }
+    double t1 = now_ns();
+    V.device_pi = device_pi;
+    V.wr_id = wr_id;
+    V.sum = sum;
+    return t1 - t0;
+}
+
+/* What the loop read back, so that no compiler can drop it. */
+uint64_t verbs_checksum(void) {
+    return V.sum;
+}
+
+#ifndef JHCA_BASELINE_LIB
+/* Operations per timed block: the reported time is the median block's, so preemption by other work on a shared
+ * machine (which hits a few blocks, not the median one) stays out of the number; the mean is printed too. */
+#define BLOCK 1000
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
 int main(int argc, char **argv) {
     int builder = argc > 1 && strcmp(argv[1], "post") != 0;
     unsigned batch = argc > 2 ? (unsigned) atoi(argv[2]) : 1;
     long iters = argc > 3 ? atol(argv[3]) : 10000000L;
-    const uint32_t qpn = 0x11, lkey = 0x100, rkey = 0x200;
-    uint8_t *buf = pages(4096);
-    static struct ctx ctx;
-    static struct cq cq;
-    static struct qp qp;
-    static struct bf bf;
-    struct qp **table = calloc(1 << QP_TABLE_SHIFT, sizeof *table);
-    table[qpn & QP_TABLE_MASK] = &qp;
-    ctx.qp_table[qpn >> QP_TABLE_SHIFT].refcnt = 1;
-    ctx.qp_table[qpn >> QP_TABLE_SHIFT].table = table;
-    cq.buf = pages(CQ_ENTRIES * 64);
-    cq.cqe_mask = CQ_ENTRIES - 1;
-    cq.dbrec = pages(4096);
-    cq.ctx = &ctx;
-    for (unsigned i = 0; i < CQ_ENTRIES; i++) ((struct mlx5_cqe64 *) (cq.buf + i * 64))->op_own = MLX5_CQE_INVALID << 4 | 1;
-    bf.reg = (uint8_t *) pages(4096) + 0x800;
-    bf.buf_size = 0x100;
-    qp.sq_start = pages(SQ_WQEBBS * 64);
-    qp.qend = qp.sq_start + SQ_WQEBBS * 64;
-    qp.db = pages(4096);
-    qp.bf = &bf;
-    qp.send_cq = &cq;
-    qp.qp_num = qpn;
-    qp.sq.wqe_cnt = SQ_WQEBBS;
-    qp.sq.max_post = SQ_WQEBBS / 4;
-    qp.sq.max_gs = 1;
-    qp.sq.wrid = calloc(SQ_WQEBBS, sizeof(uint64_t));
-    qp.sq.wqe_head = calloc(SQ_WQEBBS, sizeof(unsigned));
-    qp.sq.wr_data = calloc(SQ_WQEBBS, sizeof(unsigned));
-    struct ibv_sge sges[64];
-    struct ibv_send_wr wrs[64];
-    for (unsigned b = 0; b < batch && b < 64; b++) {
-        sges[b] = (struct ibv_sge) {.addr = (uintptr_t) buf, .length = 64, .lkey = lkey};
-        wrs[b] = (struct ibv_send_wr) {.sg_list = &sges[b], .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-                                       .send_flags = b + 1 == batch ? IBV_SEND_SIGNALED : 0,
-                                       .next = b + 1 < batch ? &wrs[b + 1] : NULL};
-        wrs[b].wr.rdma.remote_addr = (uintptr_t) buf + 64;
-        wrs[b].wr.rdma.rkey = rkey;
-    }
-    unsigned device_pi = 0;
-    uint64_t wr_id = 0, sum = 0;
-    struct ibv_wc wc;
-
+    if (verbs_init(builder, batch)) { fprintf(stderr, "batch must be 1..64\n"); return 1; }
     for (int phase = 0; phase < 2; phase++) { /* phase 0 warms up, phase 1 is timed */
         long n = phase == 0 ? iters / 10 : iters;
         n -= n % BLOCK;
         double *blocks = malloc(sizeof(double) * (n / BLOCK + 1));
-        long nb = 0;
-        double t0 = now_ns(), tb = t0;
-        for (long it = 0; it < n; it++) {
-            struct ops *o = ops_ref;
-            if (builder) {
-                o->wr_start(&qp);
-                for (unsigned b = 0; b < batch; b++) {
-                    qp.wr_id = ++wr_id;
-                    qp.wr_flags = b + 1 == batch ? IBV_SEND_SIGNALED : 0;
-                    o->wr_rdma_write(&qp, rkey, (uintptr_t) buf + 64);
-                    o->wr_set_sge(&qp, lkey, (uintptr_t) buf, 64);
-                }
-                if (o->wr_complete(&qp)) { fprintf(stderr, "wr_complete failed\n"); return 1; }
-            } else {
-                struct ibv_send_wr *bad;
-                for (unsigned b = 0; b < batch; b++) wrs[b].wr_id = ++wr_id;
-                if (o->post_send(&qp, &wrs[0], &bad)) { fprintf(stderr, "post_send failed\n"); return 1; }
-            }
-            /* stub device: the CQE of the last WQE, body first, then op_own */
-            struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *) (cq.buf + ((device_pi & (CQ_ENTRIES - 1)) << 6));
-            cqe->wqe_counter = htobe16((uint16_t) (qp.sq.cur_post - 1));
-            cqe->sop_drop_qpn = htobe32(MLX5_OPCODE_RDMA_WRITE << 24 | qpn);
-            cqe->byte_cnt = htobe32(64);
-            compiler_barrier();
-            cqe->op_own = MLX5_CQE_REQ << 4 | ((device_pi & CQ_ENTRIES) ? 1 : 0);
-            device_pi++;
-            if (o->poll_cq(&cq, 1, &wc) != 1) { fprintf(stderr, "no completion at %u\n", cq.cons_index); return 1; }
-            sum += wc.wr_id;
-            if (it % BLOCK == BLOCK - 1) {
-                double t = now_ns();
-                blocks[nb++] = t - tb;
-                tb = t;
-            }
+        double total = 0;
+        for (long nb = 0; nb < n / BLOCK; nb++) {
+            blocks[nb] = verbs_run(BLOCK);
+            if (blocks[nb] < 0) return 1;
+            total += blocks[nb];
         }
-        double t1 = now_ns();
-        qsort(blocks, nb, sizeof(double), cmp_double);
-        double median = blocks[nb / 2] / BLOCK;
+        qsort(blocks, n / BLOCK, sizeof(double), cmp_double);
+        double median = blocks[n / BLOCK / 2] / BLOCK;
         free(blocks);
         if (phase == 1) {
             printf("mode=%s batch=%u mean=%.2f checksum=%llu ns_per_op=%.2f\n", builder ? "builder" : "post", batch,
-                   (t1 - t0) / n, (unsigned long long) (sum & 0xff), median);
+                   total / n, (unsigned long long) (verbs_checksum() & 0xff), median);
         }
     }
     return 0;
 }
+#endif
