@@ -172,36 +172,16 @@ uint64_t bare_checksum(void) {
 }
 
 #ifndef JHCA_BASELINE_LIB
-/* Operations per timed block: the reported time is the median block's (preemption hits a few blocks, not the
- * median one); the mean is printed too. */
-#define BLOCK 1000
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
+#include "block_timing.h"
 
 int main(int argc, char **argv) {
     unsigned batch = argc > 1 ? (unsigned) atoi(argv[1]) : 1;
     long iters = argc > 2 ? atol(argv[2]) : 10000000L;
+    double median, mean;
     bare_init(batch, argc > 3 && strcmp(argv[3], "wrid") == 0);
-    for (int phase = 0; phase < 2; phase++) { /* phase 0 warms up, phase 1 is timed */
-        long n = phase == 0 ? iters / 10 : iters;
-        n -= n % BLOCK;
-        double *blocks = malloc(sizeof(double) * (n / BLOCK + 1));
-        double total = 0;
-        for (long nb = 0; nb < n / BLOCK; nb++) {
-            blocks[nb] = bare_run(BLOCK);
-            if (blocks[nb] < 0) return 1;
-            total += blocks[nb];
-        }
-        qsort(blocks, n / BLOCK, sizeof(double), cmp_double);
-        double median = blocks[n / BLOCK / 2] / BLOCK;
-        free(blocks);
-        if (phase == 1) {
-            printf("batch=%u mean=%.2f checksum=%llu ns_per_op=%.2f\n", batch, total / n,
-                   (unsigned long long) (bare_checksum() & 0xff), median);
-        }
-    }
+    if (time_blocks(bare_run, iters, &median, &mean)) return 1;
+    printf("batch=%u mean=%.2f checksum=%llu ns_per_op=%.2f\n", batch, mean,
+           (unsigned long long) (bare_checksum() & 0xff), median);
     return 0;
 }
 #endif

@@ -451,37 +451,17 @@ uint64_t verbs_checksum(void) {
 }
 
 #ifndef JHCA_BASELINE_LIB
-/* Operations per timed block: the reported time is the median block's, so preemption by other work on a shared
- * machine (which hits a few blocks, not the median one) stays out of the number; the mean is printed too. */
-#define BLOCK 1000
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
+#include "block_timing.h"
 
 int main(int argc, char **argv) {
     int builder = argc > 1 && strcmp(argv[1], "post") != 0;
     unsigned batch = argc > 2 ? (unsigned) atoi(argv[2]) : 1;
     long iters = argc > 3 ? atol(argv[3]) : 10000000L;
+    double median, mean;
     if (verbs_init(builder, batch)) { fprintf(stderr, "batch must be 1..64\n"); return 1; }
-    for (int phase = 0; phase < 2; phase++) { /* phase 0 warms up, phase 1 is timed */
-        long n = phase == 0 ? iters / 10 : iters;
-        n -= n % BLOCK;
-        double *blocks = malloc(sizeof(double) * (n / BLOCK + 1));
-        double total = 0;
-        for (long nb = 0; nb < n / BLOCK; nb++) {
-            blocks[nb] = verbs_run(BLOCK);
-            if (blocks[nb] < 0) return 1;
-            total += blocks[nb];
-        }
-        qsort(blocks, n / BLOCK, sizeof(double), cmp_double);
-        double median = blocks[n / BLOCK / 2] / BLOCK;
-        free(blocks);
-        if (phase == 1) {
-            printf("mode=%s batch=%u mean=%.2f checksum=%llu ns_per_op=%.2f\n", builder ? "builder" : "post", batch,
-                   total / n, (unsigned long long) (verbs_checksum() & 0xff), median);
-        }
-    }
+    if (time_blocks(verbs_run, iters, &median, &mean)) return 1;
+    printf("mode=%s batch=%u mean=%.2f checksum=%llu ns_per_op=%.2f\n", builder ? "builder" : "post", batch,
+           mean, (unsigned long long) (verbs_checksum() & 0xff), median);
     return 0;
 }
 #endif
