@@ -111,13 +111,14 @@ class EngineSleepTest {
     }
 
     /**
-     * B's QP in ERR drops A's request, so only A's retransmit timer (code 10, 4.2 ms) moves anything, and it resends
-     * for ever (retry_cnt 7 is infinite, as in rxe). Each wait is longer than the 2 ms of yielding before a sleep,
-     * so A's engine sleeps between the retries and its timer must end each sleep (a minute otherwise).
+     * B's QP in ERR drops A's request, so only A's retransmit timer (code 13, 33.6 ms) moves anything, and it resends
+     * for ever (retry_cnt 7 is infinite, as in rxe). Each wait is much longer than the 2 ms of yielding before a
+     * sleep, so A's engine sleeps before the retries and its timer must end the sleep (a minute otherwise). On a
+     * loaded machine a yield can last long enough for a timer to fall due first, so one sleep is all that is asked.
      */
     @Test
     void theRetransmitTimerEndsTheSleep() throws Exception {
-        try (Rig rig = sleepyRig(UnaryOperator.identity(), 10)) {
+        try (Rig rig = sleepyRig(UnaryOperator.identity(), 13)) {
             rig.qpB.modify(QpAttributes.toState(QpState.ERR));
             bothAsleep(rig);
             final long slept = rig.a.engine().sleepCounts()[0];
@@ -128,7 +129,7 @@ class EngineSleepTest {
             }
             assertTrue(rig.a.counters().get(RxeCounters.Counter.RETRANSMITTED_PKTS) >= 3,
                     "three retransmissions within 20 s: " + rig.a.counters());
-            assertTrue(rig.a.engine().sleepCounts()[0] >= slept + 3, "A's engine slept between the retries");
+            assertTrue(rig.a.engine().sleepCounts()[0] > slept, "A's engine slept while a retry was due");
         }
     }
 
