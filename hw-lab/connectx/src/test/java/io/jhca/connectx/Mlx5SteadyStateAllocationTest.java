@@ -56,11 +56,17 @@ class Mlx5SteadyStateAllocationTest {
             WorkCompletion wc = new WorkCompletion();
             long[] bytes = new long[2];
             rounds(qp, mr, cq, stub, chain, wc, 20_000, bytes);   // warm up (JIT)
-            // a per-operation allocation shows in every round; a one-off of the JVM (a deoptimization) in one at most
+            // A per-operation allocation shows in every round, 5000 times over. What the JVM allocates on the
+            // thread's account now and then while the JIT settles (88-816 bytes a round; a deoptimization re-creates
+            // the objects compiled code kept in registers) can show in several rounds, more so on a loaded machine
+            // (three rounds in a row in one run of four, here); so up to ten rounds, until one is
+            // clean after at least three. The operations themselves allocate nothing even interpreted (-Xint) or
+            // compiled by C1 only, which have no escape analysis (a class histogram under Epsilon GC before and
+            // after 2000 and 20000 operations of each kind: no class gained an instance per operation).
             StringBuilder seen = new StringBuilder();
             boolean clean = false;
             long worst = 0;
-            for (int k = 0; k < 3; k++) {
+            for (int k = 0; k < 10 && !(clean && k >= 3); k++) {
                 bytes[0] = 0;
                 bytes[1] = 0;
                 rounds(qp, mr, cq, stub, chain, wc, 5_000, bytes);
@@ -68,7 +74,7 @@ class Mlx5SteadyStateAllocationTest {
                 clean |= bytes[0] + bytes[1] == 0;
                 worst = Math.max(worst, bytes[0] + bytes[1]);
             }
-            assertTrue(clean && worst < 4096, "bytes the posting thread allocated in three rounds of 5000 operations"
+            assertTrue(clean && worst < 4096, "bytes the posting thread allocated in rounds of 5000 operations"
                     + " of each kind: " + seen);
         }
     }
