@@ -1,8 +1,14 @@
 package io.jhca.rxe;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
@@ -17,6 +23,8 @@ import io.jhca.verbs.WorkCompletion;
  * In CALLER mode everything (posting, both engines, polling) runs on the test thread, so the thread's allocation
  * counter, read around each library call, measures the whole data path: after warm-up, rounds of 5000
  * SEND/RECV + WRITE + READ (35000 packets) allocate nothing. (The engine thread of THREAD mode runs the same code.)
+ * Compiled, and interpreted (where no escape analysis removes an object the code creates, so a JDK whose JIT inlines
+ * differently still makes no garbage).
  */
 class SteadyStateAllocationTest {
 
@@ -47,7 +55,41 @@ class SteadyStateAllocationTest {
         }
     }
 
-    private static void run(final Rig r, final RecvWr recv, final WorkCompletion wc, final int rounds, final long[] bytes) {
+    /** The same rounds in a child JVM with -Xint ({@link InterpretedAllocationProbe}): every round 0 bytes. */
+    @Test
+    void interpretedDataPathAllocatesNothing() throws Exception {
+        final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        final Path log = Files.createTempFile("jhca-rxe-alloc-xint-", ".log"); // not a pipe: a hung child cannot block
+        Process p = null;
+        try {
+            p = new ProcessBuilder(List.of(java, "-Xint", "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
+                    "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+                    "-cp", System.getProperty("java.class.path"), InterpretedAllocationProbe.class.getName()))
+                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            final boolean exited = p.waitFor(50, TimeUnit.SECONDS);
+            final String out = new String(Files.readAllBytes(log), StandardCharsets.UTF_8);
+            assertTrue(exited, "the interpreted probe hung:\n" + out);
+            assertEquals(0, p.exitValue(), "the interpreted probe failed:\n" + out);
+            final List<String> rounds = out.lines().filter(l -> l.startsWith("ROUND ")).toList();
+            assertEquals(3, rounds.size(), out);
+            for (final String r : rounds) {
+                assertEquals("ROUND [0, 0, 0, 0]", r, "bytes allocated by [posting, engine A, engine B, polling] in"
+                        + " 50 interpreted rounds:\n" + out);
+            }
+        } finally {
+            if (p != null && p.isAlive()) {
+                p.destroyForcibly();
+            }
+            Files.deleteIfExists(log);
+        }
+    }
+
+    /**
+     * {@code rounds} times: a receive posted on B, a SEND, an RDMA WRITE and a signaled RDMA READ from A by the
+     * builder, both engines driven until A's READ and B's receive complete; adds the bytes this thread allocated
+     * posting, in A's and B's progress and polling to bytes[0..3].
+     */
+    static void run(final Rig r, final RecvWr recv, final WorkCompletion wc, final int rounds, final long[] bytes) {
         final long self = Thread.currentThread().getId();
         final SendQueue sq = r.qpA.sendQueue();
         for (int i = 0; i < rounds; i++) {
