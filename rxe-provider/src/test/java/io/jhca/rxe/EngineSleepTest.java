@@ -148,6 +148,36 @@ class EngineSleepTest {
         }
     }
 
+    /**
+     * A held ACK's release is a deadline too. An engine thread yields 2 ms before it sleeps, longer than an ACK may be
+     * held (1 ms at most), so here the sleep is called directly, on caller-progress devices: B holds the ACK of A's
+     * request, and B's engine, asked to sleep ten minutes, must wake when the hold ends (the test's 60 s timeout fails
+     * it otherwise; in caller progress nothing else moves, so no datagram can end the sleep instead).
+     */
+    @Test
+    void aSleepEndsWhenAHeldAckIsDue() {
+        try (Rig rig = new Rig(Rig.config("hldA", ProgressMode.CALLER).build(),
+                Rig.config("hldB", ProgressMode.CALLER).ackHoldNanos(1_000_000L).build(), QpType.RC, 1 << 16,
+                Mtu.MTU_1024, UnaryOperator.identity())) {
+            rig.b.engine().sleep(1); // opens the kernel wait (the native calls' first use), so later sleeps start at once
+            boolean slept = false;
+            for (int round = 0; round < 5 && !slept; round++) {
+                final long deferred = rig.b.counters().get(RxeCounters.Counter.ACK_DEFERRED);
+                writeAtoB(rig, 50 + round);
+                while (rig.b.counters().get(RxeCounters.Counter.ACK_DEFERRED) == deferred) {
+                    rig.a.progress();
+                    rig.b.progress();
+                }
+                final long sleeps = rig.b.engine().sleepCounts()[0];
+                rig.b.engine().sleep(600_000_000_000L);
+                slept = rig.b.engine().sleepCounts()[0] > sleeps; // not if the hold ended before the sleep began
+                rig.expect(rig.cqA, 50 + round, WcStatus.SUCCESS);
+            }
+            assertTrue(slept, "B's engine slept while it held the ACK, in one of five tries (each has 1 ms to get there)");
+            assertEquals(0, rig.a.counters().get(RxeCounters.Counter.RETRANSMITTED_PKTS), "no request was resent");
+        }
+    }
+
     @Test
     void aDeviceClosesWhileItsEngineSleeps() throws Exception {
         final Rig rig = sleepyRig();
