@@ -589,14 +589,17 @@ final class Responder {
      * ACK follows them) or the ACK has been held long enough. Returns the packets sent (0 or 1).
      */
     int releaseHeldAck(final long now, final boolean requestsSent) {
-        if (!ackHeld || (!requestsSent && now - ackHeldSince < qp.engine.ackHoldNanos())) {
+        if (!ackHeld || (!requestsSent && nanosToHeldAckRelease(now) > 0)) {
             return 0;
         }
         releaseHeldAck();
         return 1;
     }
 
-    /** Nanoseconds from {@code now} until the held ACK goes out by time, {@link Long#MAX_VALUE} if none is held. */
+    /**
+     * Nanoseconds from {@code now} until the held ACK goes out by time, {@link Long#MAX_VALUE} if none is held: the
+     * one definition of that deadline, for the cycle that releases it and for an idle engine's sleep.
+     */
     long nanosToHeldAckRelease(final long now) {
         return ackHeld ? ackHeldSince + qp.engine.ackHoldNanos() - now : Long.MAX_VALUE;
     }
