@@ -4,8 +4,6 @@ import io.jhca.doorbell.DoorbellRecord;
 import io.jhca.doorbell.MmioWindow;
 import io.jhca.memory.DmaMemory;
 import io.jhca.memory.DmaRegion;
-import io.jhca.mlx5.cq.Cqe64;
-import io.jhca.mlx5.cq.CqeOpcode;
 import io.jhca.mlx5.ring.Bfreg;
 import io.jhca.mlx5.ring.CqPoller;
 import io.jhca.mlx5.ring.CqBuffer;
@@ -33,8 +31,6 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -195,16 +191,9 @@ public class Mlx5RingBenchmark implements CqeOwner {
         }
     }
 
-    /** The stub device: the CQE of the last WQE, as mlx5 hardware writes it (body, then op_own with the owner bit). */
+    /** The stub device: the CQE of the last WQE. */
     private void deviceCompletesLast() {
-        int offset = (devicePi & (CQ_ENTRIES - 1)) * Cqe64.SIZE;
-        int wqeCounter = (sq.curPost() - 1) & 0xffff;
-        cqBuf.putShort(offset + Cqe64.WQE_COUNTER_OFFSET, (short) wqeCounter, ByteOrder.BIG_ENDIAN);
-        cqBuf.putInt(offset + Cqe64.SOP_DROP_QPN_OFFSET, mlx5Opcode << 24 | QPN, ByteOrder.BIG_ENDIAN);
-        cqBuf.putInt(offset + Cqe64.BYTE_CNT_OFFSET, 64, ByteOrder.BIG_ENDIAN);
-        int owner = (devicePi & CQ_ENTRIES) != 0 ? 1 : 0;
-        VarHandle.storeStoreFence(); // the C baseline's compiler barrier: body before op_own
-        cqBuf.putByte(offset + Cqe64.OP_OWN_OFFSET, (byte) (CqeOpcode.REQ << 4 | owner));
+        StubDevice.completeRequest(cqBuf, CQ_ENTRIES, devicePi, sq.curPost() - 1, mlx5Opcode, QPN, 64);
         devicePi++;
     }
 

@@ -6,7 +6,6 @@ import io.jhca.memory.DmaMemory;
 import io.jhca.memory.DmaRegion;
 import io.jhca.mlx5.Mlx5Context;
 import io.jhca.mlx5.cq.Cqe64;
-import io.jhca.mlx5.cq.CqeOpcode;
 import io.jhca.mlx5.wqe.Mlx5Opcode;
 import io.jhca.verbs.Access;
 import io.jhca.verbs.AhAttributes;
@@ -42,8 +41,6 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -185,15 +182,9 @@ public class Mlx5VerbsBenchmark {
         return wc.wrId();
     }
 
-    /** The stub device: the CQE of the last WQE, as mlx5 hardware writes it (body, then op_own with the owner bit). */
+    /** The stub device: the CQE of the last WQE. */
     private void deviceCompletesLast() {
-        int offset = (devicePi & (cqEntries - 1)) * Cqe64.SIZE;
-        cqRing.putShort(offset + Cqe64.WQE_COUNTER_OFFSET, (short) (wqeCounter - 1), ByteOrder.BIG_ENDIAN);
-        cqRing.putInt(offset + Cqe64.SOP_DROP_QPN_OFFSET, Mlx5Opcode.RDMA_WRITE << 24 | qp.qpn(), ByteOrder.BIG_ENDIAN);
-        cqRing.putInt(offset + Cqe64.BYTE_CNT_OFFSET, 64, ByteOrder.BIG_ENDIAN);
-        int owner = (devicePi & cqEntries) != 0 ? 1 : 0;
-        VarHandle.storeStoreFence(); // the C baselines' compiler barrier: body before op_own
-        cqRing.putByte(offset + Cqe64.OP_OWN_OFFSET, (byte) (CqeOpcode.REQ << 4 | owner));
+        StubDevice.completeRequest(cqRing, cqEntries, devicePi, wqeCounter - 1, Mlx5Opcode.RDMA_WRITE, qp.qpn(), 64);
         devicePi++;
     }
 }
