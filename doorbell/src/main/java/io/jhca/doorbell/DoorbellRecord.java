@@ -2,6 +2,7 @@ package io.jhca.doorbell;
 
 import java.nio.ByteOrder;
 
+import org.agrona.UnsafeApi;
 import org.agrona.concurrent.AtomicBuffer;
 
 /**
@@ -89,19 +90,31 @@ public final class DoorbellRecord {
     }
 
     private void putWord(int wordOffset, int value) {
-        AtomicBuffer b = checked();
-        b.putIntRelease(offset + wordOffset, NATIVE_BIG_ENDIAN ? value : Integer.reverseBytes(value));
+        AtomicBuffer b = live();
+        UnsafeApi.putIntRelease(b.byteArray(), b.addressOffset() + offset + wordOffset,
+                NATIVE_BIG_ENDIAN ? value : Integer.reverseBytes(value));
     }
 
     private int getWord(int wordOffset) {
-        int raw = checked().getIntVolatile(offset + wordOffset);
+        AtomicBuffer b = live();
+        int raw = UnsafeApi.getIntVolatile(b.byteArray(), b.addressOffset() + offset + wordOffset);
         return NATIVE_BIG_ENDIAN ? raw : Integer.reverseBytes(raw);
     }
 
-    private AtomicBuffer checked() {
-        if (buffer == null) {
+    /**
+     * The buffer, after the one check every access needs: {@link #wrap} checked the offset, and the record's 8 bytes
+     * lie within the buffer's capacity still unless its region has closed (a DMA region's view drops to capacity 0).
+     * The accesses are then raw, not checked a second time by the buffer.
+     */
+    private AtomicBuffer live() {
+        AtomicBuffer b = buffer;
+        if (b == null) {
             throw new IllegalStateException("doorbell record not wrapped");
         }
-        return buffer;
+        if (offset > b.capacity() - SIZE) {
+            throw new IndexOutOfBoundsException("doorbell record [" + offset + ", +8) outside buffer of " + b.capacity()
+                + " bytes (its memory was closed)");
+        }
+        return b;
     }
 }

@@ -3,6 +3,7 @@ package io.jhca.doorbell;
 import java.nio.ByteOrder;
 
 import org.agrona.DirectBuffer;
+import org.agrona.UnsafeApi;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -140,14 +141,14 @@ public class MmioWindow {
     /** One aligned 4-byte load at {@code offset}, read as big-endian. */
     public final int getIntBe(int offset) {
         check(offset, 4);
-        int raw = buffer.getIntVolatile(offset);
+        int raw = UnsafeApi.getIntVolatile(null, buffer.addressOffset() + offset);
         return NATIVE_BIG_ENDIAN ? raw : Integer.reverseBytes(raw);
     }
 
     /** One aligned 8-byte load at {@code offset}, read as big-endian. */
     public final long getLongBe(int offset) {
         check(offset, 8);
-        long raw = buffer.getLongVolatile(offset);
+        long raw = UnsafeApi.getLongVolatile(null, buffer.addressOffset() + offset);
         return NATIVE_BIG_ENDIAN ? raw : Long.reverseBytes(raw);
     }
 
@@ -172,30 +173,37 @@ public class MmioWindow {
 
     /** Stores 4 bytes already in device (big-endian) order; one volatile 4-byte store. */
     protected void store32(int offset, int deviceOrder) {
-        buffer.putIntVolatile(offset, deviceOrder);
+        UnsafeApi.putIntVolatile(null, buffer.addressOffset() + offset, deviceOrder);
     }
 
     /** Stores 8 bytes already in device (big-endian) order; one volatile 8-byte store. */
     protected void store64(int offset, long deviceOrder) {
-        buffer.putLongVolatile(offset, deviceOrder);
+        UnsafeApi.putLongVolatile(null, buffer.addressOffset() + offset, deviceOrder);
     }
 
     /** Stores a send doorbell already in device order on an uncached x86-64 mapping: one release (plain) store. */
     protected void storeDoorbell64(int offset, long deviceOrder) {
-        buffer.putLongRelease(offset, deviceOrder);
+        UnsafeApi.putLongRelease(null, buffer.addressOffset() + offset, deviceOrder);
     }
 
     /** Stores 8 bytes of a BlueFlame chunk verbatim; one release (plain, ordered) 8-byte store. */
     protected void storeChunkWord(int offset, long verbatim) {
-        buffer.putLongRelease(offset, verbatim);
+        UnsafeApi.putLongRelease(null, buffer.addressOffset() + offset, verbatim);
     }
 
+    /**
+     * The one check before a raw access: within the window's memory as it is now (a window over a DMA region's view
+     * shrinks to nothing when the region closes) and aligned to the access's width (the window's start is 8-byte
+     * aligned).
+     */
     private void check(int offset, int width) {
-        if (offset < 0 || offset > length - width) {
+        int capacity = buffer.capacity();
+        if (offset < 0 || offset > capacity - width) {
             throw new IndexOutOfBoundsException("MMIO access [0x" + Integer.toHexString(offset) + ", +" + width
-                + ") outside window of 0x" + Integer.toHexString(length) + " bytes");
+                + ") outside window of 0x" + Integer.toHexString(capacity) + " bytes"
+                + (capacity < length ? " (its memory was closed)" : ""));
         }
-        if (((buffer.addressOffset() + offset) & (width - 1)) != 0) {
+        if ((offset & (width - 1)) != 0) {
             throw new IllegalArgumentException("MMIO access of " + width + " bytes at offset 0x"
                 + Integer.toHexString(offset) + " is not " + width + "-byte aligned");
         }

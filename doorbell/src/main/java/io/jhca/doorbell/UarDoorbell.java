@@ -3,6 +3,7 @@ package io.jhca.doorbell;
 import java.nio.ByteOrder;
 
 import org.agrona.DirectBuffer;
+import org.agrona.UnsafeApi;
 
 /**
  * One mlx5 BlueFlame register ("bfreg") of a UAR page, used for the plain 8-byte send doorbell.
@@ -27,6 +28,8 @@ public final class UarDoorbell {
     public static final int BF_OFFSET = 0x800;
     /** Size of a UAR page (kernel uar.c: UAR n = BAR0 + n * 4 KiB). */
     public static final int UAR_PAGE_SIZE = 4096;
+
+    private static final boolean NATIVE_BIG_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.BIG_ENDIAN;
 
     private final MmioWindow uar;
     private final int regOffset;
@@ -74,10 +77,7 @@ public final class UarDoorbell {
      * @param ctrlOffset offset of the control segment of the last WQE posted
      */
     public void ring(DoorbellRecord dbr, int curPost, DirectBuffer sq, int ctrlOffset) {
-        if (ctrlOffset < 0 || ctrlOffset > sq.capacity() - 8) {
-            throw new IndexOutOfBoundsException("control segment at " + ctrlOffset + " outside send ring of " + sq.capacity());
-        }
-        ring(dbr, curPost, sq.getLong(ctrlOffset, ByteOrder.BIG_ENDIAN));   // WQE bytes are big-endian
+        ring(dbr, curPost, ctrlWord(sq, ctrlOffset));   // WQE bytes are big-endian
     }
 
     /** As {@link #ring(DoorbellRecord, int, DirectBuffer, int)}, with the control word already read (big-endian value). */
@@ -95,10 +95,7 @@ public final class UarDoorbell {
      * (rdma-core {@code mmio_wc_spinlock}, see {@link DoorbellLock}).
      */
     public void ringShared(DoorbellRecord dbr, int curPost, DirectBuffer sq, int ctrlOffset, DoorbellLock lock) {
-        if (ctrlOffset < 0 || ctrlOffset > sq.capacity() - 8) {
-            throw new IndexOutOfBoundsException("control segment at " + ctrlOffset + " outside send ring of " + sq.capacity());
-        }
-        ringShared(dbr, curPost, sq.getLong(ctrlOffset, ByteOrder.BIG_ENDIAN), lock);
+        ringShared(dbr, curPost, ctrlWord(sq, ctrlOffset), lock);
     }
 
     /** As {@link #ringShared(DoorbellRecord, int, DirectBuffer, int, DoorbellLock)}, with the control word already read. */
@@ -135,5 +132,18 @@ public final class UarDoorbell {
 
     void toggle() {
         half ^= bufSize;
+    }
+
+    /**
+     * The first 8 bytes of the control segment at {@code ctrlOffset}, as a big-endian value (WQE bytes are
+     * big-endian): checked once against the ring as it is now (its capacity drops to 0 if its memory closed), then
+     * read raw.
+     */
+    private static long ctrlWord(DirectBuffer sq, int ctrlOffset) {
+        if (ctrlOffset < 0 || ctrlOffset > sq.capacity() - 8) {
+            throw new IndexOutOfBoundsException("control segment at " + ctrlOffset + " outside send ring of " + sq.capacity());
+        }
+        long raw = UnsafeApi.getLong(sq.byteArray(), sq.addressOffset() + ctrlOffset);
+        return NATIVE_BIG_ENDIAN ? raw : Long.reverseBytes(raw);
     }
 }

@@ -1,5 +1,6 @@
 package io.jhca.mlx5.ring;
 
+import org.agrona.UnsafeApi;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.doorbell.DoorbellRecord;
@@ -60,7 +61,7 @@ public final class CqBuffer {
      */
     public int next() {
         int offset = (ci & (ncqe - 1)) * Cqe64.SIZE;
-        int opOwn = buf.getByteVolatile(offset + Cqe64.OP_OWN_OFFSET) & 0xff;
+        int opOwn = opOwnAt(offset);
         if (!Cqe64.isSoftwareOwned(opOwn, ci, ncqe)) {
             return -1;
         }
@@ -78,7 +79,22 @@ public final class CqBuffer {
     /** Whether a CQE is waiting, without consuming it. */
     public boolean hasNext() {
         int offset = (ci & (ncqe - 1)) * Cqe64.SIZE;
-        return Cqe64.isSoftwareOwned(buf.getByteVolatile(offset + Cqe64.OP_OWN_OFFSET) & 0xff, ci, ncqe);
+        return Cqe64.isSoftwareOwned(opOwnAt(offset), ci, ncqe);
+    }
+
+    /**
+     * The owner byte of the CQE at {@code offset}, a volatile load. The offset is in the ring by construction; the
+     * one check left is that the ring's memory is still there (a DMA region's view drops to capacity 0 when it
+     * closes), so that a poll after the close throws rather than reading memory the CQ gave up. The load is then
+     * raw, not checked a second time by the buffer.
+     */
+    private int opOwnAt(int offset) {
+        UnsafeBuffer b = buf;
+        if (offset > b.capacity() - Cqe64.SIZE) {
+            throw new IndexOutOfBoundsException("CQE at " + offset + " outside CQ buffer of " + b.capacity()
+                + " bytes (its memory was closed)");
+        }
+        return UnsafeApi.getByteVolatile(b.byteArray(), b.addressOffset() + offset + Cqe64.OP_OWN_OFFSET) & 0xff;
     }
 
     /** Record word 0 := ci & 0xffffff (cq.c update_cons_index). */
@@ -134,6 +150,6 @@ public final class CqBuffer {
 
     private boolean isSoftwareOwnedAt(int index) {
         int offset = (index & (ncqe - 1)) * Cqe64.SIZE;
-        return Cqe64.isSoftwareOwned(buf.getByteVolatile(offset + Cqe64.OP_OWN_OFFSET) & 0xff, index, ncqe);
+        return Cqe64.isSoftwareOwned(opOwnAt(offset), index, ncqe);
     }
 }
