@@ -45,6 +45,7 @@ public final class ConnectXModel implements Agent {
     private final InitSegmentDevice initSeg;
     private final UarDoorbells uars;
     private final ConcurrentLinkedQueue<Request> requests = new ConcurrentLinkedQueue<>();
+    private final ModelSleeper sleeper = new ModelSleeper(this);
     private volatile Thread thread;
     private volatile boolean stopped;
     private volatile boolean hung;
@@ -124,6 +125,35 @@ public final class ConnectXModel implements Agent {
         return work;
     }
 
+    /**
+     * Nanoseconds from {@code now} until the model has something to do by the clock (the health counter's tick, a
+     * command queue scan, the end of pre-init, an rxe transport timer), Long.MAX_VALUE if nothing: how long an idle
+     * firmware thread may sleep. Firmware thread only.
+     */
+    long nanosToNextTimer(long now) {
+        if (!requests.isEmpty()) {
+            return 0;
+        }
+        if (removed || hung) {
+            return Long.MAX_VALUE;   // the health counter stands still: that is how a driver sees the hang
+        }
+        long next = initSeg.nanosToNextTimer(now);
+        if (st.initialized && !dataPathPaused) {
+            next = Math.min(next, rxe.context.engine().nanosToNextTimer(now));
+        }
+        return next;
+    }
+
+    /** The port's link, whose sockets an idle firmware thread sleeps on. */
+    io.jhca.rxe.link.Link link() {
+        return rxe.context.engine().link();
+    }
+
+    /** Where the firmware thread of an in-process function sleeps when idle, and what wakes it. */
+    ModelSleeper sleeper() {
+        return sleeper;
+    }
+
     private void failed(Throwable t) {
         counters.increment(ModelCounters.Counter.MODEL_ERRORS);
         if (lastError == null) {
@@ -143,6 +173,7 @@ public final class ConnectXModel implements Agent {
             failed(e);
         }
         rxe.close();
+        sleeper.close();
     }
 
     /** Runs {@code action} on the firmware thread and waits (inline if called from it or once it stopped). */
@@ -155,6 +186,7 @@ public final class ConnectXModel implements Agent {
         }
         Request r = new Request(action);
         requests.offer(r);
+        sleeper.wake();
         try {
             while (!r.done.await(10, TimeUnit.MILLISECONDS)) {
                 if (stopped && requests.remove(r)) {
@@ -338,6 +370,7 @@ public final class ConnectXModel implements Agent {
             runOnFirmware(() -> dataPathPaused = true);
         } else {
             dataPathPaused = false;
+            sleeper.wake();
         }
     }
 

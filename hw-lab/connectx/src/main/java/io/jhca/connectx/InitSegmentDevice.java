@@ -60,6 +60,8 @@ final class InitSegmentDevice {
     private long queueHost;
     private int nicInterface;
     private long nextScan;
+    /** Whether the last scan found a slot the device owns: the scan then runs every millisecond, else with the tick. */
+    private boolean scanWatching;
     /** Whether the lost-doorbell scan runs (see the class comment). */
     private boolean live;
     private long nextHealth;
@@ -213,6 +215,32 @@ final class InitSegmentDevice {
         }
     }
 
+    private static boolean owned(long[] since) {
+        for (long t : since) {
+            if (t != 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Nanoseconds from {@code now} until {@link #poll} has something to do by the clock: the health counter's tick,
+     * the end of pre-init, and while a command slot is owned by the device the lost-doorbell scan (a doorbell is
+     * seen at once by the firmware thread, which the driver's write wakes; only a slot whose bit a racing doorbell
+     * overwrote waits for a scan).
+     */
+    long nanosToNextTimer(long now) {
+        long next = nextHealth - now;
+        if (!booted) {
+            next = Math.min(next, bootDeadline - now);
+        }
+        if (live && cmdq.attached() && scanWatching) {
+            next = Math.min(next, nextScan - now);
+        }
+        return next;
+    }
+
     private int recoverLostDoorbells(long now) {
         if (queueHost == 0) {
             return 0;
@@ -229,6 +257,7 @@ final class InitSegmentDevice {
                 lost |= 1 << s;
             }
         }
+        scanWatching = owned(ownedSince);
         if (lost == 0) {
             return 0;
         }

@@ -84,11 +84,11 @@ public final class ModelConfig {
     }
 
     /**
-     * A fresh idle strategy for the firmware thread of an in-process function, from {@value #IDLE_PROPERTY}; by
-     * default {@code adaptive}: yield until 2 ms after the last work, then park 50 us doubling to 100 us. The
-     * firmware notices a doorbell only by looking, and a parked thread wakes late (a park lasts at least the timer
-     * slack, 50 us): with {@code backoff}, which parks after about a hundred idle spins, an in-process write-lat
-     * between mlx5_0 and rxe0 took 90-110 us per half round trip, with {@code adaptive} 31-35.
+     * A fresh idle strategy for a firmware thread, from {@value #IDLE_PROPERTY}; by default {@code adaptive}: yield
+     * until 2 ms after the last work, then park 50 us doubling to 100 us. The firmware notices a doorbell only by
+     * looking, and a parked thread wakes late (a park lasts at least the timer slack, 50 us): with {@code backoff},
+     * which parks after about a hundred idle spins, an in-process write-lat between mlx5_0 and rxe0 took 90-110 us per
+     * half round trip, with {@code adaptive} 31-35.
      */
     public static IdleStrategy idleStrategy() {
         return idleStrategy("adaptive");
@@ -100,6 +100,19 @@ public final class ModelConfig {
      * backoff, 63 s with adaptive, on two cores).
      */
     public static IdleStrategy idleStrategy(String defaultKind) {
+        return idleStrategy(defaultKind, null);
+    }
+
+    /**
+     * The idle strategy of an in-process function's firmware thread: {@code adaptive} by default, whose park phase is
+     * {@code sleeper}'s (a sleep until a doorbell, a datagram or the model's next timer), so it may last up to 1 s:
+     * the model's timers (the health tick every {@value InitSegmentDevice#HEALTH_TICK_MS} ms) keep it shorter.
+     */
+    static IdleStrategy idleStrategy(AdaptiveIdleStrategy.Sleeper sleeper) {
+        return idleStrategy("adaptive", sleeper);
+    }
+
+    private static IdleStrategy idleStrategy(String defaultKind, AdaptiveIdleStrategy.Sleeper sleeper) {
         String v = System.getProperty(IDLE_PROPERTY, defaultKind).trim().toLowerCase(Locale.ROOT);
         switch (v) {
             case "busy":
@@ -108,8 +121,11 @@ public final class ModelConfig {
                 // spin, yield, then park from 1 us up to 100 us: a doorbell is noticed within ~0.1 ms when idle
                 return new BackoffIdleStrategy(100, 10, 1_000L, 100_000L);
             case "adaptive":
-                return new AdaptiveIdleStrategy(0, AdaptiveIdleStrategy.DEFAULT_YIELD_NANOS,
-                        AdaptiveIdleStrategy.DEFAULT_MIN_PARK_NANOS, 100_000L);
+                return sleeper == null
+                        ? new AdaptiveIdleStrategy(0, AdaptiveIdleStrategy.DEFAULT_YIELD_NANOS,
+                                AdaptiveIdleStrategy.DEFAULT_MIN_PARK_NANOS, 100_000L)
+                        : new AdaptiveIdleStrategy(0, AdaptiveIdleStrategy.DEFAULT_YIELD_NANOS,
+                                AdaptiveIdleStrategy.DEFAULT_MIN_PARK_NANOS, 1_000_000_000L, sleeper);
             default:
                 throw new IllegalArgumentException(IDLE_PROPERTY + " must be adaptive, busy or backoff, not '" + v + "'");
         }

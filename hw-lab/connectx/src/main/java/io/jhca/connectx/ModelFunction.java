@@ -57,9 +57,9 @@ public final class ModelFunction implements Mlx5Function {
         this.barMemory = ByteBuffer.allocateDirect(BAR0_BYTES + 4096);
         long raw = new UnsafeBuffer(barMemory).addressOffset();
         UnsafeBuffer bar = new UnsafeBuffer(barMemory, (int) (-raw & 4095), BAR0_BYTES); // page-aligned like a BAR
-        this.bar0 = new MmioWindow(bar);
         this.model = new ConnectXModel(name, address, bar, iommu, preInitNanos, wire);
-        this.runner = new AgentRunner(ModelConfig.idleStrategy(), this::failed, null, model);
+        this.bar0 = new ModelBar(bar, model.sleeper());   // the driver's register writes wake a sleeping firmware
+        this.runner = new AgentRunner(ModelConfig.idleStrategy(model.sleeper()), this::failed, null, model);
         AgentRunner.startOnThread(runner, r -> {
             Thread t = new Thread(r, model.roleName());
             t.setDaemon(true);
@@ -259,6 +259,7 @@ public final class ModelFunction implements Mlx5Function {
             }
             closed = true;
         }
+        model.sleeper().stop();
         runner.close(); // the firmware thread stops; onClose destroys every object and the wire
         List<ModelDmaRegion> regions;
         List<DmaRegion> users;

@@ -246,8 +246,11 @@ public final class Engine implements Agent {
         }
     }
 
-    /** Nanoseconds from {@code now} until a QP's or the link's next timer is due, Long.MAX_VALUE if none. */
-    private long nanosToNextTimer(final long now) {
+    /**
+     * Nanoseconds from {@code now} until a QP's or the link's next timer is due, Long.MAX_VALUE if none. Engine
+     * thread only (a caller-progress engine: the thread that drives it, e.g. a device model's firmware thread).
+     */
+    public long nanosToNextTimer(final long now) {
         long next = link.nanosToNextRelease(now);
         for (int i = 0; i < qpCount; i++) {
             next = Math.min(next, qps[i].nanosToNextTimer(now));
@@ -271,6 +274,11 @@ public final class Engine implements Agent {
                 w.wake();
             }
         }
+    }
+
+    /** The link this engine sends and receives on: where a thread that drives it can wait for datagrams. */
+    public Link link() {
+        return link;
     }
 
     /** True while the engine thread sleeps in the kernel (or is about to): tests, diagnostics. */

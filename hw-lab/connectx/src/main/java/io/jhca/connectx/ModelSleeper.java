@@ -1,0 +1,143 @@
+package io.jhca.connectx;
+
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.LockSupport;
+
+import io.jhca.rxe.AdaptiveIdleStrategy;
+import io.jhca.rxe.link.KernelWait;
+
+/**
+ * Where the firmware thread of an in-process function sleeps once idle (the park phase of its adaptive idle
+ * strategy): in ppoll(2) on the port's sockets and an eventfd, until a datagram arrives, the driver writes to BAR0
+ * ({@link #afterMmioWrite}), another thread asks the firmware for something ({@link #wake}), or the model's next
+ * timer is due (the health counter's tick, the rxe transport's retransmit and RNR timers, the command queue's scan).
+ * Before, the thread parked 100 us at a time to look for doorbells it can only notice by reading memory: an idle
+ * function took about 10% of a core.
+ *
+ * <p>The handshake with the driver is Dekker's: the firmware raises {@link #sleeping}, then looks for work once more;
+ * the driver stores its doorbell, then reads the flag. Each side needs a full barrier between its store and its load,
+ * or both can miss the other (the doorbell unseen, no wake). The firmware's is {@link Membarrier} (a barrier on every
+ * CPU of the process, paid only when it goes to sleep), so the driver's is a compiler barrier only and a doorbell
+ * costs a load and a branch while the firmware is awake. Where membarrier is missing the driver's side takes a
+ * full fence instead.
+ */
+final class ModelSleeper implements AdaptiveIdleStrategy.Sleeper {
+
+    /** Whether the driver's side of the handshake may be a compiler barrier (membarrier works here). */
+    private static final boolean ASYMMETRIC = Membarrier.AVAILABLE;
+
+    private final ConnectXModel model;
+    private volatile KernelWait kernelWait;
+    private boolean kernelWaitRefused;
+    private volatile boolean sleeping;
+    private volatile boolean stopped;
+    private volatile long sleeps;
+    private volatile long earlyWakes;
+
+    ModelSleeper(ConnectXModel model) {
+        this.model = model;
+    }
+
+    @Override
+    public boolean sleep(long nanos) {
+        KernelWait w = kernelWait;
+        if (w == null && !kernelWaitRefused) {
+            try {
+                w = KernelWait.open();
+                kernelWait = w;
+            } catch (RuntimeException | LinkageError e) {
+                kernelWaitRefused = true;
+            }
+        }
+        if (w == null || stopped) {   // nothing can end a park early: keep it short
+            LockSupport.parkNanos(Math.min(nanos, KernelWait.PARK_CAP_NANOS));
+            return false;
+        }
+        sleeping = true;
+        boolean barrier = ASYMMETRIC ? Membarrier.everyThread() : fullFence();
+        try {
+            if (stopped) {
+                return false;
+            }
+            if (model.doWork() > 0) {
+                return true;
+            }
+            long timer = model.nanosToNextTimer(System.nanoTime());
+            if (timer <= 0) {
+                return false;
+            }
+            // without the barrier a doorbell racing this sleep can go unseen: then it waits at most the park cap
+            long length = Math.min(Math.min(nanos, timer), barrier ? Long.MAX_VALUE : KernelWait.PARK_CAP_NANOS);
+            sleeps++;
+            if (w.await(model.link(), length)) {
+                // a wake means someone is at work: stay awake (the strategy's yield phase) rather than sleep again at
+                // once and make every doorbell of a busy driver pay a write(2), as one that the model ignores would
+                // (a benchmark's, with the data path paused)
+                earlyWakes++;
+                return true;
+            }
+            return false;
+        } finally {
+            sleeping = false;
+        }
+    }
+
+    private static boolean fullFence() {
+        VarHandle.fullFence();
+        return true;
+    }
+
+    /**
+     * After a store of the driver's to BAR0 (a doorbell, a command doorbell, an initialization-segment register):
+     * wakes the firmware if it sleeps. Any thread.
+     */
+    void afterMmioWrite() {
+        if (ASYMMETRIC) {
+            VarHandle.releaseFence();   // no instruction on x86-64: keeps the JIT from reading the flag before the store
+        } else {
+            VarHandle.fullFence();
+        }
+        if (sleeping) {
+            wakeNow();
+        }
+    }
+
+    /** Wakes the firmware if it sleeps, after whatever this thread stored for it (a request). Any thread. */
+    void wake() {
+        VarHandle.fullFence();
+        if (sleeping) {
+            wakeNow();
+        }
+    }
+
+    private void wakeNow() {
+        KernelWait w = kernelWait;
+        if (w != null) {
+            w.wake();
+        }
+    }
+
+    /** The function is closing: ends a sleep now, and the firmware sleeps no more (its runner then stops it). */
+    void stop() {
+        stopped = true;
+        wake();
+    }
+
+    /** On the firmware thread as it stops. */
+    void close() {
+        KernelWait w = kernelWait;
+        if (w != null) {
+            w.close();
+        }
+    }
+
+    /** How many times the firmware slept in the kernel, and how many of those a datagram or a wake cut short. */
+    long[] sleepCounts() {
+        return new long[] {sleeps, earlyWakes};
+    }
+
+    /** Whether the firmware thread sleeps (or is about to). */
+    boolean asleep() {
+        return sleeping;
+    }
+}

@@ -1,0 +1,67 @@
+package io.jhca.connectx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetAddress;
+
+import org.junit.jupiter.api.Test;
+
+import io.jhca.mlx5.Mlx5Context;
+import io.jhca.mlx5.Mlx5Provider;
+import io.jhca.mlx5.init.Mlx5Options;
+import io.jhca.verbs.DeviceInfo;
+import io.jhca.verbs.ProtectionDomain;
+
+/**
+ * An idle in-process function's firmware thread sleeps in the kernel, and what needs it ends the sleep at once rather
+ * than at its next timer: the driver's store to BAR0 (here the command doorbell) and a request from another thread.
+ * A sleep cut short is counted ({@link ModelSleeper#sleepCounts}); without the wake the work would still be done at
+ * the next health tick, but no sleep would end early, so these counts are what the tests check.
+ */
+class ModelSleepTest {
+
+    private static final int ATTEMPTS = 20;
+
+    /** Waits (bounded) until the firmware thread is in a sleep: a wake can only cut a sleep short that has begun. */
+    private static void awaitAsleep(ModelSleeper sleeper) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!sleeper.asleep() && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        assertTrue(sleeper.asleep(), "the idle firmware thread went to sleep");
+    }
+
+    @Test
+    void aCommandDoorbellEndsTheFirmwaresSleep() throws Exception {
+        ModelFunction f = ModelFunction.open("sleep0", InetAddress.getByName("127.0.0.44"));
+        try (Mlx5Context ctx = Mlx5Provider.open(new DeviceInfo("sleep0", "mlx5", 0, "InfiniBand"), f,
+                Mlx5Options.defaults())) {
+            ModelSleeper sleeper = f.model().sleeper();
+            long early = sleeper.sleepCounts()[1];
+            // a sleep may end for its timer just as the command comes: a few tries, one early end is enough
+            for (int i = 0; i < ATTEMPTS && sleeper.sleepCounts()[1] == early; i++) {
+                awaitAsleep(sleeper);
+                ProtectionDomain pd = ctx.allocatePd();   // ALLOC_PD: the command doorbell, a write to BAR0
+                pd.close();
+            }
+            assertTrue(sleeper.sleepCounts()[0] > 0, "the firmware slept");
+            assertTrue(sleeper.sleepCounts()[1] > early, "a command doorbell cut a sleep short");
+            assertEquals(0, f.model().counters().get(ModelCounters.Counter.MODEL_ERRORS));
+        }
+    }
+
+    @Test
+    void aRequestFromAnotherThreadEndsTheFirmwaresSleep() throws Exception {
+        try (ModelFunction f = ModelFunction.open("sleep1", InetAddress.getByName("127.0.0.45"))) {
+            ModelSleeper sleeper = f.model().sleeper();
+            long early = sleeper.sleepCounts()[1];
+            for (int i = 0; i < ATTEMPTS && sleeper.sleepCounts()[1] == early; i++) {
+                awaitAsleep(sleeper);
+                f.model().pauseDataPath(true);   // runs on the firmware thread: waits for it
+                f.model().pauseDataPath(false);
+            }
+            assertTrue(sleeper.sleepCounts()[1] > early, "a request cut a sleep short");
+        }
+    }
+}
