@@ -149,6 +149,11 @@ public final class ConnectXModel implements Agent {
         return rxe.context.engine().link();
     }
 
+    /** Whether the data path is paused ({@link #pauseDataPath}): UAR doorbells are not served. */
+    boolean dataPathPaused() {
+        return dataPathPaused;
+    }
+
     /** Where the firmware thread of an in-process function sleeps when idle, and what wakes it. */
     ModelSleeper sleeper() {
         return sleeper;

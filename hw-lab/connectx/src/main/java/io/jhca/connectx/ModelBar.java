@@ -20,24 +20,24 @@ final class ModelBar extends MmioWindow {
     @Override
     protected void store32(int offset, int deviceOrder) {
         super.store32(offset, deviceOrder);
-        firmware.afterMmioWrite();
+        firmware.afterMmioWrite(offset);
     }
 
     @Override
     protected void store64(int offset, long deviceOrder) {
         super.store64(offset, deviceOrder);
-        firmware.afterMmioWrite();
+        firmware.afterMmioWrite(offset);
     }
 
     @Override
     protected void storeDoorbell64(int offset, long deviceOrder) {
         super.storeDoorbell64(offset, deviceOrder);
-        firmware.afterMmioWrite();
+        firmware.afterMmioWrite(offset);
     }
 
     @Override
     protected void storeChunkWord(int offset, long verbatim) {
         super.storeChunkWord(offset, verbatim);
-        firmware.afterMmioWrite();
+        firmware.afterMmioWrite(offset);
     }
 }

@@ -38,6 +38,9 @@ public final class ModelFunctionSource implements Mlx5FunctionSource {
                     + devices.keySet() + ")");
         }
         ModelFunction f = ModelFunction.open(name, address);
-        return Boolean.getBoolean(ModelFunction.INTERRUPTS_PROPERTY) ? f.withInterrupts() : f;
+        // MSI-X vector 0 as a ConnectX behind vfio has it, unless switched off: polled, the driver's event thread
+        // looks at the EQ every millisecond, and a CQ event (a completion channel's wake-up) waits for that look
+        return "false".equalsIgnoreCase(System.getProperty(ModelFunction.INTERRUPTS_PROPERTY, "true")) ? f
+                : f.withInterrupts();
     }
 }

@@ -3,6 +3,7 @@ package io.jhca.connectx;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.LockSupport;
 
+import io.jhca.doorbell.UarDoorbell;
 import io.jhca.rxe.AdaptiveIdleStrategy;
 import io.jhca.rxe.link.KernelWait;
 
@@ -70,11 +71,7 @@ final class ModelSleeper implements AdaptiveIdleStrategy.Sleeper {
             long length = Math.min(Math.min(nanos, timer), barrier ? Long.MAX_VALUE : KernelWait.PARK_CAP_NANOS);
             sleeps++;
             if (w.await(model.link(), length)) {
-                // a wake means someone is at work: stay awake (the strategy's yield phase) rather than sleep again at
-                // once and make every doorbell of a busy driver pay a write(2), as one that the model ignores would
-                // (a benchmark's, with the data path paused)
-                earlyWakes++;
-                return true;
+                earlyWakes++;   // the next duty cycle does what woke it; work found there starts the yield phase
             }
             return false;
         } finally {
@@ -88,16 +85,17 @@ final class ModelSleeper implements AdaptiveIdleStrategy.Sleeper {
     }
 
     /**
-     * After a store of the driver's to BAR0 (a doorbell, a command doorbell, an initialization-segment register):
-     * wakes the firmware if it sleeps. Any thread.
+     * After a store of the driver's to BAR0 at {@code offset} (a doorbell, a command doorbell, an initialization-segment
+     * register): wakes the firmware if it sleeps, unless the store is to a UAR page while the data path is paused
+     * (nothing serves those doorbells then, and a benchmark rings them by the million). Any thread.
      */
-    void afterMmioWrite() {
+    void afterMmioWrite(int offset) {
         if (ASYMMETRIC) {
             VarHandle.releaseFence();   // no instruction on x86-64: keeps the JIT from reading the flag before the store
         } else {
             VarHandle.fullFence();
         }
-        if (sleeping) {
+        if (sleeping && (offset < UarDoorbell.UAR_PAGE_SIZE || !model.dataPathPaused())) {
             wakeNow();
         }
     }

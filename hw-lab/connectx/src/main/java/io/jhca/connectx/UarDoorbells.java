@@ -117,7 +117,9 @@ final class UarDoorbells {
         if (eq != null) {
             eq.doorbell(v & 0xffffff, arm);
         }
-        return 1;
+        // taken, but no work for the idle strategy: nothing the firmware must stay awake for follows an EQ's
+        // consumer index or arm (the event thread re-arms it every 100 ms while the device is quiet)
+        return 0;
     }
 
     private void sendDoorbell(int uar, long db) {

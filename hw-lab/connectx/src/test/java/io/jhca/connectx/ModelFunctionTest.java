@@ -78,6 +78,16 @@ class ModelFunctionTest {
                 assertEquals(0, f.bar0().address() & 4095, "BAR0 is page aligned");
                 assertEquals(List.of(InetAddress.getByName("127.0.0.39")), f.portAddresses());
             }
+            // MSI-X vector 0 by default, as a ConnectX behind vfio; polled when switched off
+            try (Mlx5Function f = source.open("simx")) {
+                assertTrue(f.eqInterrupt() != null, "a model function has its interrupt line by default");
+            }
+            System.setProperty(ModelFunction.INTERRUPTS_PROPERTY, "false");
+            try (Mlx5Function f = source.open("simx")) {
+                assertEquals(null, f.eqInterrupt(), "interrupts switched off: the driver polls the EQ");
+            } finally {
+                System.clearProperty(ModelFunction.INTERRUPTS_PROPERTY);
+            }
             System.setProperty(ModelConfig.DEVICES_PROPERTY, "none");
             assertTrue(source.names().isEmpty());
         } catch (Exception e) {

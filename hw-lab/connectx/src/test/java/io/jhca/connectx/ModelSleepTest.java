@@ -7,6 +7,7 @@ import java.net.InetAddress;
 
 import org.junit.jupiter.api.Test;
 
+import io.jhca.doorbell.UarDoorbell;
 import io.jhca.mlx5.Mlx5Context;
 import io.jhca.mlx5.Mlx5Provider;
 import io.jhca.mlx5.init.Mlx5Options;
@@ -48,6 +49,29 @@ class ModelSleepTest {
             assertTrue(sleeper.sleepCounts()[0] > 0, "the firmware slept");
             assertTrue(sleeper.sleepCounts()[1] > early, "a command doorbell cut a sleep short");
             assertEquals(0, f.model().counters().get(ModelCounters.Counter.MODEL_ERRORS));
+        }
+    }
+
+    @Test
+    void withTheDataPathPausedUarStoresLetItSleepAndCommandsStillWakeIt() throws Exception {
+        ModelFunction f = ModelFunction.open("sleep2", InetAddress.getByName("127.0.0.46"));
+        try (Mlx5Context ctx = Mlx5Provider.open(new DeviceInfo("sleep2", "mlx5", 0, "InfiniBand"), f,
+                Mlx5Options.defaults())) {
+            ModelSleeper sleeper = f.model().sleeper();
+            f.model().pauseDataPath(true);   // what a benchmark does: it rings doorbells nothing serves
+            awaitAsleep(sleeper);
+            long early = sleeper.sleepCounts()[1];
+            int doorbell = 2 * UarDoorbell.UAR_PAGE_SIZE + UarDoorbell.BF_OFFSET;   // a send doorbell of UAR page 2
+            for (int i = 0; i < 1000; i++) {
+                f.bar0().putDoorbellBe(doorbell, 0);
+            }
+            assertEquals(early, sleeper.sleepCounts()[1], "no UAR store of a paused data path woke the firmware");
+            for (int i = 0; i < ATTEMPTS && sleeper.sleepCounts()[1] == early; i++) {
+                awaitAsleep(sleeper);
+                ctx.allocatePd().close();   // commands go on while the data path is paused
+            }
+            assertTrue(sleeper.sleepCounts()[1] > early, "a command doorbell cut a sleep short");
+            f.model().pauseDataPath(false);
         }
     }
 
