@@ -49,6 +49,8 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
     private boolean wokenCmd;
     private boolean wokenComp;
     private final Thread thread;
+    /** The function's interrupt line as the event thread waits on it; null when it polls. */
+    private volatile InterruptLine line;
     private volatile boolean running = true;
     private DeviceHealth health;
     private long nextHealth;
@@ -68,6 +70,7 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
     void stop() {
         running = false;
         LockSupport.unpark(thread);
+        wakeLine();
         try {
             thread.join(10_000);
         } catch (InterruptedException e) {
@@ -94,9 +97,17 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
         }
     }
 
+    private void wakeLine() {
+        InterruptLine l = line;
+        if (l != null) {
+            l.wakeUp();
+        }
+    }
+
     @Override
     public void run() {
         InterruptLine line = ctx.function().eqInterrupt();
+        this.line = line;   // before the loop's check of running: a stop after that check finds the line to wake
         while (running) {
             try {
                 hca.eq().poll(this);
@@ -125,7 +136,8 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
     /**
      * Arms the EQ and sleeps until its interrupt or the next health check, unless an entry or a page request is
      * already waiting (one that arrived before the arm raises no interrupt). A page request met by another thread
-     * and this thread's stop are seen at the next wake, at most {@value #HEALTH_POLL_MILLIS} ms later.
+     * and this thread's stop end the wait ({@link InterruptLine#wakeUp}); on a line that cannot be woken early they
+     * are seen at its end, at most {@value #HEALTH_POLL_MILLIS} ms later.
      */
     private void awaitInterrupt(InterruptLine line) {
         if (!hca.eq().arm() || hca.eq().pending() || pendingPages.get() != 0) {
@@ -243,6 +255,7 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
                 pendingPages.accumulateAndGet((fn << 32) | (n & 0xffffffffL),
                         (a, b) -> (b & 0xffffffff00000000L) | (((int) a + (int) b) & 0xffffffffL));
                 LockSupport.unpark(thread);
+                wakeLine();
                 break;
             }
             default:

@@ -115,6 +115,9 @@ public final class ModelFunction implements Mlx5Function {
             return null;
         }
         return new InterruptLine() {
+            /** Raises seen by the waiter's last await: a permit with no raise since is a wakeUp. */
+            private long seen = interruptsRaised.get();
+
             @Override
             public boolean await(long timeoutMillis) {
                 try {
@@ -126,7 +129,15 @@ public final class ModelFunction implements Mlx5Function {
                     return false;
                 }
                 vector0.drainPermits(); // several raises before the wait are one wake-up, as with an eventfd
-                return true;
+                long raised = interruptsRaised.get();
+                boolean fired = raised != seen;
+                seen = raised;
+                return fired;
+            }
+
+            @Override
+            public void wakeUp() {
+                vector0.release();
             }
 
             @Override

@@ -1,6 +1,7 @@
 package io.jhca.connectx;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,6 +33,7 @@ class EqInterruptTest {
     private static final class CountingFunction implements Mlx5Function {
         final ModelFunction f;
         final AtomicLong wakeUps = new AtomicLong();
+        final AtomicLong lineWakeUps = new AtomicLong();
 
         CountingFunction(ModelFunction f) {
             this.f = f;
@@ -89,6 +91,12 @@ class EqInterruptTest {
                 }
 
                 @Override
+                public void wakeUp() {
+                    lineWakeUps.incrementAndGet();
+                    line.wakeUp();
+                }
+
+                @Override
                 public String describe() {
                     return line.describe();
                 }
@@ -130,6 +138,44 @@ class EqInterruptTest {
             assertTrue(ctx.commandInterrupts() > 0 && ctx.commandInterrupts() <= ctx.eqInterrupts(),
                     "wake-ups that found command completions: " + ctx.commandInterrupts());
         }
+    }
+
+    @Test
+    void aWakeUpEndsTheWaitWithoutCountingAsAnInterrupt() throws Exception {
+        try (ModelFunction model = ModelFunction.open("irq2", InetAddress.getByName("127.0.0.47")).withInterrupts()) {
+            InterruptLine line = model.eqInterrupt();
+            line.wakeUp();
+            // a wait of ten minutes (the test's own timeout is one): only the wake-up can end it
+            assertFalse(line.await(600_000), "a wake-up is not an interrupt");
+            assertEquals(0, model.interruptsRaised());
+            assertFalse(line.await(0), "it was consumed");
+        }
+    }
+
+    @Test
+    void closingTheDeviceWakesTheEventThreadsWait() throws Exception {
+        ModelFunction model = ModelFunction.open("irq3", InetAddress.getByName("127.0.0.48")).withInterrupts();
+        CountingFunction fn = new CountingFunction(model);
+        Mlx5Context ctx = Mlx5Provider.open(new DeviceInfo("irq3", "mlx5", 0, "InfiniBand"), fn, Mlx5Options.defaults());
+        awaitWaiting("irq3-events");   // in its wait on the line, the case the wake-up is for
+        long interrupts = ctx.eqInterrupts();
+        ctx.close();
+        assertTrue(fn.lineWakeUps.get() > 0, "the stop woke the line (else the event thread sleeps out its wait)");
+        assertEquals(interrupts, ctx.eqInterrupts(), "the stop's wake-up is no interrupt");
+    }
+
+    /** Waits (bounded) until the thread named {@code name} is in a timed wait. */
+    private static void awaitWaiting(String name) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().equals(name) && t.getState() == Thread.State.TIMED_WAITING) {
+                    return;
+                }
+            }
+            Thread.sleep(1);
+        }
+        throw new AssertionError(name + " never waited");
     }
 
     @Test

@@ -13,6 +13,14 @@ public interface InterruptLine {
      */
     boolean await(long timeoutMillis);
 
+    /**
+     * Ends the waiter's current or next {@link #await} at once, which then returns false as on a timeout: the driver's
+     * stop, or work another thread left for the event thread. Any thread. A line that cannot be woken early keeps
+     * this default, and its waiter sees such things at the end of its wait.
+     */
+    default void wakeUp() {
+    }
+
     /** For logs: what the line is, e.g. "MSI-X vector 0 (eventfd 12)". */
     String describe();
 }
