@@ -279,6 +279,7 @@ class CqEventTest {
         HostDriver.Cq a;
         HostDriver.Cq b;
         DriverRings ra;
+        long doorbells;
         try {
             a = cqOn(compEq);
             b = cqOn(compEq);
@@ -286,10 +287,11 @@ class CqEventTest {
             connect(b, 8);
             a.dbr.setArmWord(CqArm.armWord(0, a.ci, false)); // the record written, its doorbell not yet
             armOf(b).arm(0, b.ci, false);
+            // read while paused: once resumed the device may take b's doorbell before this thread reads the count
+            doorbells = drv.counters().get(ModelCounters.Counter.CQ_ARM_DOORBELLS);
         } finally {
             drv.fn.model().pauseDataPath(false);
         }
-        long doorbells = drv.counters().get(ModelCounters.Counter.CQ_ARM_DOORBELLS);
         awaitCounter(ModelCounters.Counter.CQ_ARM_DOORBELLS, doorbells + 1);
         drv.bar0.putLongBe(drv.uar * HostDriver.PAGE + CqArm.CQ_DOORBELL, CqArm.doorbell(CqArm.armWord(0, a.ci, false), a.cqn));
         awaitCounter(ModelCounters.Counter.CQ_ARM_DOORBELLS, doorbells + 2);

@@ -12,7 +12,6 @@ import io.jhca.mlx5.Mlx5Context;
 import io.jhca.mlx5.Mlx5Provider;
 import io.jhca.mlx5.init.Mlx5Options;
 import io.jhca.verbs.DeviceInfo;
-import io.jhca.verbs.ProtectionDomain;
 
 /**
  * An idle in-process function's firmware thread sleeps in the kernel, and what needs it ends the sleep at once rather
@@ -33,21 +32,27 @@ class ModelSleepTest {
         assertTrue(sleeper.asleep(), "the idle firmware thread went to sleep");
     }
 
+    /**
+     * ALLOC_PD (its command doorbell is a write to BAR0) while the firmware sleeps, until one ends a sleep early: a
+     * sleep may end for its timer just as the command comes, so a few tries, and one early end is enough.
+     */
+    private static void commandsEndASleepEarly(Mlx5Context ctx, ModelSleeper sleeper) throws InterruptedException {
+        long early = sleeper.sleepCounts()[1];
+        for (int i = 0; i < ATTEMPTS && sleeper.sleepCounts()[1] == early; i++) {
+            awaitAsleep(sleeper);
+            ctx.allocatePd().close();
+        }
+        assertTrue(sleeper.sleepCounts()[1] > early, "a command doorbell cut a sleep short");
+    }
+
     @Test
     void aCommandDoorbellEndsTheFirmwaresSleep() throws Exception {
         ModelFunction f = ModelFunction.open("sleep0", InetAddress.getByName("127.0.0.44"));
         try (Mlx5Context ctx = Mlx5Provider.open(new DeviceInfo("sleep0", "mlx5", 0, "InfiniBand"), f,
                 Mlx5Options.defaults())) {
             ModelSleeper sleeper = f.model().sleeper();
-            long early = sleeper.sleepCounts()[1];
-            // a sleep may end for its timer just as the command comes: a few tries, one early end is enough
-            for (int i = 0; i < ATTEMPTS && sleeper.sleepCounts()[1] == early; i++) {
-                awaitAsleep(sleeper);
-                ProtectionDomain pd = ctx.allocatePd();   // ALLOC_PD: the command doorbell, a write to BAR0
-                pd.close();
-            }
+            commandsEndASleepEarly(ctx, sleeper);
             assertTrue(sleeper.sleepCounts()[0] > 0, "the firmware slept");
-            assertTrue(sleeper.sleepCounts()[1] > early, "a command doorbell cut a sleep short");
             assertEquals(0, f.model().counters().get(ModelCounters.Counter.MODEL_ERRORS));
         }
     }
@@ -66,11 +71,7 @@ class ModelSleepTest {
                 f.bar0().putDoorbellBe(doorbell, 0);
             }
             assertEquals(early, sleeper.sleepCounts()[1], "no UAR store of a paused data path woke the firmware");
-            for (int i = 0; i < ATTEMPTS && sleeper.sleepCounts()[1] == early; i++) {
-                awaitAsleep(sleeper);
-                ctx.allocatePd().close();   // commands go on while the data path is paused
-            }
-            assertTrue(sleeper.sleepCounts()[1] > early, "a command doorbell cut a sleep short");
+            commandsEndASleepEarly(ctx, sleeper);   // commands go on while the data path is paused
             f.model().pauseDataPath(false);
         }
     }
