@@ -100,7 +100,7 @@ class PerfRdmaCmTest {
             args.addAll(List.of("-s", "64"));
         }
         if (bw) {
-            args.addAll(List.of("-q", "2"));
+            args.addAll(List.of("-q", "2", "--warmup", "200"));   // at the test's size, not the in-process 20000
         } else {
             args.addAll(List.of("--warmup", "100"));
         }
