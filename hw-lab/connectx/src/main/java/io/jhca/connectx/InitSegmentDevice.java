@@ -60,8 +60,6 @@ final class InitSegmentDevice {
     private long queueHost;
     private int nicInterface;
     private long nextScan;
-    /** Whether the last scan found a slot the device owns: the scan then runs every millisecond, else with the tick. */
-    private boolean scanWatching;
     /** Whether the lost-doorbell scan runs (see the class comment). */
     private boolean live;
     private long nextHealth;
@@ -235,7 +233,7 @@ final class InitSegmentDevice {
         if (!booted) {
             next = Math.min(next, bootDeadline - now);
         }
-        if (live && cmdq.attached() && scanWatching) {
+        if (live && cmdq.attached() && owned(ownedSince)) {   // a slot the last scan found owned: scan each ms
             next = Math.min(next, nextScan - now);
         }
         return next;
@@ -257,7 +255,6 @@ final class InitSegmentDevice {
                 lost |= 1 << s;
             }
         }
-        scanWatching = owned(ownedSince);
         if (lost == 0) {
             return 0;
         }

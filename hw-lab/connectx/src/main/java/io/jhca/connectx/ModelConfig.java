@@ -121,11 +121,10 @@ public final class ModelConfig {
                 // spin, yield, then park from 1 us up to 100 us: a doorbell is noticed within ~0.1 ms when idle
                 return new BackoffIdleStrategy(100, 10, 1_000L, 100_000L);
             case "adaptive":
-                return sleeper == null
-                        ? new AdaptiveIdleStrategy(0, AdaptiveIdleStrategy.DEFAULT_YIELD_NANOS,
-                                AdaptiveIdleStrategy.DEFAULT_MIN_PARK_NANOS, 100_000L)
-                        : new AdaptiveIdleStrategy(0, AdaptiveIdleStrategy.DEFAULT_YIELD_NANOS,
-                                AdaptiveIdleStrategy.DEFAULT_MIN_PARK_NANOS, 1_000_000_000L, sleeper);
+                // a plain park looks again within 100 us; a sleeper's park ends on a wake or the model's next timer
+                return new AdaptiveIdleStrategy(0, AdaptiveIdleStrategy.DEFAULT_YIELD_NANOS,
+                        AdaptiveIdleStrategy.DEFAULT_MIN_PARK_NANOS, sleeper == null ? 100_000L : 1_000_000_000L,
+                        sleeper == null ? AdaptiveIdleStrategy.PARK : sleeper);
             default:
                 throw new IllegalArgumentException(IDLE_PROPERTY + " must be adaptive, busy or backoff, not '" + v + "'");
         }
