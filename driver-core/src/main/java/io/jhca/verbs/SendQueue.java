@@ -33,7 +33,13 @@ public abstract class SendQueue {
     private int flags;
     private boolean started;
     private boolean full;
-    private WrOpcode open;
+    /**
+     * The open WR's opcode as its ordinal ({@link #NONE}: none open). Not the enum reference: a reference store per WR
+     * costs the GC's write barrier, with a full fence, on every opcode call.
+     */
+    private int open = NONE;
+    private static final int NONE = -1;
+    private static final WrOpcode[] OPCODES = WrOpcode.values();
     private int sges;
     private long bytes;
     private boolean inline;
@@ -78,7 +84,7 @@ public abstract class SendQueue {
             qp.checkCanPostSend();
             started = true;
             full = false;
-            open = null;
+            open = NONE;
             driverStart();
         } catch (RuntimeException | Error e) {
             started = false;
@@ -211,18 +217,18 @@ public abstract class SendQueue {
         if (inline) {
             throw fail("sge after inline data in one WR");
         }
-        if (open.isLocal()) {
-            throw fail("sge after " + open);
+        if (opened().isLocal()) {
+            throw fail("sge after " + opened());
         }
         if (++sges > qp.capabilities().maxSendSge()) {
             throw fail(sges + " SGEs exceed max_send_sge " + qp.capabilities().maxSendSge());
         }
         bytes += length & 0xFFFFFFFFL;   // an SGE length is unsigned (struct ibv_sge)
-        if (open.isAtomic() && (sges > 1 || length != 8)) {
-            throw fail(open + " needs exactly one 8-byte SGE");
+        if (opened().isAtomic() && (sges > 1 || length != 8)) {
+            throw fail(opened() + " needs exactly one 8-byte SGE");
         }
         if (bytes > qp.maxMessageSize() || bytes > Integer.MAX_VALUE) {
-            throw fail(qp.messageTooLong(String.valueOf(open), bytes).getMessage());
+            throw fail(qp.messageTooLong(String.valueOf(opened()), bytes).getMessage());
         }
         if (deferred) {
             if (sges == 1) {
@@ -251,8 +257,8 @@ public abstract class SendQueue {
     public final SendQueue inlineData(DirectBuffer src, int offset, int length) {
         checkCaller("inlineData");
         requireOpen("inlineData");
-        if (open == WrOpcode.RDMA_READ || open.isAtomic() || open.isLocal()) {
-            throw fail("inline data with " + open);
+        if (open == WrOpcode.RDMA_READ.ordinal() || opened().isAtomic() || opened().isLocal()) {
+            throw fail("inline data with " + opened());
         }
         if (sges > 0) {
             throw fail("inline data after SGEs in one WR");
@@ -323,7 +329,7 @@ public abstract class SendQueue {
     /** The batch is over: forget it and let other threads post. */
     private void endBatch() {
         started = false;
-        open = null;
+        open = NONE;
         deferred = false;
         guard().exit();
     }
@@ -356,7 +362,7 @@ public abstract class SendQueue {
         if (op.isAtomic() && (raddr & 7) != 0) {
             throw fail(op + " remote address 0x" + Long.toHexString(raddr) + " is not 8-byte aligned");
         }
-        open = op;
+        open = op.ordinal();
         sges = 0;
         bytes = 0;
         inline = false;
@@ -381,13 +387,13 @@ public abstract class SendQueue {
     }
 
     private void closeWr() {
-        if (open == null) {
+        if (open == NONE) {
             return;
         }
         if (deferred) {
-            WrOpcode op = open;
+            WrOpcode op = opened();
             deferred = false;
-            open = null;
+            open = NONE;
             try {
                 if (!driverPlainWr(op, dWrId, dFlags, dImm, dRkey, dRaddr, dLkey, dAddr, sges == 0 ? 0 : dLength,
                         sges != 0)) {
@@ -399,10 +405,10 @@ public abstract class SendQueue {
             return;
         }
         if (qp.type() == QpType.UD && !udAddressed) {
-            throw fail("UD " + open + " without udAddr()");
+            throw fail("UD " + opened() + " without udAddr()");
         }
-        if (open.isAtomic() && sges != 1) {
-            throw fail(open + " needs exactly one 8-byte SGE");
+        if (opened().isAtomic() && sges != 1) {
+            throw fail(opened() + " needs exactly one 8-byte SGE");
         }
         if (!full) {
             try {
@@ -411,14 +417,14 @@ public abstract class SendQueue {
                 throw dropped(e);
             }
         }
-        open = null;
+        open = NONE;
     }
 
     /** The deferred WR goes the segment way: opened now, with the SGE kept so far if {@code firstSge}. */
     private void materialize(boolean firstSge) {
         deferred = false;
         try {
-            if (!full && !driverOpenWr(open, dWrId, dFlags, dImm, dRkey, dRaddr, 0, 0)) {
+            if (!full && !driverOpenWr(opened(), dWrId, dFlags, dImm, dRkey, dRaddr, 0, 0)) {
                 full = true;
             }
             if (!full && firstSge) {
@@ -429,8 +435,12 @@ public abstract class SendQueue {
         }
     }
 
+    private WrOpcode opened() {
+        return OPCODES[open];
+    }
+
     private void requireOpen(String call) {
-        if (open == null) {
+        if (open == NONE) {
             throw fail(call + "() without an opcode call before it");
         }
     }

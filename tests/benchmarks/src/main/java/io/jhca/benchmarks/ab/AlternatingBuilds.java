@@ -51,6 +51,9 @@ public final class AlternatingBuilds {
             bench[side] = b;
             block[side] = c.getMethod("block");
         }
+        // both builds' objects to the old generation, where a long-running application's driver objects live: a GC
+        // write barrier that is cheap only for young objects then costs what it costs there
+        System.gc();
         long sink = 0;
         for (int warm = 0; warm < Math.max(200, rounds / 5); warm++) {
             for (int side = 0; side < 2; side++) {
