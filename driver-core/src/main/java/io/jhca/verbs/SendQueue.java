@@ -60,6 +60,22 @@ public abstract class SendQueue {
     private long dAddr;
     private int dLength;
 
+    // Per batch, set by start(): the checks every call repeats are then a compare or a bit test against these.
+    /** The thread whose batch is open (null: none): a builder call from it needs no lock or owner check. */
+    private Thread batchThread;
+    /** Opcodes this QP's type refuses, as bits by ordinal. */
+    private int refusedOps;
+    /** Whether plain WRs may be deferred to their close (not on UD, whose WQE carries an address). */
+    private boolean deferPlain;
+    /** max_send_sge, and the port's max_msg_sz capped at 2^31-1, as the batch began (postSend reads it per chain). */
+    private int batchMaxSge;
+    private long batchMaxMsg;
+
+    /** UD carries SEND and SEND_WITH_IMM only; UC has no RDMA READ and no atomics (IBTA 9.4, the verbs man pages). */
+    private static final int REFUSED_ON_UD = ~(1 << WrOpcode.SEND.ordinal() | 1 << WrOpcode.SEND_WITH_IMM.ordinal());
+    private static final int REFUSED_ON_UC = 1 << WrOpcode.RDMA_READ.ordinal() | 1 << WrOpcode.ATOMIC_CMP_AND_SWP.ordinal()
+            | 1 << WrOpcode.ATOMIC_FETCH_AND_ADD.ordinal();
+
     protected SendQueue(QueuePair qp) {
         this.qp = qp;
     }
@@ -86,6 +102,12 @@ public abstract class SendQueue {
             full = false;
             open = NONE;
             driverStart();
+            QpType t = qp.type();
+            refusedOps = t == QpType.UD ? REFUSED_ON_UD : t == QpType.UC ? REFUSED_ON_UC : 0;
+            deferPlain = t != QpType.UD;
+            batchMaxSge = qp.capabilities().maxSendSge();
+            batchMaxMsg = Math.min(qp.maxMessageSize(), Integer.MAX_VALUE);
+            batchThread = Thread.currentThread();
         } catch (RuntimeException | Error e) {
             started = false;
             guard().exit();
@@ -212,6 +234,21 @@ public abstract class SendQueue {
 
     /** One gather element of the open WR ({@code ibv_wr_set_sge}; call again for a list). */
     public final SendQueue sge(int lkey, long addr, int length) {
+        long len = length & 0xFFFFFFFFL;   // an SGE length is unsigned (struct ibv_sge)
+        if (deferred && sges == 0 && Thread.currentThread() == batchThread && batchMaxSge > 0 && len <= batchMaxMsg) {
+            // the common WR's only SGE, from the batch's thread, within the limits: kept for the WR's close
+            sges = 1;
+            bytes = len;
+            dLkey = lkey;
+            dAddr = addr;
+            dLength = length;
+            return this;
+        }
+        return checkedSge(lkey, addr, length);
+    }
+
+    /** {@link #sge} with every check, for any SGE but the common WR's first. */
+    private SendQueue checkedSge(int lkey, long addr, int length) {
         checkCaller("sge");
         requireOpen("sge");
         if (inline) {
@@ -328,6 +365,7 @@ public abstract class SendQueue {
 
     /** The batch is over: forget it and let other threads post. */
     private void endBatch() {
+        batchThread = null;
         started = false;
         open = NONE;
         deferred = false;
@@ -339,6 +377,9 @@ public abstract class SendQueue {
      * whose batch is open (when one is); on a single-threaded QP, any thread but the owner.
      */
     private void checkCaller(String call) {
+        if (Thread.currentThread() == batchThread) {
+            return;   // the thread whose batch is open (only that thread can have stored itself here)
+        }
         ThreadGuard g = guard();
         if (!g.heldByCaller(qp) && g.holder() != null) {
             throw g.heldByAnother(qp, call + "()");
@@ -346,18 +387,18 @@ public abstract class SendQueue {
     }
 
     private SendQueue openWr(WrOpcode op, int imm, int rkey, long raddr, long compareAdd, long swap) {
-        checkCaller(op.toString());
-        if (!started) {
-            throw new VerbsException(VerbsException.EINVAL, "send builder of " + qp.describe() + ": " + op + " before start()");
+        if (Thread.currentThread() != batchThread) {   // not the batch's own thread: find out why, and refuse
+            checkCaller(op.toString());
+            if (!started) {
+                throw new VerbsException(VerbsException.EINVAL, "send builder of " + qp.describe() + ": " + op + " before start()");
+            }
         }
         closeWr();
         if (qp.isClosed()) {
             throw fail(qp.describe() + " was closed during the batch");
         }
-        QpType t = qp.type();
-        if ((t == QpType.UD && op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM)
-                || (t == QpType.UC && (op == WrOpcode.RDMA_READ || op.isAtomic()))) {
-            throw fail("opcode " + op + " is not supported on " + t);
+        if ((refusedOps & 1 << op.ordinal()) != 0) {
+            throw fail("opcode " + op + " is not supported on " + qp.type());
         }
         if (op.isAtomic() && (raddr & 7) != 0) {
             throw fail(op + " remote address 0x" + Long.toHexString(raddr) + " is not 8-byte aligned");
@@ -367,7 +408,7 @@ public abstract class SendQueue {
         bytes = 0;
         inline = false;
         udAddressed = false;
-        if (!full && t != QpType.UD && op.isPlain()) {
+        if (!full && deferPlain && op.isPlain()) {
             deferred = true;
             dWrId = wrId;
             dFlags = flags;

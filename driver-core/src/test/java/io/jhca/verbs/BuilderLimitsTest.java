@@ -58,6 +58,13 @@ class BuilderLimitsTest extends VerbsTestSupport {
         refused(VerbsException.EINVAL, "more than 2^31-1", () -> sq.send().sge(mr.lkey(), mr.address(), 1 << 30)
                 .sge(mr.lkey(), mr.address(), 1 << 30));
         assertUsable(qp);
+        // one SGE: 2^31-1 bytes is the last length taken, 2^31 (negative as an int) the first refused
+        sq.start();
+        sq.send().sge(mr.lkey(), mr.address(), Integer.MAX_VALUE);
+        assertEquals(0, sq.complete());
+        sq.start();
+        refused(VerbsException.EINVAL, "more than 2^31-1", () -> sq.send().sge(mr.lkey(), mr.address(), 1 << 31));
+        assertUsable(qp);
     }
 
     @Test
