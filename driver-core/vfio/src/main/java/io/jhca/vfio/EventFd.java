@@ -8,13 +8,19 @@ import static io.jhca.vfio.VfioAbi.*;
  * without waiting (for polling loops), and {@link #fd()} hands the fd to an event loop (epoll, or
  * {@link EventFdPoller}). Reading returns and clears the count of signals since the last read.
  *
- * <p>{@link #poll()} and {@link #await(long)} allocate nothing. One thread at a time.
+ * <p>{@link #poll()} and {@link #await(long)} allocate nothing; one thread at a time polls or awaits.
+ * {@link #signal(long)} is safe from any thread, also while the owner polls: it writes from a struct of its own, and
+ * it and the close hold this object's monitor, so a signal never reaches an fd number that the close released (and
+ * the kernel may have given to someone else). A caller that holds the monitor may check {@link #isClosed()} first.
  */
 public class EventFd implements AutoCloseable {
 
     private final Syscalls sys;
     private final String owner;
+    /** What poll() reads into: the owner's. */
     private final NativeStruct counter = new NativeStruct(8);
+    /** What signal() writes from, under the monitor: a signal must not share the owner's buffer. */
+    private final NativeStruct increment = new NativeStruct(8);
     private final NativeStruct pollfd = new NativeStruct(POLLFD_SIZE);
     private int fd;
 
@@ -83,11 +89,14 @@ public class EventFd implements AutoCloseable {
         }
     }
 
-    /** Adds {@code count} to the counter (wakes a waiter; for tests and for waking an event loop). */
-    public final void signal(final long count) {
+    /**
+     * Adds {@code count} to the counter (wakes a waiter; for tests and for waking an event loop). Any thread; throws
+     * when the eventfd is closed.
+     */
+    public final synchronized void signal(final long count) {
         ensureOpen("write");
-        counter.buffer.putLong(0, count);
-        final long n = sys.write(fd, counter.address(), 8);
+        increment.buffer.putLong(0, count);
+        final long n = sys.write(fd, increment.address(), 8);
         if (n != 8) {
             throw new VfioException(owner, "write eventfd", n < 0 ? sys.errno() : Errno.EIO, null);
         }
@@ -109,7 +118,8 @@ public class EventFd implements AutoCloseable {
         closeFd();
     }
 
-    final void closeFd() {
+    /** Under the monitor, as {@link #signal} is: a signal either writes before the close(2) or finds the fd closed. */
+    final synchronized void closeFd() {
         final int f = fd;
         if (f < 0) {
             return;

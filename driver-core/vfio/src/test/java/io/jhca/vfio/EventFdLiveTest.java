@@ -6,10 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
 
-/** Eventfds on this machine's kernel: signal, non-blocking check, wait with timeout, wake-up across threads, poller. */
+/**
+ * Eventfds on this machine's kernel: signal, non-blocking check, wait with timeout, wake-up across threads, signals
+ * from several threads while the owner reads, poller.
+ */
 class EventFdLiveTest {
 
     @Test
@@ -37,6 +41,60 @@ class EventFdLiveTest {
             started.await();
             assertEquals(1, e.await(-1), "waits as long as it takes");
             t.join();
+        }
+    }
+
+    /**
+     * Signals from other threads while the owner reads: each signal's count reaches the kernel as given, so the owner
+     * reads exactly their sum (a signal written from the owner's read buffer could carry the owner's last count, or 0).
+     * Several rounds, since such a race need not show in one.
+     */
+    @Test
+    void signalsFromOtherThreadsWhileTheOwnerReadsAllArriveExactly() throws Exception {
+        final int threads = 4;
+        final int signals = 20_000;
+        for (int round = 1; round <= 5; round++) {
+            assertEquals((long) threads * signals, readWhileSignalled(threads, signals),
+                    "round " + round + ": signalled " + threads + " x " + signals + " x 1");
+        }
+    }
+
+    /** What the owner reads while {@code threads} threads, let go at once, signal 1 {@code signals} times each. */
+    private static long readWhileSignalled(final int threads, final int signals) throws Exception {
+        try (EventFd e = EventFd.create()) {
+            final CountDownLatch go = new CountDownLatch(1);
+            final CountDownLatch finished = new CountDownLatch(threads);
+            final AtomicReference<Throwable> failure = new AtomicReference<>();
+            final List<Thread> signallers = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                final Thread s = new Thread(() -> {
+                    try {
+                        go.await();
+                        for (int i = 0; i < signals; i++) {
+                            e.signal(1);
+                        }
+                    } catch (Throwable x) {
+                        failure.compareAndSet(null, x);
+                    } finally {
+                        finished.countDown();
+                    }
+                });
+                signallers.add(s);
+                s.start();
+            }
+            go.countDown();
+            long read = 0;
+            boolean await = false;
+            while (finished.getCount() > 0) {
+                read += await ? e.await(1) : e.poll(); // both ways of reading, alternately
+                await = !await;
+            }
+            for (final Thread s : signallers) {
+                s.join();
+            }
+            read += e.poll(); // what came after the loop's last read
+            assertEquals(null, failure.get(), "a signaller failed");
+            return read;
         }
     }
 
@@ -69,5 +127,20 @@ class EventFdLiveTest {
         assertEquals("eventfd: read: the eventfd is closed", ex.getMessage());
         assertThrows(VfioException.class, () -> e.signal(1));
         assertThrows(VfioException.class, e::fd);
+    }
+
+    /** A signal after close throws before any write(2): the fd number may already be another eventfd's. */
+    @Test
+    void signalAfterCloseThrowsAndWritesNothing() {
+        final FakeKernel kernel = new FakeKernel(); // real eventfds, every call counted
+        final EventFd closed = new EventFd(kernel, "eventfd");
+        closed.close();
+        try (EventFd next = EventFd.create()) { // likely given the number the close released
+            final int calls = kernel.calls();
+            final VfioException ex = assertThrows(VfioException.class, () -> closed.signal(1));
+            assertEquals("eventfd: write: the eventfd is closed", ex.getMessage());
+            assertEquals(calls, kernel.calls(), "no call reached the kernel");
+            assertEquals(0, next.poll(), "the eventfd opened since was not signalled");
+        }
     }
 }

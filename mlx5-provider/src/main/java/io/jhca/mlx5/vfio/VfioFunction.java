@@ -29,10 +29,12 @@ import io.jhca.vfio.VfioIova;
  *
  * <p>Interrupts: when VFIO reports MSI-X with eventfd signalling, vector 0 (the async EQ's, as in mlx5_vfio) is
  * wired to an eventfd, which is the EQ's {@link #eqInterrupt()}: the driver's event thread arms the EQ and sleeps on
- * it. Otherwise the function runs in polling mode and the event thread polls the EQ. {@link #eventMode()} says which.
+ * it, and on a second eventfd that ends the sleep early (the driver's stop, a page request met by another thread).
+ * Otherwise the function runs in polling mode and the event thread polls the EQ. {@link #eventMode()} says which.
  *
- * <p>{@link #close} gives everything back: the interrupt, BAR0, every DMA mapping (the container unmaps what is
- * left), the device, group and container fds. The driver tears the HCA down (TEARDOWN_HCA, pages reclaimed) before.
+ * <p>{@link #close} gives everything back: the interrupt and the line's wake eventfd, BAR0, every DMA mapping (the
+ * container unmaps what is left), the device, group and container fds. The driver tears the HCA down (TEARDOWN_HCA,
+ * pages reclaimed) before.
  */
 public final class VfioFunction implements Mlx5Function {
 
@@ -48,6 +50,8 @@ public final class VfioFunction implements Mlx5Function {
     private final BarMapping bar;
     private final VfioIova dma;
     private final VfioInterrupt interrupt;
+    /** The async EQ's line on {@link #interrupt}, null in polling mode. */
+    private final EqInterruptLine line;
     private final EventMode eventMode;
     private final List<InetAddress> ports;
     private final UserMappings userMappings;
@@ -80,6 +84,7 @@ public final class VfioFunction implements Mlx5Function {
                 return VfioFunction.this.translates(address);
             }
         });
+        this.line = interrupt != null ? new EqInterruptLine(interrupt) : null; // last: nothing after it fails and leaks its wake eventfd
     }
 
     /**
@@ -101,8 +106,8 @@ public final class VfioFunction implements Mlx5Function {
             VfioIova dma = physicalIova ? container.physicalDma() : container.dma();
             VfioInterrupt irq = wireVector0(device);
             VfioFunction f = new VfioFunction(name, pci, container, bar, dma, irq, ports);
-            System.err.println("jhca mlx5 " + f + ": events by " + (irq != null ? "MSI-X vector 0 (eventfd "
-                    + irq.fd() + ")" : "polling (no MSI-X with eventfd reported by VFIO)"));
+            System.err.println("jhca mlx5 " + f + ": events by " + (irq != null ? f.line.describe()
+                    : "polling (no MSI-X with eventfd reported by VFIO)"));
             return f;
         } catch (RuntimeException | Error e) {
             try {
@@ -146,23 +151,18 @@ public final class VfioFunction implements Mlx5Function {
         return eventMode;
     }
 
-    /** MSI-X vector 0's eventfd as the async EQ's interrupt line, or null in polling mode. */
+    /** MSI-X vector 0's eventfd as the async EQ's interrupt line, which can be woken early; null in polling mode. */
     @Override
     public InterruptLine eqInterrupt() {
-        if (interrupt == null) {
-            return null;
-        }
-        return new InterruptLine() {
-            @Override
-            public boolean await(long timeoutMillis) {
-                return interrupt.await(Math.max(1, timeoutMillis)) > 0;
-            }
+        return line;
+    }
 
-            @Override
-            public String describe() {
-                return "MSI-X vector 0 (eventfd " + interrupt.fd() + ")";
-            }
-        };
+    /**
+     * Awaits on {@link #eqInterrupt()} that its wake eventfd ended ({@link InterruptLine#wakeUp}: the driver's stop, a
+     * page request met by another thread), or that drained a wake-up left before them; 0 in polling mode.
+     */
+    public long eqWakeUps() {
+        return line != null ? line.wakeUps() : 0;
     }
 
     /** The IOVA policy of the function's DMA: allocated, or physical (test mode). */
@@ -230,8 +230,9 @@ public final class VfioFunction implements Mlx5Function {
     }
 
     /**
-     * Unwires the interrupt, unmaps BAR0 and user memory, closes device, group and container (the container unmaps
-     * any DMA mapping still in place). Every step runs even when one fails; the first failure is thrown.
+     * Unwires the interrupt and closes the line's wake eventfd, unmaps BAR0 and user memory, closes device, group and
+     * container (the container unmaps any DMA mapping still in place). Every step runs even when one fails; the first
+     * failure is thrown.
      */
     @Override
     public synchronized void close() {
@@ -244,6 +245,7 @@ public final class VfioFunction implements Mlx5Function {
         mappingsAtClose = dma.mappingCount();
         if (interrupt != null) {
             failure = step(failure, interrupt::close);
+            failure = step(failure, line::close);
         }
         failure = step(failure, bar::close);
         failure = step(failure, container::close);

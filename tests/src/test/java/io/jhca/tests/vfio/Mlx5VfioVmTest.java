@@ -25,5 +25,6 @@ class Mlx5VfioVmTest extends Mlx5VfioVmRun {
         // ivshmem-plain has no MSI-X: polling; the test mode maps IOVA = guest-physical address
         assertTrue(mode.get(0).startsWith("events=POLLING iova=PHYSICAL "), mode.get(0));
         assertArrayEquals(new long[] {0, 0, 0}, guestInterrupts(), "a polling driver is never woken by an interrupt");
+        assertEquals(List.of("none"), run.lines("wake"), "no interrupt line to wake");
     }
 }

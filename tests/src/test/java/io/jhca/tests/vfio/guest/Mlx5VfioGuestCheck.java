@@ -15,6 +15,7 @@ import io.jhca.lab.HwLab;
 import io.jhca.memory.DmaMemory;
 import io.jhca.memory.DmaRegion;
 import io.jhca.mlx5.Mlx5Context;
+import io.jhca.mlx5.spi.InterruptLine;
 import io.jhca.mlx5.vfio.VfioFunction;
 import io.jhca.mlx5.vfio.VfioFunctionSource;
 import io.jhca.mlx5.vfio.VfioSettings;
@@ -32,7 +33,10 @@ import io.jhca.verbs.Verbs;
  * Then {@code hwlab devices} and {@code hwlab devinfo -d NAME} run against it (devinfo brings it up a second time).
  *
  * <p>Arguments: EXCHANGE_DIR MODEL_IP. Output, one fact a line: {@code device ...}, {@code mode ...},
- * {@code irq eq=WAKEUPS cmd=WAKEUPS_WITH_COMMAND_COMPLETIONS} (both 0 when polling),
+ * {@code irq eq=WAKEUPS cmd=WAKEUPS_WITH_COMMAND_COMPLETIONS} (both 0 when polling), {@code wake none} when polling,
+ * else {@code wake asked=ended-await|not-seen woken=N} (whether a wake-up from this thread ended an await of the
+ * event thread; N the awaits a wake-up ended so far) and, after the close, {@code wake woken=N} (the stop's included
+ * when it met the thread in an await),
  * {@code check NAME ok|FAIL: why}, {@code hwlab-devices LINE}, {@code hwlab-devinfo LINE}; exit status 0 when every
  * check passed.
  */
@@ -117,14 +121,39 @@ public final class Mlx5VfioGuestCheck {
                 Mlx5Context m = (Mlx5Context) ctx;
                 System.out.printf("irq eq=%d cmd=%d comp=%d%n", m.eqInterrupts(), m.commandInterrupts(),
                         m.completionInterrupts());
+                wakeTheEventThread(fn);
                 ok = refused && listed && guest.allOk();
             }
         }
         // closing the context tore the HCA down (TEARDOWN_HCA, pages reclaimed) and closed the function
         boolean clean = fn.isClosed() && fn.leakedMappingsAtClose() == 0;
+        if (fn.eqInterrupt() != null) {
+            System.out.println("wake woken=" + fn.eqWakeUps());
+        }
         System.out.println("check teardown " + (clean ? "ok" : "FAIL: function closed " + fn.isClosed() + ", "
                 + fn.leakedMappingsAtClose() + " DMA mappings of driver memory left at close"));
         return ok && clean & hwlab("devices") & hwlab("devinfo", "-d", name);
+    }
+
+    /**
+     * With MSI-X the driver's event thread sleeps on the line (up to its health poll period at a time): a wake-up from
+     * this thread must end its current or next await by the line's wake eventfd, which the line counts. The thread
+     * is the line's only waiter, so this one only wakes it and watches the count.
+     */
+    private static void wakeTheEventThread(VfioFunction fn) throws InterruptedException {
+        InterruptLine line = fn.eqInterrupt();
+        if (line == null) {
+            System.out.println("wake none");
+            return;
+        }
+        long before = fn.eqWakeUps();
+        line.wakeUp();
+        long deadline = System.nanoTime() + 30_000_000_000L; // a bound against a hang, not a measure
+        while (fn.eqWakeUps() == before && System.nanoTime() - deadline < 0) {
+            Thread.sleep(1);
+        }
+        long woken = fn.eqWakeUps();
+        System.out.println("wake asked=" + (woken > before ? "ended-await" : "not-seen") + " woken=" + woken);
     }
 
     /** Runs an hwlab command in this JVM and prints its lines as "hwlab-CMD LINE" (devinfo opens the function again). */
