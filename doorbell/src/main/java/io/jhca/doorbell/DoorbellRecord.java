@@ -3,7 +3,7 @@ package io.jhca.doorbell;
 import java.nio.ByteOrder;
 
 import org.agrona.UnsafeApi;
-import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * An mlx5 doorbell record: 8 bytes of host memory the HCA reads by DMA, two big-endian 32-bit words.
@@ -33,11 +33,11 @@ public final class DoorbellRecord {
 
     private static final boolean NATIVE_BIG_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.BIG_ENDIAN;
 
-    private AtomicBuffer buffer;
+    private UnsafeBuffer buffer;
     private int offset;
 
     /** Points this flyweight at the 8 bytes at {@code offset} of {@code buffer}; checked now, 8-byte aligned. */
-    public DoorbellRecord wrap(AtomicBuffer buffer, int offset) {
+    public DoorbellRecord wrap(UnsafeBuffer buffer, int offset) {
         if (offset < 0 || offset > buffer.capacity() - SIZE) {
             throw new IndexOutOfBoundsException("doorbell record [" + offset + ", +8) outside buffer of " + buffer.capacity());
         }
@@ -90,13 +90,13 @@ public final class DoorbellRecord {
     }
 
     private void putWord(int wordOffset, int value) {
-        AtomicBuffer b = live();
+        UnsafeBuffer b = live();
         UnsafeApi.putIntRelease(b.byteArray(), b.addressOffset() + offset + wordOffset,
                 NATIVE_BIG_ENDIAN ? value : Integer.reverseBytes(value));
     }
 
     private int getWord(int wordOffset) {
-        AtomicBuffer b = live();
+        UnsafeBuffer b = live();
         int raw = UnsafeApi.getIntVolatile(b.byteArray(), b.addressOffset() + offset + wordOffset);
         return NATIVE_BIG_ENDIAN ? raw : Integer.reverseBytes(raw);
     }
@@ -106,8 +106,8 @@ public final class DoorbellRecord {
      * lie within the buffer's capacity still unless its region has closed (a DMA region's view drops to capacity 0).
      * The accesses are then raw, not checked a second time by the buffer.
      */
-    private AtomicBuffer live() {
-        AtomicBuffer b = buffer;
+    private UnsafeBuffer live() {
+        UnsafeBuffer b = buffer;
         if (b == null) {
             throw new IllegalStateException("doorbell record not wrapped");
         }

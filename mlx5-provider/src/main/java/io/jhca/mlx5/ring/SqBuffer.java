@@ -75,8 +75,9 @@ public final class SqBuffer {
     private final int bfMode;
     private final long[] wrid;
     /**
-     * Per slot, the WR number the WQE ends ({@code wqe_head}) shifted left by 8, or'ed with its completion opcode's
-     * ordinal: one array store per WQE for both, and no reference store (which costs a G1 post-write barrier).
+     * Per slot, the WR number the WQE ends ({@code wqe_head}) shifted left by 16, its size in WQEBBs shifted left by 8
+     * (at most 16) and its completion opcode's ordinal: one array store per WQE for the three, no reference store
+     * (which costs a G1 post-write barrier), and a completion needs no read of the WQE back from the ring.
      */
     private final long[] meta;
     private static final WcOpcode[] WC_OPCODES = WcOpcode.values();
@@ -238,7 +239,7 @@ public final class SqBuffer {
         ds = CtrlSeg.SIZE / SendWqeLayout.DS;
         kind = 0;
         wrid[post & (wrid.length - 1)] = wrId;
-        meta[post & (meta.length - 1)] = (long) (head + nreq) << 8 | wc.ordinal();
+        meta[post & (meta.length - 1)] = meta(head + nreq, 0, wc);   // its size when it closes (finish)
         return c;
     }
 
@@ -262,7 +263,7 @@ public final class SqBuffer {
         OneSgeWqe.put(buf, c, post, mlx5Opcode, qpn, fmCeSe(sendFlags), CtrlSeg.beImm(imm), rdma, raddr, rkey, lkey, addr,
                 length);
         wrid[post & (wrid.length - 1)] = wrId;
-        meta[post & (meta.length - 1)] = (long) (head + nreq) << 8 | wc.ordinal();
+        meta[post & (meta.length - 1)] = meta(head + nreq, 1, wc);
         lastCtrl = c;
         curPost = post + 1;
         nreq++;
@@ -360,6 +361,7 @@ public final class SqBuffer {
             throw new IllegalStateException("WQE of " + n + " DS does not fit (max 63 DS, ring of " + wqeCnt + " WQEBBs)");
         }
         CtrlSeg.putQpnDs(buf, c, qpn, n);
+        meta[((c - start) >> SendWqeLayout.WQEBB_SHIFT) & (meta.length - 1)] |= (long) SendWqeLayout.wqebbs(n) << 8;
         lastCtrl = c;
         curPost += SendWqeLayout.wqebbs(n);
         if (inl) {
@@ -427,6 +429,11 @@ public final class SqBuffer {
 
     // ---- completion side ----
 
+    /** A slot's {@link #meta}: the WR number the WQE ends, its WQEBBs, its completion opcode. */
+    private static long meta(int wrNumber, int wqebbs, WcOpcode wc) {
+        return (long) wrNumber << 16 | wqebbs << 8 | wc.ordinal();
+    }
+
     public long wrId(int wqeCounter) {
         return wrid[wqeCounter & (wrid.length - 1)];
     }
@@ -438,8 +445,9 @@ public final class SqBuffer {
     /** A CQE for the WQE at {@code wqeCounter} retires it and every WQE before it. */
     public void retire(int wqeCounter) {
         int idx = wqeCounter & (wqeCnt - 1);
-        lastPoll = wqeCounter + SendWqeLayout.wqebbs(ds(idx));   // the slot is still this WQE's: not yet reusable
-        TAIL.setRelease(this, (int) (meta[wqeCounter & (meta.length - 1)] >> 8) + 1);
+        long m = meta[idx];
+        lastPoll = wqeCounter + (int) (m >> 8 & 0xff);
+        TAIL.setRelease(this, (int) (m >> 16) + 1);
     }
 
     /**
@@ -452,22 +460,16 @@ public final class SqBuffer {
 
     /**
      * Retires the oldest outstanding WQE without a CQE (a software flush, mlx5_ib's {@code sw_comp}) and returns its
-     * slot, for {@link #wrId} and {@link #wcOpcode}: the next one starts after it, as its control segment's DS count
-     * says. The caller has checked {@link #outstanding()}; called by the thread polling the send CQ.
+     * slot, for {@link #wrId} and {@link #wcOpcode}: the next one starts after it, as its size says. The caller has checked {@link #outstanding()}; called by the thread polling the send CQ.
      */
     public int flushOldest() {
         int idx = lastPoll & (wqeCnt - 1);
-        lastPoll += SendWqeLayout.wqebbs(ds(idx));
+        lastPoll += (int) (meta[idx] >> 8 & 0xff);
         TAIL.setRelease(this, (int) TAIL.getAcquire(this) + 1);
         return idx;
     }
 
-    /** The DS count in the control segment at slot {@code idx} (qpn_ds bits 5:0, big-endian: its last byte). */
-    private int ds(int idx) {
-        return dsAt(start + idx * SendWqeLayout.WQEBB);
-    }
-
-    /** The DS count in the control segment at offset {@code ctrlOffset}. */
+    /** The DS count in the control segment at offset {@code ctrlOffset} (qpn_ds bits 5:0, big-endian: its last byte). */
     private int dsAt(int ctrlOffset) {
         return buf.getByte(ctrlOffset + CtrlSeg.QPN_DS_OFFSET + 3) & 0x3f;
     }
