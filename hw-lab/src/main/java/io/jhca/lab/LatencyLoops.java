@@ -50,7 +50,7 @@ final class LatencyLoops {
                 }
             }
             if (scnt < iters) {
-                gap(s, scnt >= warmup);
+                gap(s, scnt, warmup);
                 if (!stamps.stamp(scnt)) {
                     break;
                 }
@@ -110,7 +110,7 @@ final class LatencyLoops {
                 }
             }
             if (scnt < iters) {
-                gap(s, scnt >= warmup);
+                gap(s, scnt, warmup);
                 if (!stamps.stamp(scnt)) {
                     break;
                 }
@@ -149,7 +149,7 @@ final class LatencyLoops {
         PostStamps stamps = new PostStamps(out, clock, warmup, jvm);
         long iters = stamps.total();
         for (long scnt = 0; scnt < iters; scnt++) {
-            gap(s, scnt >= warmup);
+            gap(s, scnt, warmup);
             if (!stamps.stamp(scnt)) {
                 break;
             }
@@ -177,13 +177,13 @@ final class LatencyLoops {
     /**
      * --latency_gap: waits before a post is timed, as perftest spins there (perftest_resources.c run_iter_lat*),
      * driving the device meanwhile (a software device in caller progress moves nothing otherwise, where perftest's
-     * device works on its own) and yielding as the tools' other waits do. Not in the warm-up, which would otherwise
-     * take its count of gaps too.
+     * device works on its own) and yielding as the tools' other waits do. Not before post {@code warmup}, the first
+     * measured one: the warm-up would otherwise take its count of gaps too. The phase is masked in, not branched on:
+     * a branch the warm-up never took is compiled as a trap, which the first measured post would take (see
+     * {@link PostStamps#stamp}).
      */
-    static void gap(PerfSide s, boolean measured) {
-        if (measured) {
-            Spin.forNanos(s.p.latencyGapNanos(), s.ctx);
-        }
+    static void gap(PerfSide s, long scnt, long warmup) {
+        Spin.forNanos(s.p.latencyGapNanos() & PostStamps.measured(scnt, warmup), s.ctx);
     }
 
     private static boolean pollUntil(PerfSide s, CompletionQueue cq, WorkCompletion wc, long deadline) {

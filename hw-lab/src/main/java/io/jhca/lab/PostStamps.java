@@ -16,7 +16,7 @@ final class PostStamps {
 
     /**
      * @param warmup posts that run before the measured ones (-n mode only), not stamped
-     * @param jvm    the JVM report's window, restarted at the first measured post (the warm-up's class loading and
+     * @param jvm    the JVM report's window, restarted at the last warm-up post (the warm-up's class loading and
      *               interpreted code are not the measurement's), or null
      */
     PostStamps(LatencySamples out, DurationClock clock, long warmup, JvmReport jvm) {
@@ -35,13 +35,17 @@ final class PostStamps {
     boolean stamp(long n) {
         now = System.nanoTime();
         if (clock == null) {
-            if (n >= warmup) {
-                if (n == warmup && warmup > 0 && jvm != null) {
-                    jvm.begin();
-                    now = System.nanoTime();
-                }
-                out.tposted[(int) (n - warmup)] = now;
+            // No branch the warm-up never takes: the JIT compiles such a branch as a trap, and the first measured post
+            // took it, deoptimizing the loop on both sides (about 1 ms, the run's maximum, then again as the loop was
+            // compiled anew). So the window restarts halfway through the warm-up as well as at its end, by one branch
+            // for both (a trap taken there makes the JIT keep the branch), and warm-up posts store their time into
+            // slot 0, which the first measured one overwrites. The window starts at the last warm-up post, not the
+            // first measured one: reading the device's counters takes about 0.1 ms, which at the first measured post
+            // lands in the peer's first measured round trip.
+            if ((n - (warmup - 1)) * (n - (warmup >> 1)) == 0 && warmup > 0 && jvm != null) {
+                jvm.begin();
             }
+            out.tposted[slot(n, warmup)] = now;
             return true;
         }
         if (clock.over(now)) {
@@ -53,6 +57,20 @@ final class PostStamps {
         }
         last = now;
         return true;
+    }
+
+    /**
+     * All ones from post {@code warmup} on (the first measured one), 0 before: for masking a measured-only value in
+     * without a branch on the phase (a branch the warm-up never takes is compiled as a trap; see {@link #stamp}).
+     */
+    static long measured(long n, long warmup) {
+        return (warmup - 1 - n) >> 63;
+    }
+
+    /** Where post {@code n}'s time goes: its index among the measured posts, 0 for every warm-up post. */
+    static int slot(long n, long warmup) {
+        long i = n - warmup;
+        return (int) (i & ~(i >> 63));   // max(0, i) without a branch
     }
 
     /** The time of the last {@link #stamp}. */

@@ -62,8 +62,8 @@ public final class UdpBaseline {
                             ack.clear();
                             srv.write(ack);   // the request's ACK, then the answer
                         }
-                        if (rttFactor == 2 && i >= warmup) {
-                            Spin.forNanos(gapNanos, null); // --latency_gap, as the RDMA side waits
+                        if (rttFactor == 2) {   // --latency_gap, as the RDMA side waits; the phase masked in
+                            Spin.forNanos(gapNanos & PostStamps.measured(i, warmup), null);
                         }
                         while (b.hasRemaining()) {
                             srv.write(b);
@@ -85,13 +85,9 @@ public final class UdpBaseline {
             try {
                 for (int i = 0; i < total; i++) {
                     b.clear().limit(size);
-                    if (i >= warmup) {
-                        Spin.forNanos(gapNanos, null); // --latency_gap, as the RDMA side waits
-                    }
-                    long now = System.nanoTime();
-                    if (i >= warmup) {
-                        tposted[i - warmup] = now;
-                    }
+                    // --latency_gap, as the RDMA side waits; no branch on the phase, as in the RDMA loops (PostStamps)
+                    Spin.forNanos(gapNanos & PostStamps.measured(i, warmup), null);
+                    tposted[PostStamps.slot(i, warmup)] = System.nanoTime();
                     while (b.hasRemaining()) {
                         cli.write(b);
                     }
