@@ -1,11 +1,10 @@
 package io.jhca.connectx;
 
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.locks.LockSupport;
 
 import io.jhca.doorbell.UarDoorbell;
 import io.jhca.rxe.AdaptiveIdleStrategy;
-import io.jhca.rxe.link.KernelWait;
+import io.jhca.rxe.link.LinkSleep;
 
 /**
  * Where the firmware thread of an in-process function sleeps once idle (the park phase of its adaptive idle
@@ -15,8 +14,8 @@ import io.jhca.rxe.link.KernelWait;
  * Before, the thread parked 100 us at a time to look for doorbells it can only notice by reading memory: an idle
  * function took about 10% of a core.
  *
- * <p>The handshake with the driver is Dekker's: the firmware raises {@link #sleeping}, then looks for work once more;
- * the driver stores its doorbell, then reads the flag. Each side needs a full barrier between its store and its load,
+ * <p>The sleep is an rxe engine thread's ({@link LinkSleep}), with its handshake: the firmware raises a flag, then
+ * looks for work once more; the driver stores its doorbell, then reads the flag. Each side needs a full barrier between its store and its load,
  * or both can miss the other (the doorbell unseen, no wake). The firmware's is {@link Membarrier} (a barrier on every
  * CPU of the process, paid only when it goes to sleep), so the driver's is a compiler barrier only and a doorbell
  * costs a load and a branch while the firmware is awake. Where membarrier is missing the driver's side takes a
@@ -28,60 +27,18 @@ final class ModelSleeper implements AdaptiveIdleStrategy.Sleeper {
     private static final boolean ASYMMETRIC = Membarrier.AVAILABLE;
 
     private final ConnectXModel model;
-    private volatile KernelWait kernelWait;
-    private boolean kernelWaitRefused;
-    private volatile boolean sleeping;
-    private volatile boolean stopped;
-    private volatile long sleeps;
-    private volatile long earlyWakes;
+    /** The sleep and its handshake, as an rxe engine thread's; the firmware's side is membarrier where it works. */
+    private final LinkSleep sleep;
 
     ModelSleeper(ConnectXModel model) {
         this.model = model;
+        this.sleep = new LinkSleep(model::link, model::doWork, model::nanosToNextTimer,
+                ASYMMETRIC ? Membarrier::everyThread : LinkSleep::fullFence);
     }
 
     @Override
     public boolean sleep(long nanos) {
-        KernelWait w = kernelWait;
-        if (w == null && !kernelWaitRefused) {
-            try {
-                w = KernelWait.open();
-                kernelWait = w;
-            } catch (RuntimeException | LinkageError e) {
-                kernelWaitRefused = true;
-            }
-        }
-        if (w == null || stopped) {   // nothing can end a park early: keep it short
-            LockSupport.parkNanos(Math.min(nanos, KernelWait.PARK_CAP_NANOS));
-            return false;
-        }
-        sleeping = true;
-        boolean barrier = ASYMMETRIC ? Membarrier.everyThread() : fullFence();
-        try {
-            if (stopped) {
-                return false;
-            }
-            if (model.doWork() > 0) {
-                return true;
-            }
-            long timer = model.nanosToNextTimer(System.nanoTime());
-            if (timer <= 0) {
-                return false;
-            }
-            // without the barrier a doorbell racing this sleep can go unseen: then it waits at most the park cap
-            long length = Math.min(Math.min(nanos, timer), barrier ? Long.MAX_VALUE : KernelWait.PARK_CAP_NANOS);
-            sleeps++;
-            if (w.await(model.link(), length)) {
-                earlyWakes++;   // the next duty cycle does what woke it; work found there starts the yield phase
-            }
-            return false;
-        } finally {
-            sleeping = false;
-        }
-    }
-
-    private static boolean fullFence() {
-        VarHandle.fullFence();
-        return true;
+        return sleep.sleep(nanos);
     }
 
     /**
@@ -95,47 +52,36 @@ final class ModelSleeper implements AdaptiveIdleStrategy.Sleeper {
         } else {
             VarHandle.fullFence();
         }
-        if (sleeping && (offset < UarDoorbell.UAR_PAGE_SIZE || !model.dataPathPaused())) {
-            wakeNow();
+        if (sleep.asleep() && (offset < UarDoorbell.UAR_PAGE_SIZE || !model.dataPathPaused())) {
+            sleep.wakeNow();
         }
     }
 
     /** Wakes the firmware if it sleeps, after whatever this thread stored for it (a request). Any thread. */
     void wake() {
         VarHandle.fullFence();
-        if (sleeping) {
-            wakeNow();
-        }
-    }
-
-    private void wakeNow() {
-        KernelWait w = kernelWait;
-        if (w != null) {
-            w.wake();
+        if (sleep.asleep()) {
+            sleep.wakeNow();
         }
     }
 
     /** The function is closing: ends a sleep now, and the firmware sleeps no more (its runner then stops it). */
     void stop() {
-        stopped = true;
-        wake();
+        sleep.stop();
     }
 
     /** On the firmware thread as it stops. */
     void close() {
-        KernelWait w = kernelWait;
-        if (w != null) {
-            w.close();
-        }
+        sleep.close();
     }
 
     /** How many times the firmware slept in the kernel, and how many of those a datagram or a wake cut short. */
     long[] sleepCounts() {
-        return new long[] {sleeps, earlyWakes};
+        return sleep.counts();
     }
 
     /** Whether the firmware thread sleeps (or is about to). */
     boolean asleep() {
-        return sleeping;
+        return sleep.asleep();
     }
 }

@@ -10,8 +10,8 @@ import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.UnsafeBuffer;
 
-import io.jhca.rxe.link.KernelWait;
 import io.jhca.rxe.link.Link;
+import io.jhca.rxe.link.LinkSleep;
 import io.jhca.rxe.link.RxBatch;
 import io.jhca.rxe.wire.Ipv4IdMode;
 import io.jhca.rxe.wire.Opcode;
@@ -97,16 +97,8 @@ public final class Engine implements Agent {
     /** System.nanoTime at the start of the current duty cycle. */
     private long cycleNanos;
     private volatile long ackHoldNanos = io.jhca.rxe.RxeDeviceConfig.DEFAULT_ACK_HOLD_NANOS;
-    /** Where the engine thread sleeps (opened at its first sleep, closed with the engine); null before or if refused. */
-    private volatile KernelWait kernelWait;
-    private boolean kernelWaitRefused;
-    /** True while the engine thread is about to sleep or sleeps in {@link #kernelWait}: posts then wake it. */
-    private volatile boolean sleeping;
-    /** Set when the device closes: the engine thread sleeps no more. */
-    private volatile boolean noSleep;
-    /** Sleeps in the kernel, and how many of them a datagram or a post ended early (engine thread writes). */
-    private volatile long sleeps;
-    private volatile long earlyWakes;
+    /** Where the engine thread sleeps when idle, and the handshake that lets a post wake it. */
+    private final LinkSleep sleep;
 
     /**
      * @param threaded true if an AgentRunner will run this engine; false for the caller's own progress loop
@@ -130,6 +122,7 @@ public final class Engine implements Agent {
         this.local = locals[0];
         this.out = new PacketOut(link, locals, counters);
         this.mcast = new McastTable(link);
+        this.sleep = new LinkSleep(() -> link, this::dutyCycle, this::nanosToNextTimer, LinkSleep::fullFence);
     }
 
     /** Records every packet sent and received to a pcap file (debugging); set before the engine starts. */
@@ -192,10 +185,7 @@ public final class Engine implements Agent {
     public void onClose() {
         closed = true;
         drainCommands();
-        final KernelWait w = kernelWait;
-        if (w != null) {
-            w.close();
-        }
+        sleep.close();
     }
 
     /**
@@ -204,46 +194,12 @@ public final class Engine implements Agent {
      * (retransmission, the end of an RNR wait, a held ACK, a packet the link held back) or {@code nanos} pass. With no
      * timer armed the sleep's length is only how often a quiet device looks (the default park grows to 1 s), so an
      * idle device costs next to nothing, and a timer fires on time rather than at the end of a park. The duty cycle
-     * after raising {@link #sleeping} is what makes the handshake with a posting thread safe: a WR published before
-     * that thread saw the flag is found by it, one published after makes that thread wake the sleep. Returns true if
-     * the duty cycle found work (the engine does not sleep then).
+     * after raising the sleep's flag is what makes the handshake with a posting thread safe ({@link LinkSleep}): a WR
+     * published before that thread saw the flag is found by it, one published after makes that thread wake the
+     * sleep. Returns true if the duty cycle found work (the engine does not sleep then).
      */
     public boolean sleep(final long nanos) {
-        KernelWait w = kernelWait;
-        if (w == null && !kernelWaitRefused) {
-            try {
-                w = KernelWait.open();
-                kernelWait = w;
-            } catch (final RuntimeException | LinkageError e) {
-                kernelWaitRefused = true; // no eventfd here: park as before
-            }
-        }
-        if (w == null) { // nothing wakes a park: it is kept short
-            final long timer = nanosToNextTimer(System.nanoTime());
-            java.util.concurrent.locks.LockSupport.parkNanos(Math.min(Math.min(nanos, timer), KernelWait.PARK_CAP_NANOS));
-            return false;
-        }
-        sleeping = true;
-        java.lang.invoke.VarHandle.fullFence(); // the flag before the reads below (Dekker with notifyPosted)
-        try {
-            if (noSleep) {
-                return false;
-            }
-            if (dutyCycle() > 0) {
-                return true;
-            }
-            final long timer = nanosToNextTimer(System.nanoTime());
-            if (timer <= 0) {
-                return false; // due already: the next duty cycle fires it
-            }
-            sleeps++;
-            if (w.await(link, Math.min(nanos, timer))) {
-                earlyWakes++;
-            }
-            return false;
-        } finally {
-            sleeping = false;
-        }
+        return sleep.sleep(nanos);
     }
 
     /**
@@ -268,11 +224,8 @@ public final class Engine implements Agent {
             return;
         }
         java.lang.invoke.VarHandle.fullFence(); // the ring's publish before the read of the flag (Dekker with sleep)
-        if (sleeping) {
-            final KernelWait w = kernelWait;
-            if (w != null) {
-                w.wake();
-            }
+        if (sleep.asleep()) {
+            sleep.wakeNow();
         }
     }
 
@@ -283,18 +236,17 @@ public final class Engine implements Agent {
 
     /** True while the engine thread sleeps in the kernel (or is about to): tests, diagnostics. */
     public boolean asleep() {
-        return sleeping;
+        return sleep.asleep();
     }
 
     /** The device is closing: ends the engine thread's sleep, and it sleeps no more (its runner then stops it). */
     public void stopSleeping() {
-        noSleep = true;
-        notifyPosted();
+        sleep.stop();
     }
 
     /** How many times the engine thread slept in the kernel, and how many of those a datagram or a post cut short. */
     public long[] sleepCounts() {
-        return new long[] {sleeps, earlyWakes};
+        return sleep.counts();
     }
 
     /** The device is going away: from now on control actions run on the caller's thread. */
