@@ -11,7 +11,7 @@ import static io.jhca.vfio.VfioAbi.*;
  * <p>{@link #poll()} and {@link #await(long)} allocate nothing; one thread at a time polls or awaits.
  * {@link #signal(long)} is safe from any thread, also while the owner polls: it writes from a struct of its own, and
  * it and the close hold this object's monitor, so a signal never reaches an fd number that the close released (and
- * the kernel may have given to someone else). A caller that holds the monitor may check {@link #isClosed()} first.
+ * the kernel may have given to someone else); {@link #signalIfOpen} is the same for a waker that may outlive it.
  */
 public class EventFd implements AutoCloseable {
 
@@ -100,6 +100,18 @@ public class EventFd implements AutoCloseable {
         if (n != 8) {
             throw new VfioException(owner, "write eventfd", n < 0 ? sys.errno() : Errno.EIO, null);
         }
+    }
+
+    /**
+     * As {@link #signal}, but does nothing once the eventfd is closed: for waking an owner that may have closed it
+     * already. Returns whether it signalled. Any thread.
+     */
+    public final synchronized boolean signalIfOpen(final long count) {
+        if (fd < 0) {
+            return false;
+        }
+        signal(count);
+        return true;
     }
 
     public final boolean isClosed() {

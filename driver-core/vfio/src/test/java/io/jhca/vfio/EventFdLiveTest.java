@@ -26,6 +26,8 @@ class EventFdLiveTest {
             e.signal(4);
             assertEquals(7, e.poll(), "signals add up and are read at once");
             assertEquals(0, e.poll(), "reading clears");
+            assertEquals(true, e.signalIfOpen(2), "an open eventfd is signalled");
+            assertEquals(2, e.poll());
         }
     }
 
@@ -139,6 +141,7 @@ class EventFdLiveTest {
             final int calls = kernel.calls();
             final VfioException ex = assertThrows(VfioException.class, () -> closed.signal(1));
             assertEquals("eventfd: write: the eventfd is closed", ex.getMessage());
+            assertEquals(false, closed.signalIfOpen(1), "nothing to signal once closed");
             assertEquals(calls, kernel.calls(), "no call reached the kernel");
             assertEquals(0, next.poll(), "the eventfd opened since was not signalled");
         }

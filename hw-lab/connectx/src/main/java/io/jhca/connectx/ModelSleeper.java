@@ -15,11 +15,11 @@ import io.jhca.rxe.link.LinkSleep;
  * function took about 10% of a core.
  *
  * <p>The sleep is an rxe engine thread's ({@link LinkSleep}), with its handshake: the firmware raises a flag, then
- * looks for work once more; the driver stores its doorbell, then reads the flag. Each side needs a full barrier between its store and its load,
- * or both can miss the other (the doorbell unseen, no wake). The firmware's is {@link Membarrier} (a barrier on every
- * CPU of the process, paid only when it goes to sleep), so the driver's is a compiler barrier only and a doorbell
- * costs a load and a branch while the firmware is awake. Where membarrier is missing the driver's side takes a
- * full fence instead.
+ * looks for work once more; the driver stores its doorbell, then reads the flag. Each side needs a full barrier
+ * between its store and its load, or both can miss the other (the doorbell unseen, no wake). The firmware's is
+ * {@link Membarrier} (a barrier on every CPU of the process, paid only when it goes to sleep), so the driver's is a
+ * compiler barrier only and a doorbell costs a load and a branch while the firmware is awake. Where membarrier is
+ * missing the driver's side takes a full fence instead.
  */
 final class ModelSleeper implements AdaptiveIdleStrategy.Sleeper {
 
@@ -42,13 +42,13 @@ final class ModelSleeper implements AdaptiveIdleStrategy.Sleeper {
     }
 
     /**
-     * After a store of the driver's to BAR0 at {@code offset} (a doorbell, a command doorbell, an initialization-segment
-     * register): wakes the firmware if it sleeps, unless the store is to a UAR page while the data path is paused
-     * (nothing serves those doorbells then, and a benchmark rings them by the million). Any thread.
+     * After a store of the driver's to BAR0 at {@code offset} (a doorbell, a command doorbell, an
+     * initialization-segment register): wakes the firmware if it sleeps, unless the store is to a UAR page while the
+     * data path is paused (nothing serves those doorbells then, and a benchmark rings them by the million). Any thread.
      */
     void afterMmioWrite(int offset) {
         if (ASYMMETRIC) {
-            VarHandle.releaseFence();   // no instruction on x86-64: keeps the JIT from reading the flag before the store
+            VarHandle.releaseFence();   // no instruction on x86-64: the JIT may not read the flag before the store
         } else {
             VarHandle.fullFence();
         }
@@ -59,10 +59,7 @@ final class ModelSleeper implements AdaptiveIdleStrategy.Sleeper {
 
     /** Wakes the firmware if it sleeps, after whatever this thread stored for it (a request). Any thread. */
     void wake() {
-        VarHandle.fullFence();
-        if (sleep.asleep()) {
-            sleep.wakeNow();
-        }
+        sleep.wake();
     }
 
     /** The function is closing: ends a sleep now, and the firmware sleeps no more (its runner then stops it). */

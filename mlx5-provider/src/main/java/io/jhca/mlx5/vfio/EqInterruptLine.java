@@ -56,11 +56,7 @@ final class EqInterruptLine implements InterruptLine, AutoCloseable {
     /** Signals the wake fd, from any thread; nothing once the function (so the line) is closed. */
     @Override
     public void wakeUp() {
-        synchronized (wake) { // the monitor EventFd's signal and close take: no close between the check and the write
-            if (!wake.isClosed()) {
-                wake.signal(1);
-            }
-        }
+        wake.signalIfOpen(1);
     }
 
     /** Awaits that a {@link #wakeUp} ended (or that drained one left before them). */

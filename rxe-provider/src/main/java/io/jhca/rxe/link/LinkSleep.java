@@ -113,6 +113,17 @@ public final class LinkSleep {
         return sleeping;
     }
 
+    /**
+     * After this thread published work for the sleeper: a full fence (the waker's side of the handshake), then wakes it
+     * if it sleeps. Any thread.
+     */
+    public void wake() {
+        java.lang.invoke.VarHandle.fullFence();
+        if (sleeping) {
+            wakeNow();
+        }
+    }
+
     /** Ends the current or next sleep in the kernel. Any thread. */
     public void wakeNow() {
         final KernelWait w = kernelWait;
@@ -124,10 +135,7 @@ public final class LinkSleep {
     /** The owner is closing: ends a sleep now, and the thread sleeps no more (its runner then stops it). */
     public void stop() {
         stopped = true;
-        java.lang.invoke.VarHandle.fullFence();   // the flag before the read (Dekker with sleep)
-        if (sleeping) {
-            wakeNow();
-        }
+        wake();
     }
 
     /** Closes the eventfd; on the sleeping thread as it stops. */

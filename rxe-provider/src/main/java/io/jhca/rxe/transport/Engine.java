@@ -223,10 +223,7 @@ public final class Engine implements Agent {
         if (!threaded) {
             return;
         }
-        java.lang.invoke.VarHandle.fullFence(); // the ring's publish before the read of the flag (Dekker with sleep)
-        if (sleep.asleep()) {
-            sleep.wakeNow();
-        }
+        sleep.wake(); // the ring's publish, a full fence, then the read of the flag (Dekker with sleep)
     }
 
     /** The link this engine sends and receives on: where a thread that drives it can wait for datagrams. */
