@@ -177,13 +177,18 @@ final class LatencyLoops {
     /**
      * --latency_gap: waits before a post is timed, as perftest spins there (perftest_resources.c run_iter_lat*),
      * driving the device meanwhile (a software device in caller progress moves nothing otherwise, where perftest's
-     * device works on its own) and yielding as the tools' other waits do. Not before post {@code warmup}, the first
-     * measured one: the warm-up would otherwise take its count of gaps too. The phase is masked in, not branched on:
-     * a branch the warm-up never took is compiled as a trap, which the first measured post would take (see
-     * {@link PostStamps#stamp}).
+     * device works on its own) and yielding as the tools' other waits do. Waited from the middle of the warm-up on
+     * ({@link #gapFrom}): a wait loop the warm-up never ran is compiled as a trap, which the first measured post would
+     * take, deoptimizing the loop while it is timed (see {@link PostStamps#stamp}); the first half of the warm-up
+     * goes without, so the warm-up does not take twice its time at large gaps. The phase is masked in, not branched on.
      */
     static void gap(PerfSide s, long scnt, long warmup) {
-        Spin.forNanos(s.p.latencyGapNanos() & PostStamps.measured(scnt, warmup), s.ctx);
+        Spin.forNanos(s.p.latencyGapNanos() & PostStamps.measured(scnt, gapFrom(warmup)), s.ctx);
+    }
+
+    /** The first post that waits the gap: the middle of the warm-up, where the JVM report's window first restarts. */
+    static long gapFrom(long warmup) {
+        return warmup >> 1;
     }
 
     private static boolean pollUntil(PerfSide s, CompletionQueue cq, WorkCompletion wc, long deadline) {

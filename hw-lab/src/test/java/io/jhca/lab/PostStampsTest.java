@@ -48,7 +48,19 @@ class PostStampsTest {
         assertEquals(0, PostStamps.slot(w, w));
         assertEquals(1, PostStamps.slot(w + 1, w));
         assertEquals(999, PostStamps.slot(w + 999, w));
-        assertEquals(5000L & PostStamps.measured(w - 1, w), 0, "a gap is not waited in the warm-up");
-        assertEquals(5000L & PostStamps.measured(w, w), 5000, "and is from the first measured post");
+    }
+
+    @Test
+    void theLatencyGapIsWaitedFromTheMiddleOfTheWarmUp() {
+        long w = 20000;
+        long from = LatencyLoops.gapFrom(w);
+        assertEquals(10000, from);
+        assertEquals(0, 5000L & PostStamps.measured(from - 1, from), "the warm-up's first half waits no gap");
+        assertEquals(5000, 5000L & PostStamps.measured(from, from), "its second half does: the wait loop is compiled");
+        assertEquals(5000, 5000L & PostStamps.measured(w - 1, from));
+        assertEquals(5000, 5000L & PostStamps.measured(w, from), "every measured post waits it");
+        assertEquals(5000, 5000L & PostStamps.measured(w + 999, from));
+        assertEquals(0, LatencyLoops.gapFrom(0), "no warm-up: from the first post");
+        assertEquals(0, LatencyLoops.gapFrom(1), "one warm-up post: it waits too");
     }
 }
