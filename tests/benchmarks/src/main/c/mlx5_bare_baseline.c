@@ -30,6 +30,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "stub_device.h"
+
 #define SQ_WQEBBS 1024u /* power of two, as the Java ring */
 #define CQ_ENTRIES 256u
 
@@ -125,11 +127,7 @@ double bare_run(long ops) {
 
         /* stub device: the CQE of the last WQE, body first, then op_own */
         struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *) (cq + ((ci & (CQ_ENTRIES - 1)) << 6));
-        cqe->wqe_counter = htobe16((uint16_t) (cur_post - 1));
-        cqe->sop_drop_qpn = htobe32(MLX5_OPCODE_RDMA_WRITE << 24 | qpn);
-        cqe->byte_cnt = htobe32(64);
-        compiler_barrier();
-        cqe->op_own = MLX5_CQE_REQ << 4 | ((ci & CQ_ENTRIES) ? 1 : 0);
+        stub_complete_request(cqe, (uint16_t) (cur_post - 1), MLX5_OPCODE_RDMA_WRITE, qpn, 64, ci, CQ_ENTRIES);
 
         /* driver: poll it (rdma-core get_sw_cqe + parse) */
         struct mlx5_cqe64 *c = (struct mlx5_cqe64 *) (cq + ((ci & (CQ_ENTRIES - 1)) << 6));

@@ -43,6 +43,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "stub_device.h"
+
 #define SQ_WQEBBS 1024u
 #define CQ_ENTRIES 256u
 #define QP_TABLE_SHIFT 12 /* mlx5.h MLX5_QP_TABLE_SHIFT */
@@ -429,11 +431,8 @@ double verbs_run(long ops) {
         }
         /* stub device: the CQE of the last WQE, body first, then op_own */
         struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *) (cq->buf + ((device_pi & (CQ_ENTRIES - 1)) << 6));
-        cqe->wqe_counter = htobe16((uint16_t) (qp->sq.cur_post - 1));
-        cqe->sop_drop_qpn = htobe32(MLX5_OPCODE_RDMA_WRITE << 24 | qpn);
-        cqe->byte_cnt = htobe32(64);
-        compiler_barrier();
-        cqe->op_own = MLX5_CQE_REQ << 4 | ((device_pi & CQ_ENTRIES) ? 1 : 0);
+        stub_complete_request(cqe, (uint16_t) (qp->sq.cur_post - 1), MLX5_OPCODE_RDMA_WRITE, qpn, 64, device_pi,
+                              CQ_ENTRIES);
         device_pi++;
         if (o->poll_cq(cq, 1, &wc) != 1) { fprintf(stderr, "no completion at %u\n", cq->cons_index); return -1; }
         sum += wc.wr_id;

@@ -20,7 +20,14 @@ final class StubDevice {
     private StubDevice() {
     }
 
-    /** The CQE at producer index {@code pi} of a ring of {@code entries}: wqe_counter, sop_drop_qpn, byte_cnt, op_own. */
+    /**
+     * The CQE at producer index {@code pi} of a ring of {@code entries}: byte_cnt, then the last 8 bytes (sop_drop_qpn,
+     * wqe_counter, signature, op_own) as one store, op_own within it. A device writes the CQE whole, by DMA; narrow
+     * CPU stores of its last 8 bytes would instead leave a driver that loads them as one word (jhca's {@code Cqe64.tail})
+     * waiting for the stores to retire (no store-to-load forwarding from several stores), a cost no device imposes.
+     * One 8-byte store forwards to a load of any part of it, so the C baselines' narrow loads pay nothing either; they
+     * write their CQE the same way.
+     */
     static void completeRequest(UnsafeBuffer ring, int entries, int pi, int wqeCounter, int sendOpcode, int qpn,
                                 int byteCnt) {
         int offset = (pi & (entries - 1)) * Cqe64.SIZE;
@@ -29,12 +36,11 @@ final class StubDevice {
         }
         Object array = ring.byteArray();
         long cqe = ring.addressOffset() + offset;
-        short counter = (short) wqeCounter;
-        int sopDropQpn = sendOpcode << 24 | qpn;
-        UnsafeApi.putShort(array, cqe + Cqe64.WQE_COUNTER_OFFSET, LITTLE ? Short.reverseBytes(counter) : counter);
-        UnsafeApi.putInt(array, cqe + Cqe64.SOP_DROP_QPN_OFFSET, LITTLE ? Integer.reverseBytes(sopDropQpn) : sopDropQpn);
+        int opOwn = CqeOpcode.REQ << 4 | ((pi & entries) != 0 ? 1 : 0);
+        // big-endian as the CQE holds it: sop_drop_qpn (4 bytes), wqe_counter (2), signature (1), op_own (1)
+        long tail = (long) (sendOpcode << 24 | qpn) << 32 | (long) (wqeCounter & 0xffff) << 16 | opOwn;
         UnsafeApi.putInt(array, cqe + Cqe64.BYTE_CNT_OFFSET, LITTLE ? Integer.reverseBytes(byteCnt) : byteCnt);
         VarHandle.storeStoreFence();   // the C baselines' compiler barrier: body before op_own
-        UnsafeApi.putByte(array, cqe + Cqe64.OP_OWN_OFFSET, (byte) (CqeOpcode.REQ << 4 | ((pi & entries) != 0 ? 1 : 0)));
+        UnsafeApi.putLong(array, cqe + Cqe64.SOP_DROP_QPN_OFFSET, LITTLE ? Long.reverseBytes(tail) : tail);
     }
 }
