@@ -25,6 +25,11 @@ public final class WorkCompletion {
     private int dlidPathBits;
     private boolean solicited;
     private int invalidatedRkey;
+    /**
+     * Whether a field beyond the five every completion has may be non-zero: {@link #set} clears those ten only then.
+     * A send completion sets none of them, so a poll loop of send completions skips ten stores per completion.
+     */
+    private boolean extras;
 
     public long wrId() {
         return wrId;
@@ -92,17 +97,24 @@ public final class WorkCompletion {
         this.opcode = opcode.ordinal();
         this.qpNum = qpNum;
         this.byteLen = byteLen;
-        this.vendorErr = 0;
-        this.immData = 0;
-        this.srcQp = 0;
-        this.wcFlags = 0;
-        this.pkeyIndex = 0;
-        this.slid = 0;
-        this.sl = 0;
-        this.dlidPathBits = 0;
-        this.solicited = false;
-        this.invalidatedRkey = 0;
+        if (extras) {
+            clearExtras();
+        }
         return this;
+    }
+
+    private void clearExtras() {
+        vendorErr = 0;
+        immData = 0;
+        srcQp = 0;
+        wcFlags = 0;
+        pkeyIndex = 0;
+        slid = 0;
+        sl = 0;
+        dlidPathBits = 0;
+        solicited = false;
+        invalidatedRkey = 0;
+        extras = false;
     }
 
     /**
@@ -115,42 +127,50 @@ public final class WorkCompletion {
 
     public WorkCompletion solicited(boolean se) {
         this.solicited = se;
+        this.extras = true;
         return this;
     }
 
     public WorkCompletion immData(int imm) {
         this.immData = imm;
+        this.extras = true;
         this.wcFlags |= WcFlags.WITH_IMM;
         return this;
     }
 
     public WorkCompletion srcQp(int qpn) {
         this.srcQp = qpn;
+        this.extras = true;
         return this;
     }
 
     public WorkCompletion wcFlags(int flags) {
         this.wcFlags |= flags;
+        this.extras = true;
         return this;
     }
 
     public WorkCompletion vendorErr(int err) {
         this.vendorErr = err;
+        this.extras = true;
         return this;
     }
 
     public WorkCompletion sl(int sl) {
         this.sl = sl;
+        this.extras = true;
         return this;
     }
 
     public WorkCompletion slid(int slid) {
         this.slid = slid;
+        this.extras = true;
         return this;
     }
 
     public WorkCompletion pkeyIndex(int index) {
         this.pkeyIndex = index;
+        this.extras = true;
         return this;
     }
 
@@ -165,6 +185,7 @@ public final class WorkCompletion {
     /** Provider side: the received message invalidated {@code rkey}; sets {@link WcFlags#WITH_INV}. */
     public WorkCompletion invalidatedRkey(int rkey) {
         this.invalidatedRkey = rkey;
+        this.extras = true;
         this.wcFlags |= WcFlags.WITH_INV;
         return this;
     }
@@ -186,6 +207,7 @@ public final class WorkCompletion {
         dlidPathBits = o.dlidPathBits;
         solicited = o.solicited;
         invalidatedRkey = o.invalidatedRkey;
+        extras = o.extras;
         return this;
     }
 
