@@ -432,7 +432,7 @@ public abstract class SendQueue {
             return;
         }
         if (deferred) {
-            WrOpcode op = opened();
+            int op = open;
             deferred = false;
             open = NONE;
             try {
@@ -528,13 +528,15 @@ public abstract class SendQueue {
 
     /**
      * Provider side: a whole plain WR ({@link WrOpcode#isPlain}, RC or UC, at most one SGE, not inline), checked,
-     * in one call; false if the ring has no room (the batch will be dropped). {@code hasSge} false: no gather
+     * in one call; false if the ring has no room (the batch will be dropped). The opcode comes as its ordinal
+     * ({@code WrOpcode.values()[opOrdinal]}), as the builder keeps it: a provider can look its facts up by it in one
+     * load, where the enum and its fields are a chain of dependent loads per WR. {@code hasSge} false: no gather
      * entry. The default opens, adds the SGE and closes, as the segment calls would; a provider overrides it to
      * write the WQE at once.
      */
-    protected boolean driverPlainWr(WrOpcode op, long wrId, int sendFlags, int imm, int rkey, long remoteAddr, int lkey,
+    protected boolean driverPlainWr(int opOrdinal, long wrId, int sendFlags, int imm, int rkey, long remoteAddr, int lkey,
                                     long addr, int length, boolean hasSge) {
-        if (!driverOpenWr(op, wrId, sendFlags, imm, rkey, remoteAddr, 0, 0)) {
+        if (!driverOpenWr(OPCODES[opOrdinal], wrId, sendFlags, imm, rkey, remoteAddr, 0, 0)) {
             return false;
         }
         if (hasSge) {

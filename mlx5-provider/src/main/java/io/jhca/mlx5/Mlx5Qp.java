@@ -280,7 +280,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
             return postSendBySegments(wr);
         }
         Sge s = n == 1 ? wr.sge(0) : null;
-        Mlx5SendQueue.writePlain(q, op, wr.wrId(), wr.sendFlags(), wr.immData(), wr.rkey(), wr.remoteAddr(),
+        Mlx5SendQueue.writePlain(q, op.ordinal(), wr.wrId(), wr.sendFlags(), wr.immData(), wr.rkey(), wr.remoteAddr(),
                 s == null ? 0 : s.lkey(), s == null ? 0 : s.addr(), s == null ? 0 : s.length());
         return true;
     }

@@ -91,25 +91,27 @@ final class Mlx5SendQueue extends SendQueue {
 
     /** The common WR: its whole WQE in one call, as postSend writes it ({@link #writePlain}). */
     @Override
-    protected boolean driverPlainWr(WrOpcode op, long wrId, int sendFlags, int imm, int rkey, long remoteAddr, int lkey,
+    protected boolean driverPlainWr(int opOrdinal, long wrId, int sendFlags, int imm, int rkey, long remoteAddr, int lkey,
                                     long addr, int length, boolean hasSge) {
         SqBuffer q = sq;
         if (q == null || q.full()) {
             return false;
         }
-        writePlain(q, op, wrId, sendFlags, imm, rkey, remoteAddr, lkey, addr, length);
+        writePlain(q, opOrdinal, wrId, sendFlags, imm, rkey, remoteAddr, lkey, addr, length);
         return true;
     }
 
     /**
      * The whole WQE of a plain WR ({@link WrOpcode#isPlain}, RC or UC, at most one SGE, not inline; {@code length} 0:
-     * no gather entry) in one call, for the builder and postSend alike: the same bytes as the segment path
+     * no gather entry) in one call, for the builder and postSend alike, the opcode by its ordinal: the same bytes as the segment path
      * (WqeBytesTest). The caller has checked that the ring has room.
      */
-    static void writePlain(SqBuffer q, WrOpcode op, long wrId, int sendFlags, int imm, int rkey, long remoteAddr,
+    static void writePlain(SqBuffer q, int opOrdinal, long wrId, int sendFlags, int imm, int rkey, long remoteAddr,
                            int lkey, long addr, int length) {
-        q.writeOneSge(WqeOpcodes.of(op), op.completionOpcode(), wrId, sendFlags, WqeOpcodes.carriesImm(op) ? imm : 0,
-                op.isRdma(), remoteAddr, rkey, lkey, addr, length);
+        int p = WqeOpcodes.plain(opOrdinal);
+        q.writeOneSge(p & WqeOpcodes.PLAIN_OPCODE_MASK, p >>> WqeOpcodes.PLAIN_WC_SHIFT, wrId, sendFlags,
+                (p & WqeOpcodes.PLAIN_IMM) != 0 ? imm : 0, (p & WqeOpcodes.PLAIN_RDMA) != 0, remoteAddr, rkey, lkey, addr,
+                length);
     }
 
     @Override

@@ -40,4 +40,30 @@ final class WqeOpcodes {
     static int of(WrOpcode op) {
         return BY_WR[op.ordinal()];
     }
+
+    // A plain WR's WQE facts packed in one int by the WR opcode's ordinal: the common WR's WQE reads them with one
+    // load from a constant table, where the opcode, its ordinal, its completion opcode and that one's ordinal are
+    // a chain of four dependent loads on every WR.
+    /** Bits 7:0 of {@link #plain}: the WQE opcode. */
+    static final int PLAIN_OPCODE_MASK = 0xff;
+    /** Bit of {@link #plain}: the control segment carries the WR's immediate data. */
+    static final int PLAIN_IMM = 1 << 8;
+    /** Bit of {@link #plain}: a remote address segment follows the control segment. */
+    static final int PLAIN_RDMA = 1 << 9;
+    /** Shift of {@link #plain}'s bits 23:16: the ordinal of the WR's completion opcode. */
+    static final int PLAIN_WC_SHIFT = 16;
+
+    private static final int[] PLAIN = new int[WrOpcode.values().length];
+
+    static {
+        for (WrOpcode op : WrOpcode.values()) {
+            PLAIN[op.ordinal()] = BY_WR[op.ordinal()] | (CARRIES_IMM[op.ordinal()] ? PLAIN_IMM : 0)
+                    | (op.isRdma() ? PLAIN_RDMA : 0) | op.completionOpcode().ordinal() << PLAIN_WC_SHIFT;
+        }
+    }
+
+    /** The packed WQE facts of the WR opcode of ordinal {@code wrOrdinal} (a plain one, {@link WrOpcode#isPlain}). */
+    static int plain(int wrOrdinal) {
+        return PLAIN[wrOrdinal];
+    }
 }

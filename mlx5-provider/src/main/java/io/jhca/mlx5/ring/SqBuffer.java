@@ -239,7 +239,7 @@ public final class SqBuffer {
         ds = CtrlSeg.SIZE / SendWqeLayout.DS;
         kind = 0;
         wrid[post & (wrid.length - 1)] = wrId;
-        meta[post & (meta.length - 1)] = meta(head + nreq, 0, wc);   // its size when it closes (finish)
+        meta[post & (meta.length - 1)] = meta(head + nreq, 0, wc.ordinal());   // its size when it closes (finish)
         return c;
     }
 
@@ -255,6 +255,12 @@ public final class SqBuffer {
      */
     public void writeOneSge(int mlx5Opcode, WcOpcode wc, long wrId, int sendFlags, int imm, boolean rdma, long raddr,
                             int rkey, int lkey, long addr, int length) {
+        writeOneSge(mlx5Opcode, wc.ordinal(), wrId, sendFlags, imm, rdma, raddr, rkey, lkey, addr, length);
+    }
+
+    /** As the method above, with the completion opcode as its ordinal (what the verbs builder keeps). */
+    public void writeOneSge(int mlx5Opcode, int wcOrdinal, long wrId, int sendFlags, int imm, boolean rdma, long raddr,
+                            int rkey, int lkey, long addr, int length) {
         if (ctrl >= 0) {
             throw new IllegalStateException("a WQE is open: finish it first");
         }
@@ -263,7 +269,7 @@ public final class SqBuffer {
         OneSgeWqe.put(buf, c, post, mlx5Opcode, qpn, fmCeSe(sendFlags), CtrlSeg.beImm(imm), rdma, raddr, rkey, lkey, addr,
                 length);
         wrid[post & (wrid.length - 1)] = wrId;
-        meta[post & (meta.length - 1)] = meta(head + nreq, 1, wc);
+        meta[post & (meta.length - 1)] = meta(head + nreq, 1, wcOrdinal);
         lastCtrl = c;
         curPost = post + 1;
         nreq++;
@@ -430,8 +436,8 @@ public final class SqBuffer {
     // ---- completion side ----
 
     /** A slot's {@link #meta}: the WR number the WQE ends, its WQEBBs, its completion opcode. */
-    private static long meta(int wrNumber, int wqebbs, WcOpcode wc) {
-        return (long) wrNumber << 16 | wqebbs << 8 | wc.ordinal();
+    private static long meta(int wrNumber, int wqebbs, int wcOrdinal) {
+        return (long) wrNumber << 16 | wqebbs << 8 | wcOrdinal;
     }
 
     public long wrId(int wqeCounter) {
