@@ -177,18 +177,21 @@ final class LatencyLoops {
     /**
      * --latency_gap: waits before a post is timed, as perftest spins there (perftest_resources.c run_iter_lat*),
      * driving the device meanwhile (a software device in caller progress moves nothing otherwise, where perftest's
-     * device works on its own) and yielding as the tools' other waits do. Waited from the middle of the warm-up on
-     * ({@link #gapFrom}): a wait loop the warm-up never ran is compiled as a trap, which the first measured post would
-     * take, deoptimizing the loop while it is timed (see {@link PostStamps#stamp}); the first half of the warm-up
-     * goes without, so the warm-up does not take twice its time at large gaps. The phase is masked in, not branched on.
+     * device works on its own) and yielding as the tools' other waits do; how long is {@link #gapBefore}'s.
      */
     static void gap(PerfSide s, long scnt, long warmup) {
-        Spin.forNanos(s.p.latencyGapNanos() & PostStamps.measured(scnt, gapFrom(warmup)), s.ctx);
+        Spin.forNanos(gapBefore(scnt, warmup, s.p.latencyGapNanos()), s.ctx);
     }
 
-    /** The first post that waits the gap: the middle of the warm-up, where the JVM report's window first restarts. */
-    static long gapFrom(long warmup) {
-        return warmup >> 1;
+    /**
+     * What post {@code post} waits before it goes out, for the RDMA loops and the UDP floors alike: {@code gapNanos}
+     * from the middle of the warm-up on, 0 before. A wait loop the warm-up never ran is compiled as a trap, which the
+     * first measured post would take, deoptimizing the loop while it is timed (see {@link PostStamps#stamp}); the first
+     * half of the warm-up goes without, so the warm-up does not take twice its time at large gaps. The phase is masked
+     * in, not branched on.
+     */
+    static long gapBefore(long post, long warmup, long gapNanos) {
+        return gapNanos & PostStamps.measured(post, warmup >> 1);
     }
 
     private static boolean pollUntil(PerfSide s, CompletionQueue cq, WorkCompletion wc, long deadline) {

@@ -63,7 +63,7 @@ public final class UdpBaseline {
                             srv.write(ack);   // the request's ACK, then the answer
                         }
                         if (rttFactor == 2) {   // --latency_gap, as the RDMA side waits; the phase masked in
-                            Spin.forNanos(gapNanos & PostStamps.measured(i, LatencyLoops.gapFrom(warmup)), null);
+                            Spin.forNanos(LatencyLoops.gapBefore(i, warmup, gapNanos), null);
                         }
                         while (b.hasRemaining()) {
                             srv.write(b);
@@ -86,7 +86,7 @@ public final class UdpBaseline {
                 for (int i = 0; i < total; i++) {
                     b.clear().limit(size);
                     // --latency_gap, as the RDMA side waits; no branch on the phase, as in the RDMA loops (PostStamps)
-                    Spin.forNanos(gapNanos & PostStamps.measured(i, LatencyLoops.gapFrom(warmup)), null);
+                    Spin.forNanos(LatencyLoops.gapBefore(i, warmup, gapNanos), null);
                     tposted[PostStamps.slot(i, warmup)] = System.nanoTime();
                     while (b.hasRemaining()) {
                         cli.write(b);

@@ -53,14 +53,15 @@ class PostStampsTest {
     @Test
     void theLatencyGapIsWaitedFromTheMiddleOfTheWarmUp() {
         long w = 20000;
-        long from = LatencyLoops.gapFrom(w);
-        assertEquals(10000, from);
-        assertEquals(0, 5000L & PostStamps.measured(from - 1, from), "the warm-up's first half waits no gap");
-        assertEquals(5000, 5000L & PostStamps.measured(from, from), "its second half does: the wait loop is compiled");
-        assertEquals(5000, 5000L & PostStamps.measured(w - 1, from));
-        assertEquals(5000, 5000L & PostStamps.measured(w, from), "every measured post waits it");
-        assertEquals(5000, 5000L & PostStamps.measured(w + 999, from));
-        assertEquals(0, LatencyLoops.gapFrom(0), "no warm-up: from the first post");
-        assertEquals(0, LatencyLoops.gapFrom(1), "one warm-up post: it waits too");
+        long gap = 5000;
+        assertEquals(0, LatencyLoops.gapBefore(0, w, gap));
+        assertEquals(0, LatencyLoops.gapBefore(9999, w, gap), "the warm-up's first half waits no gap");
+        assertEquals(gap, LatencyLoops.gapBefore(10000, w, gap), "its second half does: the wait loop is compiled");
+        assertEquals(gap, LatencyLoops.gapBefore(w - 1, w, gap));
+        assertEquals(gap, LatencyLoops.gapBefore(w, w, gap), "every measured post waits it");
+        assertEquals(gap, LatencyLoops.gapBefore(w + 999, w, gap));
+        assertEquals(0, LatencyLoops.gapBefore(w, w, 0), "no gap asked: none waited");
+        assertEquals(gap, LatencyLoops.gapBefore(0, 0, gap), "no warm-up: from the first post");
+        assertEquals(gap, LatencyLoops.gapBefore(0, 1, gap), "one warm-up post: it waits too");
     }
 }

@@ -103,8 +103,8 @@ final class Mlx5SendQueue extends SendQueue {
 
     /**
      * The whole WQE of a plain WR ({@link WrOpcode#isPlain}, RC or UC, at most one SGE, not inline; {@code length} 0:
-     * no gather entry) in one call, for the builder and postSend alike, the opcode by its ordinal: the same bytes as the segment path
-     * (WqeBytesTest). The caller has checked that the ring has room.
+     * no gather entry) in one call, for the builder and postSend alike, the opcode by its ordinal: the same bytes as
+     * the segment path (WqeBytesTest). The caller has checked that the ring has room.
      */
     static void writePlain(SqBuffer q, int opOrdinal, long wrId, int sendFlags, int imm, int rkey, long remoteAddr,
                            int lkey, long addr, int length) {
