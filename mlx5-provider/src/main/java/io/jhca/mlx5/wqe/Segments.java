@@ -30,22 +30,30 @@ final class Segments {
      */
     static void put16(MutableDirectBuffer buffer, int offset, long first, long second) {
         check(buffer, offset, 16);
-        store16(buffer, offset, first, second);
+        store16(buffer.byteArray(), buffer.addressOffset() + offset, first, second);
     }
 
-    /** Two consecutive segments after one bounds check for their 32 bytes. */
+    /**
+     * Two consecutive segments after one bounds check for their 32 bytes. The address is computed once, as a long:
+     * the later segments' addresses are then a displacement of the same register, where an int {@code offset + 16}
+     * (which could overflow) would cost a sign extension and an add per segment.
+     */
     static void put32(MutableDirectBuffer buffer, int offset, long a0, long a1, long b0, long b1) {
         check(buffer, offset, 32);
-        store16(buffer, offset, a0, a1);
-        store16(buffer, offset + 16, b0, b1);
+        Object array = buffer.byteArray();
+        long address = buffer.addressOffset() + offset;
+        store16(array, address, a0, a1);
+        store16(array, address + 16, b0, b1);
     }
 
-    /** Three consecutive segments after one bounds check for their 48 bytes. */
+    /** Three consecutive segments after one bounds check for their 48 bytes (one address, as {@link #put32}). */
     static void put48(MutableDirectBuffer buffer, int offset, long a0, long a1, long b0, long b1, long c0, long c1) {
         check(buffer, offset, 48);
-        store16(buffer, offset, a0, a1);
-        store16(buffer, offset + 16, b0, b1);
-        store16(buffer, offset + 32, c0, c1);
+        Object array = buffer.byteArray();
+        long address = buffer.addressOffset() + offset;
+        store16(array, address, a0, a1);
+        store16(array, address + 16, b0, b1);
+        store16(array, address + 32, c0, c1);
     }
 
     private static void check(MutableDirectBuffer buffer, int offset, int size) {
@@ -55,10 +63,8 @@ final class Segments {
         }
     }
 
-    /** The two big-endian stores of a segment whose bytes the caller has checked. */
-    private static void store16(MutableDirectBuffer buffer, int offset, long first, long second) {
-        long address = buffer.addressOffset() + offset;
-        Object array = buffer.byteArray();
+    /** The two big-endian stores of a segment whose bytes the caller has checked ({@code array} null: off-heap). */
+    private static void store16(Object array, long address, long first, long second) {
         long a = NATIVE_LITTLE_ENDIAN ? Long.reverseBytes(first) : first;
         long b = NATIVE_LITTLE_ENDIAN ? Long.reverseBytes(second) : second;
         if (array == null) {
