@@ -74,11 +74,14 @@ public final class CtrlSeg {
         Segments.put16(buffer, offset, word0(pi, opcode, opmod, qpn, ds), word1(signature, fmCeSe, imm));
     }
 
-    /** Bytes 0..7 of the segment as one big-endian value: opmod_idx_opcode, then qpn_ds. */
+    /**
+     * Bytes 0..7 of the segment as one big-endian value: opmod_idx_opcode, then qpn_ds. Each field is widened and
+     * shifted to its place on its own, so that with everything but the WQE index fixed (a posting loop) the JIT
+     * adds the index with a zero-extend, a shift and an or.
+     */
     static long word0(int pi, int opcode, int opmod, int qpn, int ds) {
-        long opmodIdxOpcode = (opmod & 0xff) << 24 | (pi & 0xffff) << 8 | (opcode & 0xff);
-        long qpnDs = ((qpn & 0xffffff) << 8 | (ds & SendWqeLayout.MAX_DS)) & 0xFFFFFFFFL;
-        return opmodIdxOpcode << 32 | qpnDs;
+        return (long) (opmod & 0xff) << 56 | (long) (pi & 0xffff) << 40 | (long) (opcode & 0xff) << 32
+                | ((qpn & 0xffffff) << 8 | (ds & SendWqeLayout.MAX_DS)) & 0xFFFFFFFFL;
     }
 
     /** Bytes 8..15: signature, dci_stream_channel_id 0, fm_ce_se, then imm as-is (host order), read big-endian. */
