@@ -26,10 +26,10 @@ import io.jhca.verbs.WcOpcode;
  * A send queue: a ring of {@code wqeCnt} (a power of two) 64-byte WQEBBs inside the QP buffer, written in place.
  *
  * <p>Counters as rdma-core keeps them ({@code struct mlx5_wq}): {@code curPost} counts WQEBBs and is what the control
- * segment's 16-bit index and the doorbell record carry; {@code head} counts work requests made visible, {@code tail}
- * those the CQ has retired; a WQE at slot {@code idx} remembers its wr_id and the WR number {@code wqeHead[idx]} it
+ * segment's 16-bit index and the doorbell record carry; {@code posted} counts work requests written, {@code head}
+ * those made visible, {@code tail} those the CQ has retired; a WQE at slot {@code idx} remembers its wr_id and the WR number {@code wqeHead[idx]} it
  * ends, so one CQE retires every unsignaled WQE before it ({@code sq.tail = wqe_head[idx] + 1}). The queue is full
- * when {@code head + pending - tail >= maxPost}, where maxPost is how many WQEs of the largest size fit.
+ * when {@code posted - tail >= maxPost}, where maxPost is how many WQEs of the largest size fit.
  *
  * <p>A WQE is opened with {@link #begin}, filled segment by segment ({@link #raddr}, {@link #atomic},
  * {@link #datagram}, {@link #data}, {@link #inline}) and closed with {@link #finish}. {@code begin} writes the whole
@@ -83,6 +83,12 @@ public final class SqBuffer {
     private static final WcOpcode[] WC_OPCODES = WcOpcode.values();
 
     private int curPost;
+    /**
+     * Work requests written, published or not (rdma-core's {@code head + nreq}): the WR number a WQE ends is this
+     * counter as it is written, and the queue's fill is this minus the tail, with no sum per WQE.
+     */
+    private int posted;
+    /** Work requests made visible to the device; {@code posted - head} are pending (rdma-core's {@code nreq}). */
     private int head;
     /**
      * The tail as {@link #full()} last read it (with acquire). The tail only grows, so a queue full by this value may
@@ -98,10 +104,9 @@ public final class SqBuffer {
     @SuppressWarnings("unused") // through TAIL
     private volatile int tail;
 
-    // WQEs since the last doorbell, and where the current batch began
-    private int nreq;
+    // where the current batch began
     private int batchCurPost;
-    private int batchNreq;
+    private int batchPosted;
     private int batchLastCtrl;
     private int batchLastInlinePost;
     /** Control segment of the last WQE closed: what the doorbell carries. */
@@ -196,23 +201,23 @@ public final class SqBuffer {
 
     /** WQEs written since the last doorbell. */
     public int pending() {
-        return nreq;
+        return posted - head;
     }
 
     /** Whether one more WQE would overflow the queue (rdma-core {@code mlx5_wq_overflow}). */
     public boolean full() {
-        if (head + nreq - tailSeen < maxPost) {
+        if (posted - tailSeen < maxPost) {
             return false;
         }
         tailSeen = (int) TAIL.getAcquire(this);
-        return head + nreq - tailSeen >= maxPost;
+        return posted - tailSeen >= maxPost;
     }
 
     /** Remembers where the batch starts, so {@link #abortBatch} can drop it. WQEs still pending are published first. */
     public void startBatch() {
         ringDoorbell();
         batchCurPost = curPost;
-        batchNreq = nreq;
+        batchPosted = posted;
         batchNextFence = nextFence;
         batchLastCtrl = lastCtrl;
         batchLastInlinePost = lastInlinePost;
@@ -239,7 +244,7 @@ public final class SqBuffer {
         ds = CtrlSeg.SIZE / SendWqeLayout.DS;
         kind = 0;
         wrid[post & (wrid.length - 1)] = wrId;
-        meta[post & (meta.length - 1)] = meta(head + nreq, 0, wc.ordinal());   // its size when it closes (finish)
+        meta[post & (meta.length - 1)] = meta(posted, 0, wc.ordinal());   // its size when it closes (finish)
         return c;
     }
 
@@ -269,10 +274,10 @@ public final class SqBuffer {
         OneSgeWqe.put(buf, c, post, mlx5Opcode, qpn, fmCeSe(sendFlags), CtrlSeg.beImm(imm), rdma, raddr, rkey, lkey, addr,
                 length);
         wrid[post & (wrid.length - 1)] = wrId;
-        meta[post & (meta.length - 1)] = meta(head + nreq, 1, wcOrdinal);
+        meta[post & (meta.length - 1)] = meta(posted, 1, wcOrdinal);
         lastCtrl = c;
         curPost = post + 1;
-        nreq++;
+        posted++;
     }
 
     /**
@@ -373,7 +378,7 @@ public final class SqBuffer {
         if (inl) {
             lastInlinePost = curPost;
         }
-        nreq++;
+        posted++;
         ctrl = -1;
     }
 
@@ -392,7 +397,7 @@ public final class SqBuffer {
     /** Drops every WQE since {@link #startBatch} (nothing was published: the device never saw them). */
     public void abortBatch() {
         curPost = batchCurPost;
-        nreq = batchNreq;
+        posted = batchPosted;
         nextFence = batchNextFence;
         lastCtrl = batchLastCtrl;
         lastInlinePost = batchLastInlinePost;
@@ -417,19 +422,19 @@ public final class SqBuffer {
      * WQE or the 8-byte doorbell (first 8 bytes of the last control segment), flush, switch bfreg halves.
      */
     public void ringDoorbell() {
+        int nreq = posted - head;
         if (nreq == 0 || held) {
             return;
         }
-        head += nreq;
+        head = posted;
         if (bfMode != BF_OFF && nreq == 1 && (lastInlinePost == curPost || bfMode == BF_PREFER)
                 && bfreg.blueFlameFits(dsAt(lastCtrl))) {
             bfreg.blueFlame(dbr, curPost, buf, start, end, lastCtrl, dsAt(lastCtrl));
         } else {
             bfreg.ring(dbr, curPost, buf, lastCtrl);
         }
-        nreq = 0;
         batchCurPost = curPost;
-        batchNreq = 0;
+        batchPosted = posted;
         batchNextFence = nextFence;
     }
 
@@ -461,7 +466,7 @@ public final class SqBuffer {
      * which the application posted too. A software flush completes exactly these.
      */
     public int outstanding() {
-        return head + (held ? nreq : 0) - (int) TAIL.getAcquire(this);
+        return (held ? posted : head) - (int) TAIL.getAcquire(this);
     }
 
     /**
@@ -484,12 +489,12 @@ public final class SqBuffer {
     public void reset() {
         curPost = 0;
         tailSeen = 0;
+        posted = 0;
         head = 0;
         lastPoll = 0;
         TAIL.setRelease(this, 0);
-        nreq = 0;
         batchCurPost = 0;
-        batchNreq = 0;
+        batchPosted = 0;
         nextFence = 0;
         batchNextFence = 0;
         lastInlinePost = -1;
