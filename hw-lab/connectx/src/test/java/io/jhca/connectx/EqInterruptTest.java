@@ -172,8 +172,8 @@ class EqInterruptTest {
         // the close's teardown commands raise the vector again after the stop: only raises before the stop count
         long counted = ctx.eqInterrupts() - interrupts;
         long raisedBeforeStop = fn.raisedAtWakeUp.get() - raised;
-        assertTrue(counted <= raisedBeforeStop, "the stop's wake-up is no interrupt: " + counted + " counted while the close ran, "
-                + raisedBeforeStop + " raised before the stop");
+        assertTrue(counted <= raisedBeforeStop, "the stop's wake-up is no interrupt: " + counted
+                + " counted while the close ran, " + raisedBeforeStop + " raised before the stop");
     }
 
     /**

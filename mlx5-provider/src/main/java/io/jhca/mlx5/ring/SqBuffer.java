@@ -27,9 +27,10 @@ import io.jhca.verbs.WcOpcode;
  *
  * <p>Counters as rdma-core keeps them ({@code struct mlx5_wq}): {@code curPost} counts WQEBBs and is what the control
  * segment's 16-bit index and the doorbell record carry; {@code posted} counts work requests written, {@code head}
- * those made visible, {@code tail} those the CQ has retired; a WQE at slot {@code idx} remembers its wr_id and the WR number {@code wqeHead[idx]} it
- * ends, so one CQE retires every unsignaled WQE before it ({@code sq.tail = wqe_head[idx] + 1}). The queue is full
- * when {@code posted - tail >= maxPost}, where maxPost is how many WQEs of the largest size fit.
+ * those made visible, {@code tail} those the CQ has retired; a WQE at slot {@code idx} remembers its wr_id and the
+ * WR number {@code wqeHead[idx]} it ends, so one CQE retires every unsignaled WQE before it
+ * ({@code sq.tail = wqe_head[idx] + 1}). The queue is full when {@code posted - tail >= maxPost}, where maxPost is
+ * how many WQEs of the largest size fit.
  *
  * <p>A WQE is opened with {@link #begin}, filled segment by segment ({@link #raddr}, {@link #atomic},
  * {@link #datagram}, {@link #data}, {@link #inline}) and closed with {@link #finish}. {@code begin} writes the whole
