@@ -63,6 +63,9 @@ public final class RecvWr {
     }
 
     public long totalLength() {
+        if (numSge == 1) {
+            return sgList[0].length() & 0xFFFFFFFFL;   // the common WR: no loop (C2 strip-mines even a 1-trip one)
+        }
         long n = 0;
         for (int i = 0; i < numSge; i++) {
             n += sgList[i].length() & 0xFFFFFFFFL;

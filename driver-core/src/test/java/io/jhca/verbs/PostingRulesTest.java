@@ -64,6 +64,8 @@ class PostingRulesTest extends VerbsTestSupport {
         SendWr big = new SendWr(2).opcode(WrOpcode.RDMA_WRITE).numSge(1);
         big.sge(0).set(mr.address(), 0x80000000, mr.lkey());
         refused(VerbsException.EINVAL, "add up to more than 2^31-1", () -> rc.postSend(big));
+        big.sge(0).set(mr.address(), -1, mr.lkey());   // 4 GiB - 1, unsigned
+        refused(VerbsException.EINVAL, "message of 4294967295 bytes exceeds", () -> rc.postSend(big));
         big.numSge(2).sge(0).set(mr.address(), 0x40000000, mr.lkey());
         big.sge(1).set(mr.address(), 0x40000000, mr.lkey());
         refused(VerbsException.EINVAL, "add up to more than 2^31-1", () -> rc.postSend(big));
