@@ -12,10 +12,7 @@ public final class RecvWr {
     }
 
     public RecvWr(int maxSge) {
-        sgList = new Sge[maxSge];
-        for (int i = 0; i < maxSge; i++) {
-            sgList[i] = new Sge();
-        }
+        sgList = Sges.preallocate(maxSge);
     }
 
     public RecvWr wrId(long id) {
@@ -24,10 +21,7 @@ public final class RecvWr {
     }
 
     public RecvWr numSge(int n) {
-        if (n < 0 || n > sgList.length) {
-            throw new IllegalArgumentException("numSge " + n + " out of 0.." + sgList.length);
-        }
-        this.numSge = n;
+        this.numSge = Sges.count(n, sgList);
         return this;
     }
 
@@ -62,14 +56,8 @@ public final class RecvWr {
         return next;
     }
 
+    /** Sum of the SGE lengths, each unsigned (a total past 2^31-1 is refused at post time). */
     public long totalLength() {
-        if (numSge == 1) {
-            return sgList[0].length() & 0xFFFFFFFFL;   // the common WR: no loop (C2 strip-mines even a 1-trip one)
-        }
-        long n = 0;
-        for (int i = 0; i < numSge; i++) {
-            n += sgList[i].length() & 0xFFFFFFFFL;
-        }
-        return n;
+        return Sges.totalLength(sgList, numSge);
     }
 }

@@ -31,10 +31,7 @@ public final class SendWr {
     }
 
     public SendWr(int maxSge) {
-        sgList = new Sge[maxSge];
-        for (int i = 0; i < maxSge; i++) {
-            sgList[i] = new Sge();
-        }
+        sgList = Sges.preallocate(maxSge);
     }
 
     public SendWr wrId(long id) {
@@ -60,10 +57,7 @@ public final class SendWr {
 
     /** Uses the first {@code n} preallocated SGEs (fill them with {@link #sge(int)}). */
     public SendWr numSge(int n) {
-        if (n < 0 || n > sgList.length) {
-            throw new IllegalArgumentException("numSge " + n + " out of 0.." + sgList.length);
-        }
-        this.numSge = n;
+        this.numSge = Sges.count(n, sgList);
         return this;
     }
 
@@ -199,15 +193,8 @@ public final class SendWr {
         return bindInfo;
     }
 
-    /** Sum of the SGE lengths (int overflow is refused at post time). */
+    /** Sum of the SGE lengths, each unsigned (a total past 2^31-1 is refused at post time). */
     public long totalLength() {
-        if (numSge == 1) {
-            return sgList[0].length() & 0xFFFFFFFFL;   // the common WR: no loop (C2 strip-mines even a 1-trip one)
-        }
-        long n = 0;
-        for (int i = 0; i < numSge; i++) {
-            n += sgList[i].length() & 0xFFFFFFFFL;
-        }
-        return n;
+        return Sges.totalLength(sgList, numSge);
     }
 }
