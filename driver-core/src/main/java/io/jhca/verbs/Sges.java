@@ -23,7 +23,7 @@ final class Sges {
         return n;
     }
 
-    /** The sum of the first {@code n} lengths, each unsigned as {@code struct ibv_sge}'s (int overflow is refused at post time). */
+    /** The sum of the first {@code n} lengths, each unsigned ({@code struct ibv_sge}); posts refuse past 2^31-1. */
     static long totalLength(Sge[] list, int n) {
         if (n == 1) {
             return list[0].length() & 0xFFFFFFFFL;   // the common WR: no loop (C2 strip-mines even a 1-trip one)

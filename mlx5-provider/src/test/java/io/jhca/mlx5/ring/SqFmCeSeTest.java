@@ -37,7 +37,8 @@ class SqFmCeSeTest {
     @Test
     void everyFlagCombinationAfterABindAndWithout() {
         for (boolean oneCall : new boolean[] {false, true}) {
-            for (int flags = 0; flags <= (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE); flags++) {
+            int all = IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE;
+            for (int flags = 0; flags <= all; flags++) {
                 for (boolean afterBind : new boolean[] {false, true}) {
                     try (RingFixture f = new RingFixture(16, 8, 4, 4, 8, SqBuffer.BF_OFF)) {
                         f.sq.startBatch();
@@ -48,7 +49,8 @@ class SqFmCeSeTest {
                         }
                         int sendFlags = flags & ~IBV_SEND_INLINE;   // inline changes the segments, not fm_ce_se
                         int fmCache = afterBind ? MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE : 0;
-                        String what = (oneCall ? "writeOneSge" : "begin") + ", flags " + flags + (afterBind ? ", after a bind" : "");
+                        String what = (oneCall ? "writeOneSge" : "begin") + ", flags " + flags
+                                + (afterBind ? ", after a bind" : "");
                         assertEquals(expected(flags, fmCache), fmCeSeOfNext(f, oneCall, sendFlags), what);
                         // the bind's fence goes to one WQE only
                         assertEquals(expected(flags, 0), fmCeSeOfNext(f, oneCall, sendFlags), what + ", the WQE after");
@@ -62,7 +64,8 @@ class SqFmCeSeTest {
         int ctrl;
         if (oneCall) {
             ctrl = f.sq.start() + (f.sq.curPost() & (f.sq.wqeCnt() - 1)) * 64;
-            f.sq.writeOneSge(Mlx5Opcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, 7, sendFlags, 0, true, 0x1000, 0x22, 0x33, 0x2000, 64);
+            f.sq.writeOneSge(Mlx5Opcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, 7, sendFlags, 0, true, 0x1000, 0x22, 0x33,
+                    0x2000, 64);
         } else {
             ctrl = f.sq.begin(Mlx5Opcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, 7, sendFlags, 0);
             f.sq.raddr(0x1000, 0x22);
