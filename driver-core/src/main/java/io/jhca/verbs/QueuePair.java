@@ -234,15 +234,19 @@ public abstract class QueuePair extends VerbsResource {
                         + " while this thread has a send builder batch open (complete() or abort() it first)");
             }
             long maxMsg = maxMsgSize; // one volatile read per chain
+            boolean commonOnly = true;   // every WR of the chain the common one, with at most one SGE
             for (SendWr w = wr; w != null; w = w.next()) {
-                if (!plainSendWr(w, maxMsg)) {
+                if (plainSendWr(w, maxMsg)) {
+                    commonOnly &= w.numSge() <= 1;
+                } else {
                     checkSendWrFully(w);
+                    commonOnly = false;
                 }
             }
             driverBeginPostSend();
             int posted = 0;
             for (SendWr w = wr; w != null; w = w.next()) {
-                if (!driverPostSend(w)) {
+                if (!(commonOnly ? driverPostCommonSend(w) : driverPostSend(w))) {
                     break;
                 }
                 posted++;
@@ -447,6 +451,16 @@ public abstract class QueuePair extends VerbsResource {
 
     /** Provider side: queue one checked send WR; false if the send queue is full. */
     protected abstract boolean driverPostSend(SendWr wr);
+
+    /**
+     * Provider side: queue one send WR of a chain made only of the common WR, as checked: a SEND or RDMA WRITE (with
+     * or without immediate) or an RDMA READ on RC, on an RC or UC QP, of at most one SGE, no flag but FENCE, SIGNALED
+     * and SOLICITED, within the message size. A provider can skip its own tests for those; false if the send queue
+     * is full. The default is {@link #driverPostSend}.
+     */
+    protected boolean driverPostCommonSend(SendWr wr) {
+        return driverPostSend(wr);
+    }
 
     /**
      * Called once per {@link #postSend} chain, after its checks and before its first {@link #driverPostSend}: where a

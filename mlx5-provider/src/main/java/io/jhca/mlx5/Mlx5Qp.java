@@ -274,15 +274,30 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         if (q == null || q.full()) {
             return false;
         }
-        WrOpcode op = wr.opcode();
-        int n = wr.numSge();
-        if (n > 1 || (wr.sendFlags() & SendFlags.INLINE) != 0 || type() == QpType.UD || !op.isPlain()) {
+        if (wr.numSge() > 1 || (wr.sendFlags() & SendFlags.INLINE) != 0 || type() == QpType.UD
+                || !wr.opcode().isPlain()) {
             return postSendBySegments(wr);
         }
-        Sge s = n == 1 ? wr.sge(0) : null;
-        Mlx5SendQueue.writePlain(q, op.ordinal(), wr.wrId(), wr.sendFlags(), wr.immData(), wr.rkey(), wr.remoteAddr(),
-                s == null ? 0 : s.lkey(), s == null ? 0 : s.addr(), s == null ? 0 : s.length());
+        writeCommon(q, wr);
         return true;
+    }
+
+    /** A chain of common WRs only (checked by postSend): straight to the one-call WQE, no test of this WR's kind. */
+    @Override
+    protected boolean driverPostCommonSend(SendWr wr) {
+        SqBuffer q = sq;
+        if (q == null || q.full()) {
+            return false;
+        }
+        writeCommon(q, wr);
+        return true;
+    }
+
+    /** The whole WQE of a common WR (plain opcode, at most one SGE, not inline, not UD) in one call. */
+    private static void writeCommon(SqBuffer q, SendWr wr) {
+        Sge s = wr.numSge() == 1 ? wr.sge(0) : null;
+        Mlx5SendQueue.writePlain(q, wr.opcode().ordinal(), wr.wrId(), wr.sendFlags(), wr.immData(), wr.rkey(),
+                wr.remoteAddr(), s == null ? 0 : s.lkey(), s == null ? 0 : s.addr(), s == null ? 0 : s.length());
     }
 
     /** Any other WR, segment by segment (the queue has room: {@link #driverPostSend} checked). */
