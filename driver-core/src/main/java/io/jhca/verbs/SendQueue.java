@@ -60,16 +60,19 @@ public abstract class SendQueue {
     private long dAddr;
     private int dLength;
 
+    /** Opcodes this QP's type refuses, as bits by ordinal; the QP's type is fixed, so set once. */
+    private final int refusedOps;
+    /** Whether plain WRs may be deferred to their close (not on UD, whose WQE carries an address). */
+    private final boolean deferPlain;
+
     // Per batch, set by start(): the checks every call repeats are then a compare or a bit test against these.
     /** The thread whose batch is open (null: none): a builder call from it needs no lock or owner check. */
     private Thread batchThread;
-    /** Opcodes this QP's type refuses, as bits by ordinal. */
-    private int refusedOps;
-    /** Whether plain WRs may be deferred to their close (not on UD, whose WQE carries an address). */
-    private boolean deferPlain;
-    /** max_send_sge, and the port's max_msg_sz capped at 2^31-1, as the batch began (postSend reads it per chain). */
-    private int batchMaxSge;
-    private long batchMaxMsg;
+    /**
+     * The longest SGE the common WR's {@link #sge} takes without the full check: the port's max_msg_sz capped at
+     * 2^31-1 as the batch began (postSend reads it per chain), or -1 if max_send_sge is 0. One compare per WR.
+     */
+    private long batchSgeLimit;
 
     /** UD carries SEND and SEND_WITH_IMM only; UC has no RDMA READ and no atomics (IBTA 9.4, the verbs man pages). */
     private static final int REFUSED_ON_UD = ~(1 << WrOpcode.SEND.ordinal() | 1 << WrOpcode.SEND_WITH_IMM.ordinal());
@@ -78,6 +81,9 @@ public abstract class SendQueue {
 
     protected SendQueue(QueuePair qp) {
         this.qp = qp;
+        QpType t = qp.type();
+        this.refusedOps = t == QpType.UD ? REFUSED_ON_UD : t == QpType.UC ? REFUSED_ON_UC : 0;
+        this.deferPlain = t != QpType.UD;
     }
 
     private ThreadGuard guard() {
@@ -102,11 +108,7 @@ public abstract class SendQueue {
             full = false;
             open = NONE;
             driverStart();
-            QpType t = qp.type();
-            refusedOps = t == QpType.UD ? REFUSED_ON_UD : t == QpType.UC ? REFUSED_ON_UC : 0;
-            deferPlain = t != QpType.UD;
-            batchMaxSge = qp.capabilities().maxSendSge();
-            batchMaxMsg = Math.min(qp.maxMessageSize(), Integer.MAX_VALUE);
+            batchSgeLimit = qp.capabilities().maxSendSge() > 0 ? Math.min(qp.maxMessageSize(), Integer.MAX_VALUE) : -1;
             batchThread = Thread.currentThread();
         } catch (RuntimeException | Error e) {
             started = false;
@@ -235,7 +237,7 @@ public abstract class SendQueue {
     /** One gather element of the open WR ({@code ibv_wr_set_sge}; call again for a list). */
     public final SendQueue sge(int lkey, long addr, int length) {
         long len = length & 0xFFFFFFFFL;   // an SGE length is unsigned (struct ibv_sge)
-        if (deferred && sges == 0 && Thread.currentThread() == batchThread && batchMaxSge > 0 && len <= batchMaxMsg) {
+        if (deferred && sges == 0 && Thread.currentThread() == batchThread && len <= batchSgeLimit) {
             // the common WR's only SGE, from the batch's thread, within the limits: kept for the WR's close
             sges = 1;
             bytes = len;

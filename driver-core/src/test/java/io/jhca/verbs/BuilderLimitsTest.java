@@ -68,6 +68,23 @@ class BuilderLimitsTest extends VerbsTestSupport {
     }
 
     @Test
+    void aQpWithoutSgesRefusesTheCommonWrsFirstSge() {
+        QueuePair qp = rtsQp(pd, QpInitAttributes.rc(cq, cq).maxSendSge(0));
+        assertEquals(0, qp.capabilities().maxSendSge(), "the fake grants max_send_sge 0 as asked");
+        SendQueue sq = qp.sendQueue();
+        // the common WR's first SGE takes a short way; with max_send_sge 0 it must not
+        sq.start();
+        refused(VerbsException.EINVAL, "1 SGEs exceed max_send_sge 0", () -> sq.rdmaWrite(mr.rkey(), mr.address())
+                .sge(mr.lkey(), mr.address(), 0));
+        // a WR without SGEs is a message of 0 bytes
+        FakeQp fq = (FakeQp) qp;
+        sq.start();
+        sq.wrId(5).flags(0).rdmaWrite(mr.rkey(), mr.address());
+        assertEquals(0, sq.complete());
+        assertEquals(1, fq.sendsQueued);
+    }
+
+    @Test
     void completeAfterTheQpClosedThrowsAndDropsTheBatch() {
         QueuePair qp = rtsQp(pd, QpInitAttributes.rc(cq, cq));
         SendQueue sq = qp.sendQueue();
