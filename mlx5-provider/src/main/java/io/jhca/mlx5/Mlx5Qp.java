@@ -265,39 +265,34 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
 
     /**
      * A full queue posts nothing more. The common WR (SEND, RDMA WRITE or RDMA READ, with or without immediate, of at
-     * most one SGE, not inline, not UD) writes its whole WQE in one call, the same bytes as the segment-by-segment
-     * path; every other WR goes to {@link #postSendBySegments}. Kept small so that the posting loop inlines it.
+     * most one SGE, not inline, not UD) goes to {@link #driverPostCommonSend}, which writes its whole WQE in one call,
+     * the same bytes as the segment-by-segment path; every other WR to {@link #postSendBySegments}. Kept small so that
+     * the posting loop inlines it.
      */
     @Override
     protected boolean driverPostSend(SendWr wr) {
+        if (wr.numSge() <= 1 && (wr.sendFlags() & SendFlags.INLINE) == 0 && type() != QpType.UD
+                && wr.opcode().isPlain()) {
+            return driverPostCommonSend(wr);
+        }
         SqBuffer q = sq;
         if (q == null || q.full()) {
             return false;
         }
-        if (wr.numSge() > 1 || (wr.sendFlags() & SendFlags.INLINE) != 0 || type() == QpType.UD
-                || !wr.opcode().isPlain()) {
-            return postSendBySegments(wr);
-        }
-        writeCommon(q, wr);
-        return true;
+        return postSendBySegments(wr);
     }
 
-    /** A chain of common WRs only (checked by postSend): straight to the one-call WQE, no test of this WR's kind. */
+    /** The common WR, as postSend checked it: its whole WQE in one call, no test of its kind. */
     @Override
     protected boolean driverPostCommonSend(SendWr wr) {
         SqBuffer q = sq;
         if (q == null || q.full()) {
             return false;
         }
-        writeCommon(q, wr);
-        return true;
-    }
-
-    /** The whole WQE of a common WR (plain opcode, at most one SGE, not inline, not UD) in one call. */
-    private static void writeCommon(SqBuffer q, SendWr wr) {
         Sge s = wr.numSge() == 1 ? wr.sge(0) : null;
         Mlx5SendQueue.writePlain(q, wr.opcode().ordinal(), wr.wrId(), wr.sendFlags(), wr.immData(), wr.rkey(),
                 wr.remoteAddr(), s == null ? 0 : s.lkey(), s == null ? 0 : s.addr(), s == null ? 0 : s.length());
+        return true;
     }
 
     /** Any other WR, segment by segment (the queue has room: {@link #driverPostSend} checked). */
