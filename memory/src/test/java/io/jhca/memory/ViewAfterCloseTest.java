@@ -6,13 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
+
+import io.jhca.testkit.ChildJvm;
 
 /**
  * A buffer view that outlives its region must refuse access with an exception, never crash the JVM. Touching
@@ -94,21 +94,11 @@ class ViewAfterCloseTest {
     }
 
     private static String runProbe(final String... args) throws Exception {
-        final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        final List<String> command = new java.util.ArrayList<>(List.of(java,
-            "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-            "-XX:ErrorFile=" + System.getProperty("java.io.tmpdir") + "/jhca-stale-view-hs_err_%p.log",
-            "-cp", System.getProperty("java.class.path"), StaleViewProbe.class.getName()));
-        command.addAll(List.of(args));
-        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        final String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(process.waitFor(50, TimeUnit.SECONDS), "probe hung: " + out);
+        final ChildJvm.Result child = ChildJvm.run(Duration.ofSeconds(50),
+            List.of("-XX:ErrorFile=" + System.getProperty("java.io.tmpdir") + "/jhca-stale-view-hs_err_%p.log"),
+            StaleViewProbe.class, args);
         // 134 = SIGABRT after the JVM's SIGSEGV handler wrote its hs_err report
-        assertEquals(0, process.exitValue(), "child JVM " + String.join(" ", args) + " died: " + firstLines(out));
-        return out;
-    }
-
-    private static String firstLines(final String out) {
-        return String.join("\n", out.lines().limit(12).toList());
+        assertEquals(0, child.exitValue(), "child JVM " + String.join(" ", args) + " died: " + child.head(12));
+        return child.output();
     }
 }

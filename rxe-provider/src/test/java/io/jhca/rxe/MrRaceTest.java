@@ -3,13 +3,13 @@ package io.jhca.rxe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+
+import io.jhca.testkit.ChildJvm;
 
 /**
  * An MR deregistered (and its region closed) while its bytes are copied, inline at post time or by the engine,
@@ -21,17 +21,14 @@ class MrRaceTest {
     @ParameterizedTest
     @ValueSource(strings = {"inline", "engine"})
     void deregistrationRacingACopyNeverCrashes(final String where) throws Exception {
-        final long seed = System.nanoTime();
-        final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        final Process p = new ProcessBuilder(List.of(java, "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
-                "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-                "-XX:ErrorFile=" + System.getProperty("java.io.tmpdir") + "/jhca-mr-race-hs_err_%p.log",
-                "-cp", System.getProperty("java.class.path"), MrRaceProbe.class.getName(), where, Long.toString(seed)))
-                .redirectErrorStream(true).start();
-        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(50, TimeUnit.SECONDS), "probe hung, seed " + seed + ": " + out);
-        assertEquals(0, p.exitValue(), "child JVM died (134: SIGSEGV), " + where + ", seed " + seed + ": "
-                + String.join("\n", out.lines().limit(12).toList()));
-        assertTrue(out.contains("ENDED " + MrRaceProbe.ROUNDS + " "), where + ", seed " + seed + ": " + out);
+        final String given = System.getProperty("jhca.mrrace.seed");
+        final long seed = given != null ? Long.parseLong(given.trim()) : System.nanoTime();
+        final String replay = where + ", seed " + seed + " (replay: -Djhca.mrrace.seed=" + seed + ")";
+        System.out.println("MrRaceTest " + replay);
+        final ChildJvm.Result child = ChildJvm.run(Duration.ofSeconds(50),
+                List.of("-XX:ErrorFile=" + System.getProperty("java.io.tmpdir") + "/jhca-mr-race-hs_err_%p.log"),
+                MrRaceProbe.class, where, Long.toString(seed));
+        assertEquals(0, child.exitValue(), "child JVM died (134: SIGSEGV), " + replay + ": " + child.head(12));
+        assertTrue(child.output().contains("ENDED " + MrRaceProbe.ROUNDS + " "), replay + ": " + child.output());
     }
 }

@@ -4,14 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
+import io.jhca.testkit.ChildJvm;
 import io.jhca.verbs.Mtu;
 import io.jhca.verbs.RecvWr;
 import io.jhca.verbs.SendFlags;
@@ -58,29 +56,14 @@ class SteadyStateAllocationTest {
     /** The same rounds in a child JVM with -Xint ({@link InterpretedAllocationProbe}): every round 0 bytes. */
     @Test
     void interpretedDataPathAllocatesNothing() throws Exception {
-        final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        final Path log = Files.createTempFile("jhca-rxe-alloc-xint-", ".log"); // not a pipe: a hung child cannot block
-        Process p = null;
-        try {
-            p = new ProcessBuilder(List.of(java, "-Xint", "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
-                    "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-                    "-cp", System.getProperty("java.class.path"), InterpretedAllocationProbe.class.getName()))
-                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-            final boolean exited = p.waitFor(50, TimeUnit.SECONDS);
-            final String out = new String(Files.readAllBytes(log), StandardCharsets.UTF_8);
-            assertTrue(exited, "the interpreted probe hung:\n" + out);
-            assertEquals(0, p.exitValue(), "the interpreted probe failed:\n" + out);
-            final List<String> rounds = out.lines().filter(l -> l.startsWith("ROUND ")).toList();
-            assertEquals(3, rounds.size(), out);
-            for (final String r : rounds) {
-                assertEquals("ROUND [0, 0, 0, 0]", r, "bytes allocated by [posting, engine A, engine B, polling] in"
-                        + " 50 interpreted rounds:\n" + out);
-            }
-        } finally {
-            if (p != null && p.isAlive()) {
-                p.destroyForcibly();
-            }
-            Files.deleteIfExists(log);
+        final ChildJvm.Result child = ChildJvm.run(Duration.ofSeconds(50), List.of("-Xint"),
+                InterpretedAllocationProbe.class);
+        assertEquals(0, child.exitValue(), "the interpreted probe failed:\n" + child.output());
+        final List<String> rounds = child.lines("ROUND ");
+        assertEquals(3, rounds.size(), child.output());
+        for (final String r : rounds) {
+            assertEquals("ROUND [0, 0, 0, 0]", r, "bytes allocated by [posting, engine A, engine B, polling] in"
+                    + " 50 interpreted rounds:\n" + child.output());
         }
     }
 

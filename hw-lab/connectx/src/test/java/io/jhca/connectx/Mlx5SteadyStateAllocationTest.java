@@ -3,13 +3,12 @@ package io.jhca.connectx;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
+
+import io.jhca.testkit.ChildJvm;
 
 /**
  * The mlx5 data path allocates nothing: the verbs benchmark's operation (a batch of 8 RDMA WRITEs through the
@@ -51,29 +50,14 @@ class Mlx5SteadyStateAllocationTest {
     /** The same operations in a child JVM with -Xint ({@link InterpretedAllocationProbe}): every round 0 bytes. */
     @Test
     void interpretedOperationsAllocateNothing() throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Path log = Files.createTempFile("jhca-alloc-xint-", ".log");   // a file, not a pipe: a hung child cannot block
-        Process p = null;
-        try {
-            p = new ProcessBuilder(List.of(java, "-Xint", "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
-                    "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-                    "-cp", System.getProperty("java.class.path"), InterpretedAllocationProbe.class.getName()))
-                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-            boolean exited = p.waitFor(50, TimeUnit.SECONDS);
-            String out = new String(Files.readAllBytes(log), StandardCharsets.UTF_8);
-            assertTrue(exited, "the interpreted probe hung:\n" + out);
-            assertEquals(0, p.exitValue(), "the interpreted probe failed:\n" + out);
-            List<String> rounds = out.lines().filter(l -> l.startsWith("ROUND ")).toList();
-            assertEquals(3, rounds.size(), out);
-            for (String r : rounds) {
-                assertEquals("ROUND builder=0 postSend=0", r, "bytes allocated by 100 interpreted operations of each"
-                        + " kind:\n" + out);
-            }
-        } finally {
-            if (p != null && p.isAlive()) {
-                p.destroyForcibly();
-            }
-            Files.deleteIfExists(log);
+        ChildJvm.Result child = ChildJvm.run(Duration.ofSeconds(50), List.of("-Xint"),
+                InterpretedAllocationProbe.class);
+        assertEquals(0, child.exitValue(), "the interpreted probe failed:\n" + child.output());
+        List<String> rounds = child.lines("ROUND ");
+        assertEquals(3, rounds.size(), child.output());
+        for (String r : rounds) {
+            assertEquals("ROUND builder=0 postSend=0", r, "bytes allocated by 100 interpreted operations of each"
+                    + " kind:\n" + child.output());
         }
     }
 }
