@@ -13,6 +13,8 @@ import java.util.regex.Pattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jhca.testkit.ThreadPerTask;
+
 /**
  * {@code hwlab mcast}: a publisher on rxe0 and a subscriber with two QPs on rxe1 (in this JVM, on 127.0.72.1/.2 so
  * no other test's devices are in the way). The subscriber counts every message from its sequence number and the
@@ -30,7 +32,7 @@ class McastToolTest {
         StringWriter recvErr = new StringWriter();
         CompletableFuture<Integer> recv = CompletableFuture.supplyAsync(() -> HwLab.execute(new String[] {"mcast",
                 "recv", "-d", "rxe1", "--mcg", "239.72.0.1", "--qps", "2", "--idle", "10", "--wait", "30"},
-                new PrintWriter(recvOut, true), new PrintWriter(recvErr, true)));
+                new PrintWriter(recvOut, true), new PrintWriter(recvErr, true)), ThreadPerTask.EXECUTOR);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!recvOut.toString().contains("attached to 239.72.0.1")) {
             assertTrue(System.nanoTime() < deadline && !recv.isDone(), "the subscriber did not attach: " + recvOut + recvErr);

@@ -28,6 +28,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.jhca.testkit.ThreadPerTask;
+
 /**
  * hwlab perf send-bw --mcg (perftest's multicast mode): the server's UD QP attached to the group, the client
  * sending to it with QPN 0xFFFFFF, in-process on rxe0/rxe1 and on the ConnectX model's pair, and as two runs whose
@@ -84,7 +86,7 @@ class PerfMcgTest {
         int port = ToolsEndToEnd.freePort();
         List<String> common = List.of("--mcg", "-M", MGID, "-n", "300", "-s", "256", "-p", Integer.toString(port));
         CompletableFuture<ToolsEndToEnd.Run> server = CompletableFuture.supplyAsync(() -> ToolsEndToEnd.run(
-                args(common, "perf", "send-bw", "--server", "-d", "rxe0")));
+                args(common, "perf", "send-bw", "--server", "-d", "rxe0")), ThreadPerTask.EXECUTOR);
         ToolsEndToEnd.Run client = null;
         for (int attempt = 0; attempt < 50; attempt++) {
             client = ToolsEndToEnd.run(args(common, "perf", "send-bw", "-d", "rxe1", IP0));

@@ -20,6 +20,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jhca.testkit.ThreadPerTask;
+
 /**
  * PerftestComm against a scripted peer that reads and writes the raw bytes perftest 6.06 would
  * (perftest_communication.c): sizes, byte order and who writes first are checked byte for byte.
@@ -42,7 +44,7 @@ class PerftestCommTest {
                     } catch (Exception e) {
                         throw new RuntimeException(e);
                     }
-                });
+                }, ThreadPerTask.EXECUTOR);
                 comm = new PerftestComm(OobLink.connect("127.0.0.1", ss.getLocalPort(), 5000), true);
             } else {
                 raw = CompletableFuture.runAsync(() -> {
@@ -51,7 +53,7 @@ class PerftestCommTest {
                     } catch (Exception e) {
                         throw new RuntimeException(e);
                     }
-                });
+                }, ThreadPerTask.EXECUTOR);
                 comm = new PerftestComm(OobLink.accept(ss, 5000), false);
             }
             try (comm) {

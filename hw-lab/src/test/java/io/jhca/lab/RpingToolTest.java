@@ -16,6 +16,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.jhca.testkit.ThreadPerTask;
+
 /**
  * hwlab rping in both roles in one JVM (rxe0 serves, rxe1 connects, each driven by its own thread): every ping read by
  * the server and written back, the client's -V check passing, and the server ending on the client's disconnect, which
@@ -65,7 +67,7 @@ class RpingToolTest {
         StringWriter serverErr = new StringWriter();
         CompletableFuture<Integer> server = CompletableFuture.supplyAsync(() -> HwLab.execute(
                 new String[] {"rping", "-s", "-a", IP0, "-p", port, "-v", "-d"}, new PrintWriter(serverOut, true),
-                new PrintWriter(serverErr, true)));
+                new PrintWriter(serverErr, true)), ThreadPerTask.EXECUTOR);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!serverOut.toString().contains("listening on " + IP0 + ":" + port) && !server.isDone()
                 && System.nanoTime() < deadline) {

@@ -19,6 +19,8 @@ import java.util.regex.Pattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jhca.testkit.ThreadPerTask;
+
 /**
  * The SRQ tools on two rxe devices (moved to 127.0.72.1/.2 so no other test or process collides): srq-pingpong with
  * several QPs on one SRQ, server through the API and client through the command line, and perf's --use_srq.
@@ -43,7 +45,7 @@ class SrqToolsTest {
             } catch (IOException e) {
                 throw new RuntimeException(e);
             }
-        });
+        }, ThreadPerTask.EXECUTOR);
         server.whenComplete((r, t) -> {
             if (t != null) {
                 port.completeExceptionally(t);

@@ -23,6 +23,8 @@ import java.util.regex.Pattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jhca.testkit.ThreadPerTask;
+
 /**
  * One run of every tool on a pair of devices (two in this JVM), with small iteration counts, checking the output
  * by parsing it back. Subclasses name the devices: the test-only loop provider always, rxe0/rxe1 when the rxe
@@ -140,7 +142,7 @@ abstract class ToolsEndToEnd {
             } catch (IOException e) {
                 throw new RuntimeException(e);
             }
-        });
+        }, ThreadPerTask.EXECUTOR);
         server.whenComplete((r, t) -> {
             if (t != null) {
                 port.completeExceptionally(t); // fail now rather than time out waiting for the port
@@ -488,7 +490,8 @@ abstract class ToolsEndToEnd {
     void writeBwServerAndClient() throws Exception {
         int port = freePort();
         CompletableFuture<Run> server = CompletableFuture.supplyAsync(
-                () -> run("perf", "write-bw", "--server", "-d", dev0(), "-p", Integer.toString(port), "-s", "8192", "-n", "40"));
+                () -> run("perf", "write-bw", "--server", "-d", dev0(), "-p", Integer.toString(port), "-s", "8192", "-n", "40"),
+                ThreadPerTask.EXECUTOR);
         Run client = null;
         for (int attempt = 0; attempt < 50; attempt++) {
             client = run("perf", "write-bw", "-d", dev1(), "-p", Integer.toString(port), "-s", "8192", "-n", "40", ip0());

@@ -59,6 +59,7 @@ import io.jhca.verbs.WcOpcode;
 import io.jhca.verbs.WcStatus;
 import io.jhca.verbs.WorkCompletion;
 import io.jhca.verbs.WrOpcode;
+import io.jhca.testkit.ThreadPerTask;
 
 /**
  * The model out of process, no VM needed: this JVM starts {@link ModelProcess} on a BAR0 file and a RAM file in
@@ -121,7 +122,7 @@ class ModelProcessTest {
             } catch (IOException e) {
                 return "read failed: " + e;
             }
-        }).get(30, TimeUnit.SECONDS);
+        }, ThreadPerTask.EXECUTOR).get(30, TimeUnit.SECONDS);
         assertTrue(ready != null && ready.startsWith("ready mlx5_shm0 "), "the model process said: " + ready);
 
         ram = GuestRam.map(ramFile, LOW_BYTES, RAM_ADDRESS);

@@ -16,6 +16,8 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
+import io.jhca.testkit.ThreadPerTask;
+
 /**
  * The kernel sleep of an idle engine: it ends when a datagram is waiting on the link's socket or on one of its
  * multicast groups' sockets, or when another thread wakes it, and otherwise lasts its time. The sleeps here are
@@ -55,7 +57,8 @@ class KernelWaitTest {
     @Test
     void aDatagramThatComesDuringTheSleepEndsIt() throws Exception {
         try (UdpLink link = open("127.0.0.72"); KernelWait wait = KernelWait.open()) {
-            final CompletableFuture<Boolean> slept = CompletableFuture.supplyAsync(() -> wait.await(link, A_MINUTE));
+            final CompletableFuture<Boolean> slept = CompletableFuture.supplyAsync(() -> wait.await(link, A_MINUTE),
+                    ThreadPerTask.EXECUTOR);
             Thread.sleep(50); // most likely asleep by now; if not, the datagram is waiting when it looks
             sendTo(link.localAddress(), 1);
             assertTrue(slept.get(30, TimeUnit.SECONDS));
@@ -65,7 +68,8 @@ class KernelWaitTest {
     @Test
     void aWakeEndsTheSleepOnceAndAWakeBeforeTheSleepCounts() throws Exception {
         try (UdpLink link = open("127.0.0.73"); KernelWait wait = KernelWait.open()) {
-            final CompletableFuture<Boolean> slept = CompletableFuture.supplyAsync(() -> wait.await(link, A_MINUTE));
+            final CompletableFuture<Boolean> slept = CompletableFuture.supplyAsync(() -> wait.await(link, A_MINUTE),
+                    ThreadPerTask.EXECUTOR);
             Thread.sleep(50);
             wait.wake();
             assertTrue(slept.get(30, TimeUnit.SECONDS));
@@ -84,7 +88,8 @@ class KernelWaitTest {
             link.joinGroup(group);
             final int[] fds = new int[1];
             assertEquals(2, link.pollFds(fds), "the socket and the group's: more than the array holds");
-            final CompletableFuture<Boolean> slept = CompletableFuture.supplyAsync(() -> wait.await(link, A_MINUTE));
+            final CompletableFuture<Boolean> slept = CompletableFuture.supplyAsync(() -> wait.await(link, A_MINUTE),
+                    ThreadPerTask.EXECUTOR);
             Thread.sleep(50);
             try (DatagramChannel ch = DatagramChannel.open(StandardProtocolFamily.INET)) {
                 ch.setOption(java.net.StandardSocketOptions.IP_MULTICAST_IF, GroupSockets.interfaceOf(link.localAddress().getAddress()));
@@ -103,7 +108,8 @@ class KernelWaitTest {
             final FaultyLink link = new FaultyLink(inner, LinkFaults.NONE, LinkFaults.NONE, 1);
             final int[] fds = new int[4];
             assertEquals(inner.pollFds(new int[4]), link.pollFds(fds));
-            final CompletableFuture<Boolean> slept = CompletableFuture.supplyAsync(() -> wait.await(link, A_MINUTE));
+            final CompletableFuture<Boolean> slept = CompletableFuture.supplyAsync(() -> wait.await(link, A_MINUTE),
+                    ThreadPerTask.EXECUTOR);
             Thread.sleep(50);
             sendTo(inner.localAddress(), 3);
             assertTrue(slept.get(30, TimeUnit.SECONDS), "the datagram ended the sleep");

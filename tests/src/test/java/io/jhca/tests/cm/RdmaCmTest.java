@@ -20,6 +20,7 @@ import io.jhca.cm.endpoint.RdmaServerEndpoint;
 import io.jhca.tests.harness.DevicePair;
 import io.jhca.tests.harness.Harness;
 import io.jhca.verbs.Context;
+import io.jhca.testkit.ThreadPerTask;
 
 /**
  * RDMA CM on every device pair: QP1 on each side, a connection made by REQ/REP/RTU from B to a listener on A,
@@ -59,7 +60,7 @@ class RdmaCmTest {
                     ep.send("done".getBytes(US_ASCII));
                     return ep.remoteAddress().getAddress().getHostAddress();
                 }
-            });
+            }, ThreadPerTask.EXECUTOR);
             try (RdmaEndpoint ep = RdmaClientEndpoint.connect(h.b(), at)) {
                 assertEquals(ipv4Of(h.b()), ep.localAddress().getAddress());
                 ep.send(ByteBuffer.allocate(12).putLong(ep.dataAddress()).putInt(ep.dataRkey()).array());
@@ -89,8 +90,9 @@ class RdmaCmTest {
                 try (RdmaEndpoint e1 = server.accept(); RdmaEndpoint e2 = server.accept()) {
                     return java.util.Set.of(new String(e1.receive(), US_ASCII), new String(e2.receive(), US_ASCII));
                 }
-            });
-            CompletableFuture<RdmaEndpoint> second = CompletableFuture.supplyAsync(() -> RdmaClientEndpoint.connect(h.b(), at));
+            }, ThreadPerTask.EXECUTOR);
+            CompletableFuture<RdmaEndpoint> second = CompletableFuture.supplyAsync(() -> RdmaClientEndpoint.connect(h.b(), at),
+                    ThreadPerTask.EXECUTOR);
             try (RdmaEndpoint ep = RdmaClientEndpoint.connect(h.b(), at); RdmaEndpoint ep2 = second.get(30, TimeUnit.SECONDS)) {
                 ep.send("one".getBytes(US_ASCII));
                 ep2.send("two".getBytes(US_ASCII));

@@ -38,6 +38,7 @@ import io.jhca.tests.vfio.guest.Exchange;
 import io.jhca.tests.vfio.guest.Mlx5VfioGuestCheck;
 import io.jhca.tests.vfio.guest.RcSide;
 import io.jhca.tests.vfio.guest.TrafficPlan;
+import io.jhca.testkit.ThreadPerTask;
 
 /**
  * mlx5 over vfio end to end through the real kernel stack: the ConnectX model runs on the host as its own process
@@ -133,7 +134,7 @@ abstract class Mlx5VfioVmRun {
             } catch (IOException | InterruptedException e) {
                 return new VfioVm.Run(-2, "run failed: " + e);
             }
-        });
+        }, ThreadPerTask.EXECUTOR);
         try {
             hostSide(new Exchange(out.resolve("run/job"), STEP_MILLIS), vm);
         } catch (Throwable t) {
@@ -156,7 +157,7 @@ abstract class Mlx5VfioVmRun {
             } catch (IOException e) {
                 modelTail.add("read failed: " + e);
             }
-        });
+        }, ThreadPerTask.EXECUTOR);
         if (!model.waitFor(20, TimeUnit.SECONDS)) {
             model.destroyForcibly();
         }
@@ -219,7 +220,7 @@ abstract class Mlx5VfioVmRun {
             } catch (IOException e) {
                 return "read failed: " + e;
             }
-        }).get(60, TimeUnit.SECONDS);
+        }, ThreadPerTask.EXECUTOR).get(60, TimeUnit.SECONDS);
         if (ready == null || !ready.startsWith("ready mlx5_vm0 ")) {
             p.destroyForcibly();
             throw new IllegalStateException("the model process said: " + ready);

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 
 import io.jhca.verbs.Context;
 import io.jhca.verbs.Verbs;
+import io.jhca.testkit.ThreadPerTask;
 
 /** The RDMA CM endpoint example of the README, as printed there (server and client), run against each other. */
 class ReadmeExampleTest {
@@ -39,7 +40,7 @@ class ReadmeExampleTest {
 
     @Test
     void serverAndClientOfTheReadme() throws Exception {
-        CompletableFuture<String> s = CompletableFuture.supplyAsync(ReadmeExampleTest::server);
+        CompletableFuture<String> s = CompletableFuture.supplyAsync(ReadmeExampleTest::server, ThreadPerTask.EXECUTOR);
         String got = null;
         for (int i = 0; i < 50 && got == null; i++) { // until the server listens
             try {
