@@ -3,6 +3,7 @@ package io.jhca.testkit;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,6 +48,11 @@ public final class ChildJvm {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
                 "--add-opens", "java.base/java.nio=ALL-UNNAMED"));
+        for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (a.startsWith("--enable-native-access") || a.startsWith("--sun-misc-unsafe-memory-access")) {
+                command.add(a);   // the test JVM's answer to newer JDKs' warnings (the parent pom's jdk23 profile)
+            }
+        }
         command.addAll(jvmArgs);
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
         command.addAll(List.of(args));
