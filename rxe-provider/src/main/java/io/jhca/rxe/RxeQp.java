@@ -5,7 +5,6 @@ import org.agrona.UnsafeApi;
 import io.jhca.rxe.transport.Peer;
 import io.jhca.rxe.transport.RecvRing;
 import io.jhca.rxe.transport.RecvSource;
-import io.jhca.rxe.transport.RecvWqe;
 import io.jhca.rxe.transport.SendRing;
 import io.jhca.rxe.transport.SendWqe;
 import io.jhca.rxe.transport.TransportQp;
@@ -166,17 +165,7 @@ final class RxeQp extends QueuePair implements TransportQp.Events {
 
     @Override
     protected boolean driverPostRecv(final RecvWr wr) {
-        final RecvWqe w = rq.tailSlot();
-        if (w == null) {
-            return false;
-        }
-        w.open(wr.wrId());
-        for (int i = 0; i < wr.numSge(); i++) {
-            final Sge s = wr.sge(i);
-            w.addSge(s.addr(), s.length(), s.lkey());
-        }
-        rq.advanceTail();
-        return true;
+        return RecvPosting.post(rq, wr);
     }
 
     @Override

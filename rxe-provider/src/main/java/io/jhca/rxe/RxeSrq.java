@@ -1,12 +1,10 @@
 package io.jhca.rxe;
 
 import io.jhca.rxe.transport.RecvRing;
-import io.jhca.rxe.transport.RecvWqe;
 import io.jhca.rxe.transport.TransportSrq;
 import io.jhca.verbs.AsyncEvent;
 import io.jhca.verbs.RecvWr;
 import io.jhca.verbs.SharedReceiveQueue;
-import io.jhca.verbs.Sge;
 import io.jhca.verbs.SrqInitAttributes;
 
 /**
@@ -35,17 +33,7 @@ final class RxeSrq extends SharedReceiveQueue implements TransportSrq.Events {
 
     @Override
     protected boolean driverPostRecv(final RecvWr wr) {
-        final RecvWqe w = ring.tailSlot();
-        if (w == null) {
-            return false;
-        }
-        w.open(wr.wrId());
-        for (int i = 0; i < wr.numSge(); i++) {
-            final Sge s = wr.sge(i);
-            w.addSge(s.addr(), s.length(), s.lkey());
-        }
-        ring.advanceTail();
-        return true;
+        return RecvPosting.post(ring, wr);
     }
 
     @Override
