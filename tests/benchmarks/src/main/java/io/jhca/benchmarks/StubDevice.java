@@ -43,4 +43,23 @@ final class StubDevice {
         VarHandle.storeStoreFence();   // the C baselines' compiler barrier: body before op_own
         UnsafeApi.putLong(array, cqe + Cqe64.SOP_DROP_QPN_OFFSET, LITTLE ? Long.reverseBytes(tail) : tail);
     }
+
+    /**
+     * A responder CQE (RESP_SEND, a SEND of {@code byteCnt} bytes received into the RQ WQE {@code wqeCounter}) at
+     * producer index {@code pi}, written as {@link #completeRequest} writes its CQE; the other fields (flags_rqpn,
+     * slid, imm) stay as the ring holds them, zero.
+     */
+    static void completeRecv(UnsafeBuffer ring, int entries, int pi, int wqeCounter, int qpn, int byteCnt) {
+        int offset = (pi & (entries - 1)) * Cqe64.SIZE;
+        if (offset > ring.capacity() - Cqe64.SIZE) {
+            throw new IndexOutOfBoundsException("CQE at " + offset + " outside a CQ ring of " + ring.capacity());
+        }
+        Object array = ring.byteArray();
+        long cqe = ring.addressOffset() + offset;
+        int opOwn = CqeOpcode.RESP_SEND << 4 | ((pi & entries) != 0 ? 1 : 0);
+        long tail = (long) qpn << 32 | (long) (wqeCounter & 0xffff) << 16 | opOwn;
+        UnsafeApi.putInt(array, cqe + Cqe64.BYTE_CNT_OFFSET, LITTLE ? Integer.reverseBytes(byteCnt) : byteCnt);
+        VarHandle.storeStoreFence();
+        UnsafeApi.putLong(array, cqe + Cqe64.SOP_DROP_QPN_OFFSET, LITTLE ? Long.reverseBytes(tail) : tail);
+    }
 }

@@ -1,0 +1,160 @@
+package io.jhca.benchmarks;
+
+import io.jhca.connectx.ConnectXModel;
+import io.jhca.connectx.ModelFunction;
+import io.jhca.memory.DmaMemory;
+import io.jhca.memory.DmaRegion;
+import io.jhca.mlx5.Mlx5Context;
+import io.jhca.mlx5.cq.Cqe64;
+import io.jhca.verbs.Access;
+import io.jhca.verbs.AhAttributes;
+import io.jhca.verbs.CompletionQueue;
+import io.jhca.verbs.Context;
+import io.jhca.verbs.CqFlags;
+import io.jhca.verbs.Gid;
+import io.jhca.verbs.MemoryRegion;
+import io.jhca.verbs.Mtu;
+import io.jhca.verbs.ProtectionDomain;
+import io.jhca.verbs.QpAttributes;
+import io.jhca.verbs.QpInitAttributes;
+import io.jhca.verbs.QueuePair;
+import io.jhca.verbs.RecvWr;
+import io.jhca.verbs.Verbs;
+import io.jhca.verbs.WorkCompletion;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The mlx5 receive path through the public API, the counterpart of {@link Mlx5VerbsBenchmark}'s send path: one
+ * operation posts a chain of {@code batch} receive WRs of one SGE ({@code postRecv}: its checks, the RQ WQEs, the
+ * doorbell record), the stub device completes each with a responder CQE (a SEND of 64 bytes, as a ConnectX writes
+ * it), and the application polls the {@code batch} completions into a reused {@link WorkCompletion}. On the
+ * ConnectX model with its data path paused, single-threaded QP and CQ, so only the driver is timed. No C baseline:
+ * compare builds with {@code scripts/bench-ab}.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
+        "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "-Djhca.mlx5.sim=mlx5_0=127.0.0.65"})
+public class Mlx5RecvBenchmark {
+    private static final int RQ_DEPTH = 256;
+    private static final int CQ_DEPTH = 255;   // a ring of 256 CQEs
+
+    /** Receive WRs per postRecv (and completions polled per operation). */
+    @Param({"1", "8", "32"})
+    public int batch;
+
+    private Context ctx;
+    private ConnectXModel model;
+    private ProtectionDomain pd;
+    private DmaRegion mem;
+    private MemoryRegion mr;
+    private CompletionQueue cq;
+    private QueuePair qp;
+    private RecvWr[] chain;
+    private UnsafeBuffer cqRing;
+    private int cqEntries;
+    private int devicePi;
+    private int rqCounter;
+    private final WorkCompletion wc = new WorkCompletion();
+    private long wrId;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        ctx = Verbs.open("mlx5_0");
+        model = ((ModelFunction) ((Mlx5Context) ctx).function()).model();
+        pd = ctx.allocatePd();
+        mem = DmaMemory.allocate(1 << 16);
+        mr = pd.register(mem, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+        cq = ctx.createCq(CQ_DEPTH, CqFlags.SINGLE_THREADED);
+        qp = pd.createQp(QpInitAttributes.rc(cq, cq).singleThreaded().maxRecvWr(RQ_DEPTH));
+        Gid gid = null;
+        int gidIndex = 0;
+        for (int i = 0; i < ctx.queryPort(1).gidTblLen() && gid == null; i++) {
+            if (ctx.queryGid(1, i).isIpv4Mapped()) {
+                gid = ctx.queryGid(1, i);
+                gidIndex = i;
+            }
+        }
+        // connected to itself; the device never takes the WQEs (its data path is paused below)
+        qp.modify(QpAttributes.toInit(1, Access.REMOTE_WRITE));
+        qp.modify(QpAttributes.toRtr(qp.qpn(), 0, AhAttributes.to(gid).sgidIndex(gidIndex), Mtu.MTU_1024));
+        qp.modify(QpAttributes.toRts(0));
+        model.pauseDataPath(true);
+        cqRing = model.cqRing(cq.cqn());
+        cqEntries = cqRing.capacity() / Cqe64.SIZE;
+        chain = new RecvWr[batch];
+        for (int b = batch - 1; b >= 0; b--) {
+            chain[b] = new RecvWr(1).sge(mr, 64L * b, 64);
+            if (b + 1 < batch) {
+                chain[b].next(chain[b + 1]);
+            }
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        model.pauseDataPath(false);
+        qp.close();
+        cq.close();
+        mr.close();
+        mem.close();
+        pd.close();
+        ctx.close();
+    }
+
+    /** Operations per sample of {@link #block}. */
+    static final int BLOCK = 1000;
+
+    /** {@link #postPoll} {@value #BLOCK} times per sample (see {@link Mlx5VerbsBenchmark#block}). */
+    @Benchmark
+    @BenchmarkMode(Mode.SampleTime)
+    @OperationsPerInvocation(BLOCK)
+    public long block() {
+        long sum = 0;
+        for (int i = 0; i < BLOCK; i++) {
+            sum += postPoll();
+        }
+        return sum;
+    }
+
+    @Benchmark
+    public long postPoll() {
+        for (int b = 0; b < batch; b++) {
+            chain[b].wrId(++wrId);
+        }
+        if (qp.postRecv(chain[0]) != batch) {
+            throw new IllegalStateException("receive queue full");
+        }
+        for (int b = 0; b < batch; b++) {
+            StubDevice.completeRecv(cqRing, cqEntries, devicePi++, rqCounter++, qp.qpn(), 64);
+        }
+        long sum = 0;
+        long first = wrId - batch + 1;
+        for (int b = 0; b < batch; b++) {
+            if (cq.poll(wc) != 1 || wc.wrId() != first + b || wc.byteLen() != 64) {
+                throw new IllegalStateException("completion " + b + " of the batch missing or not the WR posted");
+            }
+            sum += wc.wrId();
+        }
+        return sum;
+    }
+}
