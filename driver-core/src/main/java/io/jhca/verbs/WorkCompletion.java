@@ -30,6 +30,11 @@ public final class WorkCompletion {
      * A send completion sets none of them, so a poll loop of send completions skips ten stores per completion.
      */
     private boolean extras;
+    /**
+     * Whether {@link #setReceive} wrote the source fields (src_qp, sl, slid, wc_flags): {@link #set} clears them then.
+     * A receive completion has them whatever their values, so a poll loop of receives writes them and clears nothing.
+     */
+    private boolean sourced;
 
     public long wrId() {
         return wrId;
@@ -97,9 +102,32 @@ public final class WorkCompletion {
         this.opcode = opcode.ordinal();
         this.qpNum = qpNum;
         this.byteLen = byteLen;
+        if (extras | sourced) {
+            clearExtras();
+        }
+        return this;
+    }
+
+    /**
+     * Provider side: a successful receive (responder) completion in one call, with the source fields every receive
+     * has ({@code src_qp}, {@code sl}, {@code slid}; {@code wcFlags} such as {@link WcFlags#GRH}); the others are
+     * cleared. Immediate data, an invalidated rkey, the solicited bit and the P_Key index follow with their setters.
+     */
+    public WorkCompletion setReceive(long wrId, WcOpcode opcode, int qpNum, int byteLen, int srcQp, int sl, int slid,
+                                     int wcFlags) {
+        this.wrId = wrId;
+        this.status = 0;   // WcStatus.SUCCESS
+        this.opcode = opcode.ordinal();
+        this.qpNum = qpNum;
+        this.byteLen = byteLen;
         if (extras) {
             clearExtras();
         }
+        this.srcQp = srcQp;
+        this.sl = sl;
+        this.slid = slid;
+        this.wcFlags = wcFlags;
+        this.sourced = true;
         return this;
     }
 
@@ -115,6 +143,7 @@ public final class WorkCompletion {
         solicited = false;
         invalidatedRkey = 0;
         extras = false;
+        sourced = false;
     }
 
     /**
@@ -208,6 +237,7 @@ public final class WorkCompletion {
         solicited = o.solicited;
         invalidatedRkey = o.invalidatedRkey;
         extras = o.extras;
+        sourced = o.sourced;
         return this;
     }
 

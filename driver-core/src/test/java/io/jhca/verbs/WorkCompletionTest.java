@@ -61,6 +61,46 @@ class WorkCompletionTest {
         assertOnlyTheFive(wc, "a copy, then set");
     }
 
+    @Test
+    void setReceiveWritesTheSourceFieldsAndClearsEveryOtherExtra() {
+        for (int i = 0; i < EXTRAS.size(); i++) {
+            WorkCompletion wc = new WorkCompletion().set(1, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0x10, 64);
+            EXTRAS.get(i).accept(wc);
+            wc.setReceive(2, WcOpcode.RECV, 0x20, 128, 0x33, 5, 0x2b, WcFlags.GRH);
+            String when = "setReceive after setter " + i;
+            assertEquals(2, wc.wrId(), when);
+            assertEquals(WcStatus.SUCCESS, wc.status(), when);
+            assertEquals(WcOpcode.RECV, wc.opcode(), when);
+            assertEquals(0x20, wc.qpNum(), when);
+            assertEquals(128, wc.byteLen(), when);
+            assertEquals(0x33, wc.srcQp(), when);
+            assertEquals(5, wc.sl(), when);
+            assertEquals(0x2b, wc.slid(), when);
+            assertEquals(WcFlags.GRH, wc.wcFlags(), when);
+            assertEquals(0, wc.vendorErr(), when);
+            assertEquals(0, wc.immData(), when);
+            assertEquals(0, wc.pkeyIndex(), when);
+            assertEquals(0, wc.dlidPathBits(), when);
+            assertFalse(wc.solicited(), when);
+            assertEquals(0, wc.invalidatedRkey(), when);
+        }
+    }
+
+    @Test
+    void setAfterSetReceiveClearsTheSourceFieldsAlsoAfterACopy() {
+        WorkCompletion wc = new WorkCompletion().setReceive(1, WcOpcode.RECV, 0x10, 64, 0x33, 5, 0x2b, WcFlags.GRH);
+        wc.set(2, WcStatus.SUCCESS, WcOpcode.SEND, 0x20, 0);
+        assertOnlyTheFive(wc, "set after setReceive");
+        WorkCompletion from = new WorkCompletion().setReceive(1, WcOpcode.RECV, 0x10, 64, 0x33, 5, 0x2b, 0).immData(9);
+        WorkCompletion copy = new WorkCompletion().copyFrom(from);
+        assertEquals(WcFlags.WITH_IMM, copy.wcFlags());
+        copy.set(2, WcStatus.SUCCESS, WcOpcode.SEND, 0x20, 0);
+        assertOnlyTheFive(copy, "a copy of a receive, then set");
+        WorkCompletion zero = new WorkCompletion().setReceive(1, WcOpcode.RECV, 0x10, 64, 0x33, 0, 0, 0);
+        zero.setReceive(2, WcOpcode.RECV, 0x10, 64, 0, 0, 0, 0);
+        assertOnlyTheFive(zero, "a receive with zero source fields after one with a source QP");
+    }
+
     private static void assertOnlyTheFive(WorkCompletion wc, String when) {
         assertEquals(0, wc.vendorErr(), when);
         assertEquals(0, wc.immData(), when);

@@ -1,5 +1,7 @@
 package io.jhca.mlx5.ring;
 
+import org.agrona.DirectBuffer;
+
 import io.jhca.mlx5.cq.CompletionOpcodes;
 import io.jhca.mlx5.cq.Cqe64;
 import io.jhca.mlx5.cq.CqeOpcode;
@@ -29,7 +31,6 @@ public final class CqPoller {
 
     private final CqBuffer ring;
     private final CqeOwners owners;
-    private final Cqe64 cqe = new Cqe64();
     private final ErrCqe err = new ErrCqe();
     /**
      * The QP of the last CQE (rdma-core cq.c {@code get_req_context}'s {@code cur_rsc}): consecutive CQEs of one QP
@@ -96,8 +97,7 @@ public final class CqPoller {
             case CqeOpcode.RESP_SEND:
             case CqeOpcode.RESP_SEND_IMM:
             case CqeOpcode.RESP_SEND_INV:
-                cqe.wrap(ring.buffer(), offset);
-                return responder(qp, opcode, wc);
+                return responder(qp, opcode, tail, offset, wc);
             case CqeOpcode.REQ_ERR:
             case CqeOpcode.RESP_ERR:
                 return error(qp, opcode, offset, wc);
@@ -118,7 +118,7 @@ public final class CqPoller {
             op = sq.wcOpcode(counter);
         }
         // byte_cnt is read only where it is the answer (RDMA READ)
-        int byteLen = sendOpcode == Mlx5Opcode.RDMA_READ ? cqe.wrap(ring.buffer(), offset).byteCnt()
+        int byteLen = sendOpcode == Mlx5Opcode.RDMA_READ ? Cqe64.byteCntOf(Cqe64.word(ring.buffer(), offset, 40))
                 : CompletionOpcodes.requesterByteLen(sendOpcode, 0);
         wc.set(sq.wrId(counter), WcStatus.SUCCESS, op, qp.qpn(), byteLen);
         if (CompletionOpcodes.requesterWithImm(sendOpcode)) {
@@ -128,34 +128,38 @@ public final class CqPoller {
         return true;
     }
 
-    private boolean responder(CqeOwner qp, int opcode, WorkCompletion wc) {
+    /**
+     * A receive completion, its fields from the CQE's words ({@link Cqe64#word}: one bounds check and one load each)
+     * and the SE bit from op_own as {@link CqBuffer#next} read it.
+     */
+    private boolean responder(CqeOwner qp, int opcode, long tail, int offset, WorkCompletion wc) {
+        int counter = Cqe64.tailWqeCounter(tail);
         RqBuffer rq = qp.recvRing();
         long wrId;
         if (rq != null) {
-            wrId = rq.complete(cqe.wqeCounter());
+            wrId = rq.complete(counter);
         } else {
             SrqBuffer srq = qp.srqRing();
             if (srq == null) {
                 return false;
             }
-            wrId = srq.complete(cqe.wqeCounter());   // the CQE names the SRQ WQE by its index
+            wrId = srq.complete(counter);   // the CQE names the SRQ WQE by its index
         }
-        wc.set(wrId, WcStatus.SUCCESS, CompletionOpcodes.responder(opcode), qp.qpn(), cqe.byteCnt());
-        if (cqe.se() != 0) {
+        DirectBuffer b = ring.buffer();
+        int flagsRqpn = Cqe64.flagsRqpnOf(Cqe64.word(b, offset, 24));
+        wc.setReceive(wrId, CompletionOpcodes.responder(opcode), qp.qpn(), Cqe64.byteCntOf(Cqe64.word(b, offset, 40)),
+                flagsRqpn & 0xffffff, (flagsRqpn >>> 24) & 0xf, Cqe64.slidOf(Cqe64.word(b, offset, 16)),
+                ((flagsRqpn >>> 28) & 3) != 0 ? WcFlags.GRH : 0);
+        if ((ring.opOwn() & 2) != 0) {   // mlx5dv_get_cqe_se
             wc.solicited(true);
         }
         if (opcode == CqeOpcode.RESP_WR_IMM || opcode == CqeOpcode.RESP_SEND_IMM) {
-            wc.immData(cqe.immInvalPkey());   // big-endian on the wire: the sender's number
+            wc.immData(Cqe64.immInvalPkeyOf(Cqe64.word(b, offset, 32)));   // big-endian on the wire: the sender's
         } else if (opcode == CqeOpcode.RESP_SEND_INV) {
-            wc.invalidatedRkey(cqe.immInvalPkey());   // sets WITH_INV (rdma-core: be32toh(imm_inval_pkey))
-        }
-        int flagsRqpn = cqe.flagsRqpn();
-        wc.srcQp(flagsRqpn & 0xffffff).sl((flagsRqpn >>> 24) & 0xf).slid(cqe.slid());
-        if (((flagsRqpn >>> 28) & 3) != 0) {
-            wc.wcFlags(WcFlags.GRH);
+            wc.invalidatedRkey(Cqe64.immInvalPkeyOf(Cqe64.word(b, offset, 32)));   // sets WITH_INV (cq.c: be32toh)
         }
         if (qp.isUd() && opcode != CqeOpcode.RESP_SEND_IMM) {
-            wc.pkeyIndex(cqe.immInvalPkey() & 0xffff);
+            wc.pkeyIndex(Cqe64.immInvalPkeyOf(Cqe64.word(b, offset, 32)) & 0xffff);
         }
         return true;
     }

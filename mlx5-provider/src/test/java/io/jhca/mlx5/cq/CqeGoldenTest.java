@@ -118,6 +118,11 @@ class CqeGoldenTest {
                 assertEquals(int32(t[15]) >>> 24, Cqe64.tailSendOpcode(tail), "tail send opcode " + where);
                 assertEquals(int32(t[16]), Cqe64.tailWqeCounter(tail), "tail wqe_counter " + where);
                 assertEquals(int32(t[18]), (int) tail & 0xff, "tail op_own " + where);
+                // the responder's words (CqPoller)
+                assertEquals(int32(t[3]), Cqe64.slidOf(Cqe64.word(ring, 128 + 64, 16)), "word slid " + where);
+                assertEquals(int32(t[4]), Cqe64.flagsRqpnOf(Cqe64.word(ring, 128 + 64, 24)), "word flags_rqpn " + where);
+                assertEquals(int32(t[9]), Cqe64.immInvalPkeyOf(Cqe64.word(ring, 128 + 64, 32)), "word imm " + where);
+                assertEquals(int32(t[13]), Cqe64.byteCntOf(Cqe64.word(ring, 128 + 64, 40)), "word byte_cnt " + where);
                 assertEquals(int32(t[17]), cqe.signature(), "signature " + where);
                 assertEquals(int32(t[18]), cqe.opOwn(), "op_own " + where);
                 assertEquals(int32(t[19]), cqe.owner(), "mlx5dv_get_cqe_owner " + where);
