@@ -164,6 +164,34 @@ class SignalingAndBatchTest {
 
     @ParameterizedTest
     @MethodSource("io.jhca.tests.harness.DevicePairs#all")
+    void fullReceiveQueueIsAReturnValue(DevicePair pair) {
+        try (Harness h = Harness.open(pair)) {
+            Peer a = h.peerA(PeerSpec.rc());
+            Peer b = h.peerB(PeerSpec.rc().maxRecvWr(8));
+            h.connect(a, b);
+            int n = b.qp().capabilities().maxRecvWr();
+            RecvWr head = null;
+            for (int i = n + 2; i >= 0; i--) {
+                head = new RecvWr(1).wrId(i).sge(b.mr(), i * 64L, 64).next(head);
+            }
+            assertEquals(n, b.qp().postRecv(head), "a chain of " + (n + 3) + " receive WRs into a queue of " + n);
+            assertEquals(0, b.qp().postRecv(new RecvWr(1).wrId(100).sge(b.mr(), 0, 64)), "one more into the full queue");
+            a.post(a.wr(0, WrOpcode.SEND, 0, 16));
+            Wcs.assertSuccess(h.await(a.sendCq(), "the SEND"), WcOpcode.SEND, 0, a.qpn(), "send");
+            Wcs.assertRecv(h.await(b.recvCq(), "its receive"), WcOpcode.RECV, 0, b.qpn(), 16, null, "the first receive");
+            RecvWr two = new RecvWr(1).wrId(101).sge(b.mr(), 0, 64).next(new RecvWr(1).wrId(102).sge(b.mr(), 64, 64));
+            assertEquals(1, b.qp().postRecv(two), "a chain of two once one receive completed: exactly one slot");
+            for (int i = 1; i <= n; i++) {
+                a.post(a.wr(i, WrOpcode.SEND, 0, 16));
+                Wcs.assertSuccess(h.await(a.sendCq(), "SEND " + i), WcOpcode.SEND, i, a.qpn(), "send " + i);
+                Wcs.assertRecv(h.await(b.recvCq(), "receive " + i), WcOpcode.RECV, i < n ? i : 101, b.qpn(), 16, null,
+                        "receive " + i + " in posting order, the refused WRs never");
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("io.jhca.tests.harness.DevicePairs#all")
     void aSlotIsFreeOnceItsCompletionIsPolled(DevicePair pair) {
         try (Harness h = Harness.open(pair)) {
             Peer a = h.peerA(PeerSpec.rc().maxSendWr(16).cqDepth(64));
