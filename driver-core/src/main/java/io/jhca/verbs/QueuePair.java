@@ -285,6 +285,7 @@ public abstract class QueuePair extends VerbsResource {
                     throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + ": SGE lengths add up to more than 2^31-1");
                 }
             }
+            driverBeginPostRecv();
             int posted = 0;
             for (RecvWr w = wr; w != null; w = w.next()) {
                 if (!driverPostRecv(w)) {
@@ -471,6 +472,10 @@ public abstract class QueuePair extends VerbsResource {
 
     /** Provider side: tell the device about the WRs just queued (one doorbell for the chain). */
     protected abstract void driverRingSendDoorbell();
+
+    /** As {@link #driverBeginPostSend}, for a {@link #postRecv} chain. */
+    protected void driverBeginPostRecv() {
+    }
 
     /** Provider side: queue one checked receive WR; false if the receive queue is full. */
     protected abstract boolean driverPostRecv(RecvWr wr);

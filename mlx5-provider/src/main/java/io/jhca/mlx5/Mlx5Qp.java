@@ -379,18 +379,30 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         sq.ringDoorbell();
     }
 
+    /** As for sends: a dead device refuses the chain with EIO, checked once per chain. */
+    @Override
+    protected void driverBeginPostRecv() {
+        checkDeviceAlive("post recv");
+    }
+
+    /** A receive of one SGE is written in one call ({@link RqBuffer#postOne}), any other SGE by SGE. */
     @Override
     protected boolean driverPostRecv(RecvWr wr) {
-        checkDeviceAlive("post recv");
-        if (rq == null || rq.full()) {
+        RqBuffer q = rq;
+        if (q == null || q.full()) {
             return false;
         }
-        rq.begin(wr.wrId());
+        if (wr.numSge() == 1) {
+            Sge s = wr.sge(0);
+            q.postOne(wr.wrId(), s.lkey(), s.addr(), s.length());
+            return true;
+        }
+        q.begin(wr.wrId());
         for (int i = 0; i < wr.numSge(); i++) {
             Sge s = wr.sge(i);
-            rq.sge(s.lkey(), s.addr(), s.length());
+            q.sge(s.lkey(), s.addr(), s.length());
         }
-        rq.finish();
+        q.finish();
         return true;
     }
 

@@ -36,10 +36,17 @@ public final class RqBuffer {
     private final DoorbellRecord dbr;
     private final long[] wrid;
 
+    /** WQEs written, published or not (rdma-core's {@code head + nreq}). */
+    private int posted;
+    /** WQEs made visible to the device (what the doorbell record carries). */
     private int head;
+    /**
+     * The tail as {@link #full()} last read it: the tail only grows, so the ring is read again (an acquire) only when
+     * it looks full by this value, not once per WR.
+     */
+    private int tailSeen;
     @SuppressWarnings("unused") // through TAIL
     private volatile int tail;
-    private int nreq;
     private int wqe = -1;
     private int used;
 
@@ -92,12 +99,27 @@ public final class RqBuffer {
     }
 
     public boolean full() {
-        return head + nreq - (int) TAIL.getAcquire(this) >= wqeCnt;
+        if (posted - tailSeen < wqeCnt) {
+            return false;
+        }
+        tailSeen = (int) TAIL.getAcquire(this);
+        return posted - tailSeen >= wqeCnt;
+    }
+
+    /**
+     * The whole WQE of a receive of one SGE ({@link RecvWqeLayout#putOne}), with nothing kept between calls; the
+     * caller has checked {@link #full()}.
+     */
+    public void postOne(long wrId, int lkey, long addr, int length) {
+        int post = posted;
+        RecvWqeLayout.putOne(buf, start + ((post & (wqeCnt - 1)) << wqeShift), length, lkey, addr, maxGs);
+        wrid[post & (wrid.length - 1)] = wrId;
+        posted = post + 1;
     }
 
     /** Opens the next WQE; the caller has checked {@link #full()}. */
     public void begin(long wrId) {
-        int idx = (head + nreq) & (wqeCnt - 1);
+        int idx = posted & (wqeCnt - 1);
         wqe = start + (idx << wqeShift);
         used = 0;
         wrid[idx] = wrId;
@@ -117,17 +139,16 @@ public final class RqBuffer {
     /** Writes the terminator if the WQE is not full. */
     public void finish() {
         RecvWqeLayout.finish(buf, wqe, used, maxGs);
-        nreq++;
+        posted++;
         wqe = -1;
     }
 
     /** Publishes the WQEs posted since the last call: WQE stores, then record word 0 := head & 0xffff. */
     public void ringDoorbell() {
-        if (nreq == 0) {
+        if (posted == head) {
             return;
         }
-        head += nreq;
-        nreq = 0;
+        head = posted;
         Fences.wqeBeforeDoorbellRecord();
         dbr.setRecvCounter(head);
     }
@@ -139,7 +160,7 @@ public final class RqBuffer {
      * moves: once it has moved, a thread posting to a full ring may reuse the slot and overwrite it.
      */
     public long complete(int wqeCounter) {
-        long id = wrid[wqeCounter & (wqeCnt - 1)];
+        long id = wrid[wqeCounter & (wrid.length - 1)];
         TAIL.setRelease(this, (int) TAIL.getAcquire(this) + 1);
         return id;
     }
@@ -159,8 +180,9 @@ public final class RqBuffer {
 
     /** Back to empty (QP moved to RESET). */
     public void reset() {
+        posted = 0;
         head = 0;
-        nreq = 0;
+        tailSeen = 0;
         TAIL.setRelease(this, 0);
         wqe = -1;
     }

@@ -31,6 +31,21 @@ public final class RecvWqeLayout {
         }
     }
 
+    /**
+     * The WQE of a receive of one SGE in one call: its data segment, skipped when {@code byteCount} is 0 as
+     * {@code mlx5_post_recv} skips an empty SGE, and the terminator when the WQE has room for one; the same bytes as
+     * {@link #setSge} and {@link #finish}, after one bounds check.
+     */
+    public static void putOne(MutableDirectBuffer buffer, int wqeOffset, int byteCount, int lkey, long addr, int maxSge) {
+        if (byteCount == 0) {
+            finish(buffer, wqeOffset, 0, maxSge);
+        } else if (maxSge > 1) {
+            Segments.put32(buffer, wqeOffset, DataSeg.word0(byteCount, lkey), addr, DataSeg.word0(0, INVALID_LKEY), 0L);
+        } else {
+            DataSeg.put(buffer, wqeOffset, byteCount, lkey, addr);
+        }
+    }
+
     private static int segmentOffset(int wqeOffset, int index) {
         if (index < 0) {
             throw new IllegalArgumentException("SGE index " + index);
