@@ -26,15 +26,15 @@ public final class WorkCompletion {
     private boolean solicited;
     private int invalidatedRkey;
     /**
-     * Whether a field beyond the five every completion has may be non-zero: {@link #set} clears those ten only then.
-     * A send completion sets none of them, so a poll loop of send completions skips ten stores per completion.
+     * Which fields beyond the five every completion has may be non-zero: {@link #RARE}, one a setter wrote (vendor_err,
+     * imm, an invalidated rkey, the solicited bit, the P_Key index, flags); {@link #SOURCED}, the source fields
+     * (src_qp, sl, slid, wc_flags) {@link #setReceive} wrote. {@link #set} clears the ten only when one is, so a poll
+     * loop of send completions skips ten stores each, and {@link #setReceive} writes its four whatever their values
+     * and clears nothing after a receive: one field, one test per completion.
      */
-    private boolean extras;
-    /**
-     * Whether {@link #setReceive} wrote the source fields (src_qp, sl, slid, wc_flags): {@link #set} clears them then.
-     * A receive completion has them whatever their values, so a poll loop of receives writes them and clears nothing.
-     */
-    private boolean sourced;
+    private int extras;
+    private static final int RARE = 1;
+    private static final int SOURCED = 2;
 
     public long wrId() {
         return wrId;
@@ -102,7 +102,7 @@ public final class WorkCompletion {
         this.opcode = opcode.ordinal();
         this.qpNum = qpNum;
         this.byteLen = byteLen;
-        if (extras | sourced) {
+        if (extras != 0) {
             clearExtras();
         }
         return this;
@@ -120,14 +120,14 @@ public final class WorkCompletion {
         this.opcode = opcode.ordinal();
         this.qpNum = qpNum;
         this.byteLen = byteLen;
-        if (extras) {
+        if ((extras & RARE) != 0) {
             clearExtras();
         }
         this.srcQp = srcQp;
         this.sl = sl;
         this.slid = slid;
         this.wcFlags = wcFlags;
-        this.sourced = true;
+        this.extras = SOURCED;
         return this;
     }
 
@@ -142,8 +142,7 @@ public final class WorkCompletion {
         dlidPathBits = 0;
         solicited = false;
         invalidatedRkey = 0;
-        extras = false;
-        sourced = false;
+        extras = 0;
     }
 
     /**
@@ -156,50 +155,50 @@ public final class WorkCompletion {
 
     public WorkCompletion solicited(boolean se) {
         this.solicited = se;
-        this.extras = true;
+        this.extras |= RARE;
         return this;
     }
 
     public WorkCompletion immData(int imm) {
         this.immData = imm;
-        this.extras = true;
+        this.extras |= RARE;
         this.wcFlags |= WcFlags.WITH_IMM;
         return this;
     }
 
     public WorkCompletion srcQp(int qpn) {
         this.srcQp = qpn;
-        this.extras = true;
+        this.extras |= RARE;
         return this;
     }
 
     public WorkCompletion wcFlags(int flags) {
         this.wcFlags |= flags;
-        this.extras = true;
+        this.extras |= RARE;
         return this;
     }
 
     public WorkCompletion vendorErr(int err) {
         this.vendorErr = err;
-        this.extras = true;
+        this.extras |= RARE;
         return this;
     }
 
     public WorkCompletion sl(int sl) {
         this.sl = sl;
-        this.extras = true;
+        this.extras |= RARE;
         return this;
     }
 
     public WorkCompletion slid(int slid) {
         this.slid = slid;
-        this.extras = true;
+        this.extras |= RARE;
         return this;
     }
 
     public WorkCompletion pkeyIndex(int index) {
         this.pkeyIndex = index;
-        this.extras = true;
+        this.extras |= RARE;
         return this;
     }
 
@@ -214,7 +213,7 @@ public final class WorkCompletion {
     /** Provider side: the received message invalidated {@code rkey}; sets {@link WcFlags#WITH_INV}. */
     public WorkCompletion invalidatedRkey(int rkey) {
         this.invalidatedRkey = rkey;
-        this.extras = true;
+        this.extras |= RARE;
         this.wcFlags |= WcFlags.WITH_INV;
         return this;
     }
@@ -237,7 +236,6 @@ public final class WorkCompletion {
         solicited = o.solicited;
         invalidatedRkey = o.invalidatedRkey;
         extras = o.extras;
-        sourced = o.sourced;
         return this;
     }
 
