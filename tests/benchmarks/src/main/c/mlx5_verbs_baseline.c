@@ -18,6 +18,14 @@
  *   post_send_db    mirrors qp.c post_send_db: sq.head += nreq, udma_to_device_barrier, doorbell record,
  *                   mmio_wc_start (the bfreg lock when the bfreg is shared: mmio_wc_spinlock), the 8-byte doorbell
  *                   (mmio_write64_be), mmio_flush_writes, bf->offset ^= buf_size, the bfreg unlock if shared;
+ *   mode "recv" (the receive side, Mlx5RecvBenchmark: ibv_post_recv of a chain of BATCH one-SGE receives, a
+ *   responder CQE for each from the stub device, BATCH polls of one completion):
+ *     post_recv     mirrors qp.c mlx5_post_recv: the receive lock, per WR mlx5_wq_overflow and the num_sge check,
+ *                   set_data_ptr_seg for each non-empty SGE, the MLX5_INVALID_LKEY terminator when the WQE has room,
+ *                   wrid[ind]; then rq.head += nreq, udma_to_device_barrier, the doorbell record (MLX5_RCV_DBR);
+ *                   the poll below takes MLX5_CQE_RESP_SEND through get_resp_ctx (the last-QP cache), the srqn
+ *                   test of cqe_ver 0 and handle_responder (byte_len, wr_id at rq.tail, ++tail, opcode, slid,
+ *                   sl, src_qp, dlid_path_bits, the GRH flag, pkey_index);
  *   poll            ibv_poll_cq (one indirect call) into cq.c poll_cq: the CQ lock, mlx5_poll_one
  *                   (mlx5_get_next_cqe: get_sw_cqe ownership test, ++cons_index, udma_from_device_barrier;
  *                   mlx5_parse_cqe for MLX5_CQE_REQ: qpn, get_req_context with the poll's last-QP cache
@@ -28,7 +36,7 @@
  * and the lock is the in_use check; the bfreg is the QP's own (a low-latency / dedicated bfreg: need_lock = 0).
  * Memory as in the bare baseline: anonymous pages, no device; only the driver's CPU cost is timed.
  *
- * Usage: mlx5_verbs_baseline builder|post BATCH ITERATIONS -> "mode=%s batch=%d mean=%.2f checksum=%d ns_per_op=%.2f"
+ * Usage: mlx5_verbs_baseline builder|post|recv BATCH ITERATIONS -> "mode=%s batch=%d mean=%.2f checksum=%d ns_per_op=%.2f"
  * (the median 1000-operation block's ns per operation). Built with -DJHCA_BASELINE_LIB (no main) into a shared
  * library, verbs_init / verbs_run are called from the JVM (Mlx5PairedRun) to time C and Java blocks alternately.
  */
@@ -46,6 +54,7 @@
 #include "stub_device.h"
 
 #define SQ_WQEBBS 1024u
+#define RQ_WQES 256u /* Mlx5RecvBenchmark's maxRecvWr; one SGE a WQE: 16-byte WQEs, no terminator */
 #define CQ_ENTRIES 256u
 #define QP_TABLE_SHIFT 12 /* mlx5.h MLX5_QP_TABLE_SHIFT */
 #define QP_TABLE_MASK ((1 << QP_TABLE_SHIFT) - 1)
@@ -92,10 +101,12 @@ struct ops { /* the indirect calls of verbs.h's inline wrappers */
     void (*wr_set_sge)(struct qp *, uint32_t lkey, uint64_t addr, uint32_t length);
     int (*wr_complete)(struct qp *);
     int (*poll_cq)(struct cq *, int ne, struct ibv_wc *wc);
+    int (*post_recv)(struct qp *, struct ibv_recv_wr *, struct ibv_recv_wr **);
 };
 
 struct qp {
     struct wq sq; uint8_t *sq_start, *qend; volatile uint32_t *db; struct bf *bf; struct cq *send_cq;
+    struct wq rq; uint8_t *rq_start; unsigned rq_wqe_shift; struct cq *recv_cq;
     uint32_t qp_num; uint8_t sq_signal_bits, fm_cache, fm_cache_rb;
     struct mlx5_wqe_ctrl_seg *cur_ctrl; void *cur_data; int cur_size, nreq, err, inl_wqe; unsigned cur_post_rb;
     uint64_t wr_id; unsigned wr_flags; /* struct ibv_qp_ex fields */
@@ -207,6 +218,42 @@ out:
     return err;
 }
 
+/* ---- ibv_post_recv: qp.c mlx5_post_recv, no WQE signature ---- */
+static NOINLINE int post_recv(struct qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
+    int nreq, err = 0;
+    spin_lock(&qp->rq.lock);
+    unsigned ind = qp->rq.head & (qp->rq.wqe_cnt - 1);
+    unsigned max_sge = qp->rq.max_gs;
+    for (nreq = 0; wr; ++nreq, wr = wr->next) {
+        if (unlikely(wq_overflow(&qp->rq, nreq, qp->recv_cq))) { err = ENOMEM; *bad_wr = wr; goto out; }
+        if (unlikely(wr->num_sge > (int) max_sge)) { err = EINVAL; *bad_wr = wr; goto out; }
+        struct mlx5_wqe_data_seg *scat = (struct mlx5_wqe_data_seg *) (qp->rq_start + (ind << qp->rq_wqe_shift));
+        unsigned j = 0;
+        for (int i = 0; i < wr->num_sge; ++i) {
+            if (unlikely(!wr->sg_list[i].length)) continue;
+            scat[j].byte_count = htobe32(wr->sg_list[i].length); /* set_data_ptr_seg */
+            scat[j].lkey = htobe32(wr->sg_list[i].lkey);
+            scat[j].addr = htobe64(wr->sg_list[i].addr);
+            j++;
+        }
+        if (j < max_sge) {
+            scat[j].byte_count = 0;
+            scat[j].lkey = htobe32(MLX5_INVALID_LKEY);
+            scat[j].addr = 0;
+        }
+        qp->rq.wrid[ind] = wr->wr_id;
+        ind = (ind + 1) & (qp->rq.wqe_cnt - 1);
+    }
+out:
+    if (likely(nreq)) {
+        qp->rq.head += nreq;
+        compiler_barrier();                              /* udma_to_device_barrier */
+        qp->db[0] = htobe32(qp->rq.head & 0xffff);       /* MLX5_RCV_DBR */
+    }
+    spin_unlock(&qp->rq.lock);
+    return err;
+}
+
 /* ---- the ibv_wr_* builder: qp.c mlx5_send_wr_* ---- */
 static NOINLINE void wr_start(struct qp *qp) {
     spin_lock(&qp->sq.lock);
@@ -307,6 +354,38 @@ static inline int poll_one(struct cq *cq, struct qp **cur_rsc, struct ibv_wc *wc
         wq->tail = wq->wqe_head[idx] + 1;
         return 0;
     }
+    case MLX5_CQE_RESP_WR_IMM: case MLX5_CQE_RESP_SEND: case MLX5_CQE_RESP_SEND_IMM: case MLX5_CQE_RESP_SEND_INV: {
+        if (!*cur_rsc || qpn != (*cur_rsc)->qp_num) *cur_rsc = find_qp(cq->ctx, qpn); /* get_resp_ctx */
+        struct qp *mqp = *cur_rsc;
+        if (unlikely(!mqp)) return -1;
+        if (unlikely(be32toh(cqe64->srqn_uidx) & 0xffffff)) return -1; /* an SRQ's: not in this baseline */
+        wc->byte_len = be32toh(cqe64->byte_cnt);                       /* handle_responder */
+        struct wq *wq = &mqp->rq;
+        unsigned wqe_ctr = wq->tail & (wq->wqe_cnt - 1);
+        wc->wr_id = wq->wrid[wqe_ctr];
+        ++wq->tail;
+        switch (op_own >> 4) {
+        case MLX5_CQE_RESP_WR_IMM:
+            wc->opcode = IBV_WC_RECV_RDMA_WITH_IMM; wc->wc_flags |= IBV_WC_WITH_IMM; wc->imm_data = cqe64->imm_inval_pkey;
+            break;
+        case MLX5_CQE_RESP_SEND: wc->opcode = IBV_WC_RECV; break;
+        case MLX5_CQE_RESP_SEND_IMM:
+            wc->opcode = IBV_WC_RECV; wc->wc_flags |= IBV_WC_WITH_IMM; wc->imm_data = cqe64->imm_inval_pkey;
+            break;
+        case MLX5_CQE_RESP_SEND_INV:
+            wc->opcode = IBV_WC_RECV; wc->wc_flags |= IBV_WC_WITH_INV;
+            wc->invalidated_rkey = be32toh(cqe64->imm_inval_pkey);
+            break;
+        }
+        wc->slid = be16toh(cqe64->slid);
+        wc->sl = (be32toh(cqe64->flags_rqpn) >> 24) & 0xf;
+        wc->src_qp = be32toh(cqe64->flags_rqpn) & 0xffffff;
+        wc->dlid_path_bits = cqe64->ml_path & 0x7f;
+        wc->wc_flags |= ((be32toh(cqe64->flags_rqpn) >> 28) & 3) ? IBV_WC_GRH : 0;
+        wc->pkey_index = be32toh(cqe64->imm_inval_pkey) & 0xffff;
+        wc->status = IBV_WC_SUCCESS;
+        return 0;
+    }
     default:
         return -1;
     }
@@ -325,12 +404,12 @@ static NOINLINE int poll_cq(struct cq *cq, int ne, struct ibv_wc *wc) {
     return err < 0 ? err : npolled;
 }
 
-static struct ops OPS = { post_send, wr_start, wr_rdma_write, wr_set_sge, wr_complete, poll_cq };
+static struct ops OPS = { post_send, wr_start, wr_rdma_write, wr_set_sge, wr_complete, poll_cq, post_recv };
 static struct ops *volatile ops_ref = &OPS; /* the library's function table: calls stay indirect */
 
 /* The application's state between calls of verbs_run: the device's objects, the WRs, the stub device's index. */
 static struct {
-    int builder;
+    int builder, recv;
     unsigned batch;
     uint8_t *buf;
     struct ctx ctx;
@@ -339,12 +418,17 @@ static struct {
     struct bf bf;
     struct ibv_sge sges[64];
     struct ibv_send_wr wrs[64];
+    struct ibv_recv_wr rwrs[64];
     unsigned device_pi;
     uint64_t wr_id, sum;
 } V;
 
-/* Sets up a fresh QP and CQ for BATCH RDMA WRITEs per operation, posted with the builder or ibv_post_send. */
-int verbs_init(int builder, unsigned batch) {
+/*
+ * Sets up a fresh QP and CQ for BATCH WRs per operation: MODE 0 RDMA WRITEs by ibv_post_send, 1 by the builder,
+ * 2 one-SGE receives by ibv_post_recv.
+ */
+int verbs_init(int mode, unsigned batch) {
+    const int builder = mode == 1;
     const uint32_t qpn = 0x11, lkey = 0x100, rkey = 0x200;
     if (batch < 1 || batch > 64) return -1;
     if (V.buf == NULL) { /* memory mapped once */
@@ -361,8 +445,11 @@ int verbs_init(int builder, unsigned batch) {
         V.qp.sq.wrid = calloc(SQ_WQEBBS, sizeof(uint64_t));
         V.qp.sq.wqe_head = calloc(SQ_WQEBBS, sizeof(unsigned));
         V.qp.sq.wr_data = calloc(SQ_WQEBBS, sizeof(unsigned));
+        V.qp.rq_start = pages(RQ_WQES * 16);
+        V.qp.rq.wrid = calloc(RQ_WQES, sizeof(uint64_t));
     }
     V.builder = builder;
+    V.recv = mode == 2;
     V.batch = batch;
     V.cq.cqe_mask = CQ_ENTRIES - 1;
     V.cq.cons_index = 0;
@@ -372,9 +459,17 @@ int verbs_init(int builder, unsigned batch) {
     V.bf.buf_size = 0x100;
     uint64_t *wrid = V.qp.sq.wrid;
     unsigned *wqe_head = V.qp.sq.wqe_head, *wr_data = V.qp.sq.wr_data;
-    uint8_t *sq_start = V.qp.sq_start;
+    uint8_t *sq_start = V.qp.sq_start, *rq_start = V.qp.rq_start;
+    uint64_t *rq_wrid = V.qp.rq.wrid;
     volatile uint32_t *db = V.qp.db;
     memset(&V.qp, 0, sizeof V.qp);
+    V.qp.rq_start = rq_start;
+    V.qp.rq.wrid = rq_wrid;
+    V.qp.rq.wqe_cnt = RQ_WQES;
+    V.qp.rq.max_post = RQ_WQES;
+    V.qp.rq.max_gs = 1;
+    V.qp.rq_wqe_shift = 4;
+    V.qp.recv_cq = &V.cq;
     V.qp.sq.wrid = wrid;
     V.qp.sq.wqe_head = wqe_head;
     V.qp.sq.wr_data = wr_data;
@@ -394,6 +489,7 @@ int verbs_init(int builder, unsigned batch) {
                                          .next = b + 1 < batch ? &V.wrs[b + 1] : NULL};
         V.wrs[b].wr.rdma.remote_addr = (uintptr_t) V.buf + 64;
         V.wrs[b].wr.rdma.rkey = rkey;
+        V.rwrs[b] = (struct ibv_recv_wr) {.sg_list = &V.sges[b], .num_sge = 1, .next = b + 1 < batch ? &V.rwrs[b + 1] : NULL};
     }
     V.device_pi = 0;
     V.wr_id = V.sum = 0;
@@ -403,18 +499,38 @@ int verbs_init(int builder, unsigned batch) {
 /* Runs OPS operations; returns their time in ns (CLOCK_MONOTONIC), or -1 if a post or a poll failed. */
 double verbs_run(long ops) {
     const uint32_t qpn = 0x11, lkey = 0x100, rkey = 0x200;
-    const int builder = V.builder;
+    const int builder = V.builder, recv = V.recv;
     const unsigned batch = V.batch;
     uint8_t *const buf = V.buf;
     struct qp *const qp = &V.qp;
     struct cq *const cq = &V.cq;
     struct ibv_send_wr *const wrs = V.wrs;
+    struct ibv_recv_wr *const rwrs = V.rwrs;
     unsigned device_pi = V.device_pi;
     uint64_t wr_id = V.wr_id, sum = V.sum;
     struct ibv_wc wc;
     double t0 = now_ns();
     for (long op = 0; op < ops; op++) {
         struct ops *o = ops_ref;
+        if (recv) { /* Mlx5RecvBenchmark's operation: post the chain, a responder CQE each, poll them one by one */
+            struct ibv_recv_wr *bad;
+            uint64_t first = wr_id + 1;
+            for (unsigned b = 0; b < batch; b++) rwrs[b].wr_id = ++wr_id;
+            if (o->post_recv(qp, &rwrs[0], &bad)) { fprintf(stderr, "post_recv failed\n"); return -1; }
+            for (unsigned b = 0; b < batch; b++) {
+                struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *) (cq->buf + ((device_pi & (CQ_ENTRIES - 1)) << 6));
+                stub_complete_recv(cqe, (uint16_t) (qp->rq.head - batch + b), qpn, 64, device_pi, CQ_ENTRIES);
+                device_pi++;
+            }
+            for (unsigned b = 0; b < batch; b++) {
+                if (o->poll_cq(cq, 1, &wc) != 1 || wc.wr_id != first + b || wc.byte_len != 64) {
+                    fprintf(stderr, "receive completion %u missing or wrong at %u\n", b, cq->cons_index);
+                    return -1;
+                }
+                sum += wc.wr_id;
+            }
+            continue;
+        }
         if (builder) {
             o->wr_start(qp);
             for (unsigned b = 0; b < batch; b++) {
@@ -453,13 +569,13 @@ uint64_t verbs_checksum(void) {
 #include "block_timing.h"
 
 int main(int argc, char **argv) {
-    int builder = argc > 1 && strcmp(argv[1], "post") != 0;
+    int mode = argc > 1 && strcmp(argv[1], "recv") == 0 ? 2 : argc > 1 && strcmp(argv[1], "post") == 0 ? 0 : 1;
     unsigned batch = argc > 2 ? (unsigned) atoi(argv[2]) : 1;
     long iters = argc > 3 ? atol(argv[3]) : 10000000L;
     double median, mean;
-    if (verbs_init(builder, batch)) { fprintf(stderr, "batch must be 1..64\n"); return 1; }
+    if (verbs_init(mode, batch)) { fprintf(stderr, "batch must be 1..64\n"); return 1; }
     if (time_blocks(verbs_run, iters, &median, &mean)) return 1;
-    printf("mode=%s batch=%u mean=%.2f checksum=%llu ns_per_op=%.2f\n", builder ? "builder" : "post", batch,
+    printf("mode=%s batch=%u mean=%.2f checksum=%llu ns_per_op=%.2f\n", mode == 2 ? "recv" : mode ? "builder" : "post", batch,
            mean, (unsigned long long) (verbs_checksum() & 0xff), median);
     return 0;
 }

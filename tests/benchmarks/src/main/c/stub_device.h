@@ -1,5 +1,5 @@
 /*
- * The stub device of the C baselines: writes the requester CQE of the WQE at wqe_counter as the Java benchmarks'
+ * The stub device of the C baselines: writes the requester (or responder) CQE of the WQE at wqe_counter as the Java benchmarks'
  * StubDevice does. byte_cnt first, then the CQE's last 8 bytes (sop_drop_qpn, wqe_counter, signature, op_own) as
  * one 8-byte store, op_own within it: a device writes the CQE whole, and one store forwards to a load of any part
  * of it, whichever width the driver reads the fields at. Include after <infiniband/mlx5dv.h> and <endian.h>.
@@ -14,6 +14,16 @@ static inline void stub_complete_request(struct mlx5_cqe64 *cqe, uint16_t wqe_co
                                          uint32_t qpn, uint32_t byte_cnt, unsigned pi, unsigned entries) {
     uint8_t op_own = MLX5_CQE_REQ << 4 | ((pi & entries) ? 1 : 0);
     uint64_t tail = (uint64_t) ((uint32_t) send_opcode << 24 | qpn) << 32 | (uint64_t) wqe_counter << 16 | op_own;
+    cqe->byte_cnt = htobe32(byte_cnt);
+    asm volatile("" ::: "memory"); /* body before op_own */
+    *(volatile stub_u64 *) &cqe->sop_drop_qpn = htobe64(tail);
+}
+
+/* A responder CQE (RESP_SEND of byte_cnt bytes into the RQ WQE wqe_counter), as StubDevice.completeRecv writes it. */
+static inline void stub_complete_recv(struct mlx5_cqe64 *cqe, uint16_t wqe_counter, uint32_t qpn, uint32_t byte_cnt,
+                                      unsigned pi, unsigned entries) {
+    uint8_t op_own = MLX5_CQE_RESP_SEND << 4 | ((pi & entries) ? 1 : 0);
+    uint64_t tail = (uint64_t) qpn << 32 | (uint64_t) wqe_counter << 16 | op_own;
     cqe->byte_cnt = htobe32(byte_cnt);
     asm volatile("" ::: "memory"); /* body before op_own */
     *(volatile stub_u64 *) &cqe->sop_drop_qpn = htobe64(tail);

@@ -16,7 +16,8 @@ import java.util.Locale;
  * thread; the call into C is outside its own timing.
  *
  * <p>Usage: {@code Mlx5PairedRun LIB PAIR BATCH [ROUNDS] [WARMUP_MS]}, PAIR one of {@code ring/bare},
- * {@code ring/bare-wrid}, {@code builder/rdma-core}, {@code postSend/rdma-core}; one configuration per JVM, as JMH
+ * {@code ring/bare-wrid}, {@code builder/rdma-core}, {@code postSend/rdma-core}, {@code postRecv/rdma-core} (the receive
+ * side, {@link Mlx5RecvBenchmark}); one configuration per JVM, as JMH
  * forks one per parameter set. Prints one line: {@code pair=... batch=... java_ns=... c_ns=... ratio=... q1=...
  * q3=... rounds=...} (ns per operation: the median blocks'; ratio: the median of the per-pair ratios, q1 and q3 its
  * quartiles).
@@ -31,7 +32,8 @@ public final class Mlx5PairedRun {
 
         long bare_checksum();
 
-        int verbs_init(int builder, int batch);
+        /** mode 0: RDMA WRITEs by ibv_post_send, 1: by the builder, 2: receives by ibv_post_recv. */
+        int verbs_init(int mode, int batch);
 
         double verbs_run(long ops);
 
@@ -51,6 +53,7 @@ public final class Mlx5PairedRun {
     public static void main(String[] args) {
         if (args.length < 3) {
             System.err.println("usage: Mlx5PairedRun LIB ring/bare|ring/bare-wrid|builder/rdma-core|postSend/rdma-core"
+                    + "|postRecv/rdma-core"
                     + " BATCH [ROUNDS] [WARMUP_MS]");
             System.exit(2);
         }
@@ -86,6 +89,16 @@ public final class Mlx5PairedRun {
                 check(c.verbs_init(pair.startsWith("builder") ? 1 : 0, batch), pair);
                 cSide = () -> cBlock(c.verbs_run(Mlx5VerbsBenchmark.BLOCK), pair);
                 tearDown = verbs::tearDown;
+                break;
+            }
+            case "postRecv/rdma-core": {
+                Mlx5RecvBenchmark recv = new Mlx5RecvBenchmark();
+                recv.batch = batch;
+                recv.setUp();
+                javaSide = () -> timed(recv::block);
+                check(c.verbs_init(2, batch), pair);
+                cSide = () -> cBlock(c.verbs_run(Mlx5RecvBenchmark.BLOCK), pair);
+                tearDown = recv::tearDown;
                 break;
             }
             default:

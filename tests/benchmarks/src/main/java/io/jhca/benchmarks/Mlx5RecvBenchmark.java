@@ -1,25 +1,9 @@
 package io.jhca.benchmarks;
 
-import io.jhca.connectx.ConnectXModel;
-import io.jhca.connectx.ModelFunction;
-import io.jhca.memory.DmaMemory;
-import io.jhca.memory.DmaRegion;
-import io.jhca.mlx5.Mlx5Context;
-import io.jhca.mlx5.cq.Cqe64;
-import io.jhca.verbs.Access;
-import io.jhca.verbs.AhAttributes;
 import io.jhca.verbs.CompletionQueue;
-import io.jhca.verbs.Context;
-import io.jhca.verbs.CqFlags;
-import io.jhca.verbs.Gid;
 import io.jhca.verbs.MemoryRegion;
-import io.jhca.verbs.Mtu;
-import io.jhca.verbs.ProtectionDomain;
-import io.jhca.verbs.QpAttributes;
-import io.jhca.verbs.QpInitAttributes;
 import io.jhca.verbs.QueuePair;
 import io.jhca.verbs.RecvWr;
-import io.jhca.verbs.Verbs;
 import io.jhca.verbs.WorkCompletion;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -62,10 +46,7 @@ public class Mlx5RecvBenchmark {
     @Param({"1", "8", "32"})
     public int batch;
 
-    private Context ctx;
-    private ConnectXModel model;
-    private ProtectionDomain pd;
-    private DmaRegion mem;
+    private PausedModelQp rig;
     private MemoryRegion mr;
     private CompletionQueue cq;
     private QueuePair qp;
@@ -79,28 +60,12 @@ public class Mlx5RecvBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        ctx = Verbs.open("mlx5_0");
-        model = ((ModelFunction) ((Mlx5Context) ctx).function()).model();
-        pd = ctx.allocatePd();
-        mem = DmaMemory.allocate(1 << 16);
-        mr = pd.register(mem, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
-        cq = ctx.createCq(CQ_DEPTH, CqFlags.SINGLE_THREADED);
-        qp = pd.createQp(QpInitAttributes.rc(cq, cq).singleThreaded().maxRecvWr(RQ_DEPTH));
-        Gid gid = null;
-        int gidIndex = 0;
-        for (int i = 0; i < ctx.queryPort(1).gidTblLen() && gid == null; i++) {
-            if (ctx.queryGid(1, i).isIpv4Mapped()) {
-                gid = ctx.queryGid(1, i);
-                gidIndex = i;
-            }
-        }
-        // connected to itself; the device never takes the WQEs (its data path is paused below)
-        qp.modify(QpAttributes.toInit(1, Access.REMOTE_WRITE));
-        qp.modify(QpAttributes.toRtr(qp.qpn(), 0, AhAttributes.to(gid).sgidIndex(gidIndex), Mtu.MTU_1024));
-        qp.modify(QpAttributes.toRts(0));
-        model.pauseDataPath(true);
-        cqRing = model.cqRing(cq.cqn());
-        cqEntries = cqRing.capacity() / Cqe64.SIZE;
+        rig = new PausedModelQp(CQ_DEPTH, a -> a.maxRecvWr(RQ_DEPTH));
+        mr = rig.mr;
+        cq = rig.cq;
+        qp = rig.qp;
+        cqRing = rig.cqRing;
+        cqEntries = rig.cqEntries;
         chain = new RecvWr[batch];
         for (int b = batch - 1; b >= 0; b--) {
             chain[b] = new RecvWr(1).sge(mr, 64L * b, 64);
@@ -112,13 +77,7 @@ public class Mlx5RecvBenchmark {
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        model.pauseDataPath(false);
-        qp.close();
-        cq.close();
-        mr.close();
-        mem.close();
-        pd.close();
-        ctx.close();
+        rig.close();
     }
 
     /** Operations per sample of {@link #block}. */
