@@ -245,8 +245,8 @@ public final class Cqe64 {
     }
 
     /**
-     * The 8 bytes at {@code at} (a multiple of 8 below 56) of the CQE at {@code offset} as one big-endian load after
-     * one bounds check, as {@link #tail} reads the last 8: a responder completion takes its fields from three such
+     * The 8 bytes at {@code at} (a multiple of 8; 56 is {@link #tail}) of the CQE at {@code offset} as one big-endian load after
+     * one bounds check, as {@link #tail} reads the last 8: a responder completion takes its fields from such
      * words instead of one checked read through the buffer per field. Decode with {@link #slidOf} (word 16),
      * {@link #flagsRqpnOf} (word 24), {@link #immInvalPkeyOf} (word 32) and {@link #byteCntOf} (word 40).
      */
