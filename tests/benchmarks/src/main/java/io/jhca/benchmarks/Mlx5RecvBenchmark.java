@@ -4,6 +4,7 @@ import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.MemoryRegion;
 import io.jhca.verbs.QueuePair;
 import io.jhca.verbs.RecvWr;
+import io.jhca.verbs.SharedReceiveQueue;
 import io.jhca.verbs.WorkCompletion;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -46,7 +47,15 @@ public class Mlx5RecvBenchmark {
     @Param({"1", "8", "32"})
     public int batch;
 
+    /**
+     * Where the receives go: "qp", the QP's own receive queue, or "srq", a shared receive queue of max_wr 255 the QP
+     * takes its receives from (a ring of 256 WQEs; completed in order, the k-th receive lands in WQE k mod 256).
+     */
+    @Param({"qp"})
+    public String queue;
+
     private PausedModelQp rig;
+    private SharedReceiveQueue srq;
     private MemoryRegion mr;
     private CompletionQueue cq;
     private QueuePair qp;
@@ -60,7 +69,9 @@ public class Mlx5RecvBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        rig = new PausedModelQp(CQ_DEPTH, a -> a.maxRecvWr(RQ_DEPTH));
+        rig = "srq".equals(queue) ? new PausedModelQp(CQ_DEPTH, RQ_DEPTH - 1, a -> a)
+                : new PausedModelQp(CQ_DEPTH, a -> a.maxRecvWr(RQ_DEPTH));
+        srq = rig.srq;
         mr = rig.mr;
         cq = rig.cq;
         qp = rig.qp;
@@ -100,7 +111,7 @@ public class Mlx5RecvBenchmark {
         for (int b = 0; b < batch; b++) {
             chain[b].wrId(++wrId);
         }
-        if (qp.postRecv(chain[0]) != batch) {
+        if ((srq != null ? srq.postRecv(chain[0]) : qp.postRecv(chain[0])) != batch) {
             throw new IllegalStateException("receive queue full");
         }
         for (int b = 0; b < batch; b++) {

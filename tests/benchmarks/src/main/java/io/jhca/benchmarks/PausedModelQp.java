@@ -18,6 +18,8 @@ import io.jhca.verbs.ProtectionDomain;
 import io.jhca.verbs.QpAttributes;
 import io.jhca.verbs.QpInitAttributes;
 import io.jhca.verbs.QueuePair;
+import io.jhca.verbs.SharedReceiveQueue;
+import io.jhca.verbs.SrqInitAttributes;
 import io.jhca.verbs.Verbs;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -35,6 +37,8 @@ final class PausedModelQp implements AutoCloseable {
     final DmaRegion mem;
     final MemoryRegion mr;
     final CompletionQueue cq;
+    /** The SRQ the QP takes its receives from, or null. */
+    final SharedReceiveQueue srq;
     final QueuePair qp;
     /** The CQ's ring as the driver reads it, and its entries. */
     final UnsafeBuffer cqRing;
@@ -42,13 +46,20 @@ final class PausedModelQp implements AutoCloseable {
 
     /** @param qpAttributes sizes for the QP, applied to RC attributes on {@link #cq} that are single-threaded */
     PausedModelQp(int cqDepth, UnaryOperator<QpInitAttributes> qpAttributes) {
+        this(cqDepth, 0, qpAttributes);
+    }
+
+    /** @param srqWr the max_wr of an SRQ for the QP's receives, 0 for none */
+    PausedModelQp(int cqDepth, int srqWr, UnaryOperator<QpInitAttributes> qpAttributes) {
         ctx = Verbs.open("mlx5_0");
         model = ((ModelFunction) ((Mlx5Context) ctx).function()).model();
         pd = ctx.allocatePd();
         mem = DmaMemory.allocate(1 << 16);
         mr = pd.register(mem, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
         cq = ctx.createCq(cqDepth, CqFlags.SINGLE_THREADED);
-        qp = pd.createQp(qpAttributes.apply(QpInitAttributes.rc(cq, cq).singleThreaded()));
+        srq = srqWr > 0 ? pd.createSrq(SrqInitAttributes.create().maxWr(srqWr)) : null;
+        QpInitAttributes attributes = QpInitAttributes.rc(cq, cq).singleThreaded();
+        qp = pd.createQp(qpAttributes.apply(srq != null ? attributes.srq(srq) : attributes));
         Gid gid = null;
         int gidIndex = 0;
         for (int i = 0; i < ctx.queryPort(1).gidTblLen() && gid == null; i++) {
@@ -69,6 +80,9 @@ final class PausedModelQp implements AutoCloseable {
     public void close() {
         model.pauseDataPath(false);
         qp.close();
+        if (srq != null) {
+            srq.close();
+        }
         cq.close();
         mr.close();
         mem.close();
