@@ -103,20 +103,29 @@ public abstract class SharedReceiveQueue extends VerbsResource {
                             + ": SGE lengths add up to more than 2^31-1");
                 }
             }
-            int posted = 0;
-            for (RecvWr w = wr; w != null; w = w.next()) {
-                if (!driverPostRecv(w)) {
-                    break;
-                }
-                posted++;
-            }
-            if (posted > 0) {
-                driverRingDoorbell();
-            }
-            return posted;
+            return driverPostRecvChain(wr);
         } finally {
             guard.exit();
         }
+    }
+
+    /**
+     * Provider side: queues the checked chain's WRs in order until the SRQ is full, makes them visible and returns
+     * how many it queued. The default takes each with {@link #driverPostRecv} and rings once; a provider whose ring
+     * is locked against its completions overrides it to take that lock once per chain, as rdma-core does.
+     */
+    protected int driverPostRecvChain(RecvWr wr) {
+        int posted = 0;
+        for (RecvWr w = wr; w != null; w = w.next()) {
+            if (!driverPostRecv(w)) {
+                break;
+            }
+            posted++;
+        }
+        if (posted > 0) {
+            driverRingDoorbell();
+        }
+        return posted;
     }
 
     /** Provider side: queue one checked receive WR; false if the SRQ is full. */

@@ -96,25 +96,58 @@ final class Mlx5Srq extends SharedReceiveQueue {
         return ring;
     }
 
+    /**
+     * The chain under one hold of the ring's lock, which completions take too (rdma-core mlx5_post_srq_recv: the
+     * SRQ's lock once per chain); the dead-device check once per chain.
+     */
+    @Override
+    protected int driverPostRecvChain(RecvWr wr) {
+        checkAlive();
+        synchronized (ring) {
+            int posted = 0;
+            for (RecvWr w = wr; w != null && post(w); w = w.next()) {
+                posted++;
+            }
+            if (posted > 0) {
+                ring.ringDoorbell();
+            }
+            return posted;
+        }
+    }
+
     @Override
     protected boolean driverPostRecv(RecvWr wr) {
+        checkAlive();
+        synchronized (ring) {
+            return post(wr);
+        }
+    }
+
+    /** One WR into the ring, the caller holding its lock; false if it is full. */
+    private boolean post(RecvWr wr) {
+        if (ring.full()) {
+            return false;
+        }
+        if (wr.numSge() == 1) {
+            Sge s = wr.sge(0);
+            ring.postOne(wr.wrId(), s.lkey(), s.addr(), s.length());
+            return true;
+        }
+        ring.begin(wr.wrId());
+        for (int i = 0; i < wr.numSge(); i++) {
+            Sge s = wr.sge(i);
+            ring.sge(s.lkey(), s.addr(), s.length());
+        }
+        ring.finish();
+        return true;
+    }
+
+    private void checkAlive() {
         String dead = ctx.deadReason();
         if (dead != null) {
             // mlx5_ib_post_srq_recv: EIO in internal-error state
             throw new VerbsException(VerbsException.EIO, "post recv on " + describe() + ": device " + ctx.name()
                     + " is dead (" + dead + ")");
-        }
-        synchronized (ring) {
-            if (ring.full()) {
-                return false;
-            }
-            ring.begin(wr.wrId());
-            for (int i = 0; i < wr.numSge(); i++) {
-                Sge s = wr.sge(i);
-                ring.sge(s.lkey(), s.addr(), s.length());
-            }
-            ring.finish();
-            return true;
         }
     }
 

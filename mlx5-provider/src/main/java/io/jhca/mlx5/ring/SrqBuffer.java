@@ -87,6 +87,20 @@ public final class SrqBuffer {
         return head == tail;
     }
 
+    /**
+     * The whole WQE of a receive of one SGE at the head ({@link RecvWqeLayout#putOne} after the next segment), and the
+     * head moves along the free list; the caller has checked {@link #full()}.
+     */
+    public synchronized void postOne(long wrId, int lkey, long addr, int length) {
+        int h = head;
+        int at = h << wqeShift;
+        RecvWqeLayout.putOne(buf, at + SrqNextSeg.SIZE, length, lkey, addr, maxGs);
+        wrid[h] = wrId;
+        head = SrqNextSeg.next(buf, at);
+        nreq++;
+        posted++;
+    }
+
     /** Opens the WQE at the head for {@code wrId}; the caller has checked {@link #full()}. */
     public synchronized void begin(long wrId) {
         wqe = head << wqeShift;
