@@ -10,23 +10,25 @@
 /* an 8-byte view of the CQE's last 8 bytes that may alias its narrower fields */
 typedef uint64_t __attribute__((may_alias)) stub_u64;
 
-static inline void stub_complete_request(struct mlx5_cqe64 *cqe, uint16_t wqe_counter, uint8_t send_opcode,
-                                         uint32_t qpn, uint32_t byte_cnt, unsigned pi, unsigned entries) {
-    uint8_t op_own = MLX5_CQE_REQ << 4 | ((pi & entries) ? 1 : 0);
-    uint64_t tail = (uint64_t) ((uint32_t) send_opcode << 24 | qpn) << 32 | (uint64_t) wqe_counter << 16 | op_own;
+/* byte_cnt, then sop_drop_qpn, wqe_counter, signature 0 and op_own (opcode, owner bit of pi) in one store. */
+static inline void stub_write_cqe(struct mlx5_cqe64 *cqe, uint8_t cqe_opcode, uint32_t sop_drop_qpn, uint16_t wqe_counter,
+                                  uint32_t byte_cnt, unsigned pi, unsigned entries) {
+    uint8_t op_own = cqe_opcode << 4 | ((pi & entries) ? 1 : 0);
+    uint64_t tail = (uint64_t) sop_drop_qpn << 32 | (uint64_t) wqe_counter << 16 | op_own;
     cqe->byte_cnt = htobe32(byte_cnt);
     asm volatile("" ::: "memory"); /* body before op_own */
     *(volatile stub_u64 *) &cqe->sop_drop_qpn = htobe64(tail);
 }
 
+static inline void stub_complete_request(struct mlx5_cqe64 *cqe, uint16_t wqe_counter, uint8_t send_opcode,
+                                         uint32_t qpn, uint32_t byte_cnt, unsigned pi, unsigned entries) {
+    stub_write_cqe(cqe, MLX5_CQE_REQ, (uint32_t) send_opcode << 24 | qpn, wqe_counter, byte_cnt, pi, entries);
+}
+
 /* A responder CQE (RESP_SEND of byte_cnt bytes into the RQ WQE wqe_counter), as StubDevice.completeRecv writes it. */
 static inline void stub_complete_recv(struct mlx5_cqe64 *cqe, uint16_t wqe_counter, uint32_t qpn, uint32_t byte_cnt,
                                       unsigned pi, unsigned entries) {
-    uint8_t op_own = MLX5_CQE_RESP_SEND << 4 | ((pi & entries) ? 1 : 0);
-    uint64_t tail = (uint64_t) qpn << 32 | (uint64_t) wqe_counter << 16 | op_own;
-    cqe->byte_cnt = htobe32(byte_cnt);
-    asm volatile("" ::: "memory"); /* body before op_own */
-    *(volatile stub_u64 *) &cqe->sop_drop_qpn = htobe64(tail);
+    stub_write_cqe(cqe, MLX5_CQE_RESP_SEND, qpn, wqe_counter, byte_cnt, pi, entries);
 }
 
 #endif

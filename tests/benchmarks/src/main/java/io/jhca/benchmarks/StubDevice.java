@@ -30,18 +30,7 @@ final class StubDevice {
      */
     static void completeRequest(UnsafeBuffer ring, int entries, int pi, int wqeCounter, int sendOpcode, int qpn,
                                 int byteCnt) {
-        int offset = (pi & (entries - 1)) * Cqe64.SIZE;
-        if (offset > ring.capacity() - Cqe64.SIZE) {
-            throw new IndexOutOfBoundsException("CQE at " + offset + " outside a CQ ring of " + ring.capacity());
-        }
-        Object array = ring.byteArray();
-        long cqe = ring.addressOffset() + offset;
-        int opOwn = CqeOpcode.REQ << 4 | ((pi & entries) != 0 ? 1 : 0);
-        // big-endian as the CQE holds it: sop_drop_qpn (4 bytes), wqe_counter (2), signature (1), op_own (1)
-        long tail = (long) (sendOpcode << 24 | qpn) << 32 | (long) (wqeCounter & 0xffff) << 16 | opOwn;
-        UnsafeApi.putInt(array, cqe + Cqe64.BYTE_CNT_OFFSET, LITTLE ? Integer.reverseBytes(byteCnt) : byteCnt);
-        VarHandle.storeStoreFence();   // the C baselines' compiler barrier: body before op_own
-        UnsafeApi.putLong(array, cqe + Cqe64.SOP_DROP_QPN_OFFSET, LITTLE ? Long.reverseBytes(tail) : tail);
+        write(ring, entries, pi, CqeOpcode.REQ, sendOpcode << 24 | qpn, wqeCounter, byteCnt);
     }
 
     /**
@@ -50,16 +39,23 @@ final class StubDevice {
      * slid, imm) stay as the ring holds them, zero.
      */
     static void completeRecv(UnsafeBuffer ring, int entries, int pi, int wqeCounter, int qpn, int byteCnt) {
+        write(ring, entries, pi, CqeOpcode.RESP_SEND, qpn, wqeCounter, byteCnt);
+    }
+
+    /** byte_cnt, then sop_drop_qpn, wqe_counter, signature 0 and op_own (opcode, owner bit of pi) in one store. */
+    private static void write(UnsafeBuffer ring, int entries, int pi, int cqeOpcode, int sopDropQpn, int wqeCounter,
+                              int byteCnt) {
         int offset = (pi & (entries - 1)) * Cqe64.SIZE;
         if (offset > ring.capacity() - Cqe64.SIZE) {
             throw new IndexOutOfBoundsException("CQE at " + offset + " outside a CQ ring of " + ring.capacity());
         }
         Object array = ring.byteArray();
         long cqe = ring.addressOffset() + offset;
-        int opOwn = CqeOpcode.RESP_SEND << 4 | ((pi & entries) != 0 ? 1 : 0);
-        long tail = (long) qpn << 32 | (long) (wqeCounter & 0xffff) << 16 | opOwn;
+        int opOwn = cqeOpcode << 4 | ((pi & entries) != 0 ? 1 : 0);
+        // big-endian as the CQE holds it: sop_drop_qpn (4 bytes), wqe_counter (2), signature (1), op_own (1)
+        long tail = (sopDropQpn & 0xFFFFFFFFL) << 32 | (long) (wqeCounter & 0xffff) << 16 | opOwn;
         UnsafeApi.putInt(array, cqe + Cqe64.BYTE_CNT_OFFSET, LITTLE ? Integer.reverseBytes(byteCnt) : byteCnt);
-        VarHandle.storeStoreFence();
+        VarHandle.storeStoreFence();   // the C baselines' compiler barrier: body before op_own
         UnsafeApi.putLong(array, cqe + Cqe64.SOP_DROP_QPN_OFFSET, LITTLE ? Long.reverseBytes(tail) : tail);
     }
 }
