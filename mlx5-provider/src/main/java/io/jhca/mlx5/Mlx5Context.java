@@ -26,6 +26,7 @@ import io.jhca.verbs.MemoryRegion;
 import io.jhca.verbs.PortAttributes;
 import io.jhca.verbs.ProtectionDomain;
 import io.jhca.verbs.VerbsException;
+import io.jhca.verbs.VerbsResource;
 
 /**
  * An open mlx5 device: a ConnectX function brought up by {@link io.jhca.mlx5.init.HcaBringUp} (command queue, pages, caps, UAR, async
@@ -319,6 +320,18 @@ public final class Mlx5Context extends Context {
     /** Why the device was declared dead, or null while it lives (mlx5_core's internal-error state). */
     String deadReason() {
         return hca.cmdq().deadReason();
+    }
+
+    /**
+     * Refuses {@code what} on {@code resource} with EIO once the device is dead, as mlx5_ib's post_send, post_recv and
+     * post_srq_recv do in internal-error state. One volatile read while alive: the message is built only when thrown.
+     */
+    void checkAlive(String what, VerbsResource resource) {
+        String dead = deadReason();
+        if (dead != null) {
+            throw new VerbsException(VerbsException.EIO, what + " on " + resource.describe() + ": device " + name()
+                    + " is dead (" + dead + ")");
+        }
     }
 
     /**

@@ -14,6 +14,7 @@ import io.jhca.mlx5.init.HcaCaps;
 import io.jhca.mlx5.ring.Bfreg;
 import io.jhca.mlx5.ring.CqeOwner;
 import io.jhca.mlx5.ring.DbrPool;
+import io.jhca.mlx5.ring.ReceiveRing;
 import io.jhca.mlx5.ring.RqBuffer;
 import io.jhca.mlx5.ring.SqBuffer;
 import io.jhca.verbs.AsyncEvent;
@@ -385,25 +386,10 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         checkDeviceAlive("post recv");
     }
 
-    /** A receive of one SGE is written in one call ({@link RqBuffer#postOne}), any other SGE by SGE. */
     @Override
     protected boolean driverPostRecv(RecvWr wr) {
         RqBuffer q = rq;
-        if (q == null || q.full()) {
-            return false;
-        }
-        if (wr.numSge() == 1) {
-            Sge s = wr.sge(0);
-            q.postOne(wr.wrId(), s.lkey(), s.addr(), s.length());
-            return true;
-        }
-        q.begin(wr.wrId());
-        for (int i = 0; i < wr.numSge(); i++) {
-            Sge s = wr.sge(i);
-            q.sge(s.lkey(), s.addr(), s.length());
-        }
-        q.finish();
-        return true;
+        return q != null && ReceiveRing.post(q, wr);
     }
 
     @Override
@@ -514,13 +500,9 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
 
     // ---- a dead device ----
 
-    /** Refuses a post once the device is dead, as mlx5_ib's post_send and post_recv do in internal-error state. */
+    /** Refuses a post once the device is dead ({@link Mlx5Context#checkAlive}). */
     void checkDeviceAlive(String what) {
-        String dead = ctx.deadReason();
-        if (dead != null) {
-            throw new VerbsException(VerbsException.EIO, what + " on " + describe() + ": device " + ctx.name()
-                    + " is dead (" + dead + ")");
-        }
+        ctx.checkAlive(what, this);
     }
 
     /** The device died: the QP is in ERR from now on; its outstanding WRs are flushed by its CQs' polls. */

@@ -70,7 +70,7 @@ final class Mlx5SendQueue extends SendQueue {
 
     @Override
     protected void driverStart() {
-        qp.checkDeviceAlive("post send");   // once a batch (postSend checks once a WR): not a pointer chase per WQE
+        qp.checkDeviceAlive("post send");   // once a batch, as postSend once a chain: not a pointer chase per WQE
         if (sq != null) {
             sq.startBatch();   // publishes first what a failed postSend chain left pending
         }

@@ -5,13 +5,13 @@ import io.jhca.mlx5.cmd.CmdOpcode;
 import io.jhca.mlx5.cmd.SrqLayouts;
 import io.jhca.mlx5.init.PrmCommand;
 import io.jhca.mlx5.ring.DbrPool;
+import io.jhca.mlx5.ring.ReceiveRing;
 import io.jhca.mlx5.ring.SrqBuffer;
 import io.jhca.mlx5.wqe.DataSeg;
 import io.jhca.mlx5.wqe.SrqNextSeg;
 import io.jhca.verbs.AsyncEvent;
 import io.jhca.verbs.RecvWr;
 import io.jhca.verbs.SharedReceiveQueue;
-import io.jhca.verbs.Sge;
 import io.jhca.verbs.SrqInitAttributes;
 import io.jhca.verbs.VerbsException;
 
@@ -102,10 +102,10 @@ final class Mlx5Srq extends SharedReceiveQueue {
      */
     @Override
     protected int driverPostRecvChain(RecvWr wr) {
-        checkAlive();
+        ctx.checkAlive("post recv", this);
         synchronized (ring) {
             int posted = 0;
-            for (RecvWr w = wr; w != null && post(w); w = w.next()) {
+            for (RecvWr w = wr; w != null && ReceiveRing.post(ring, w); w = w.next()) {
                 posted++;
             }
             if (posted > 0) {
@@ -117,37 +117,9 @@ final class Mlx5Srq extends SharedReceiveQueue {
 
     @Override
     protected boolean driverPostRecv(RecvWr wr) {
-        checkAlive();
+        ctx.checkAlive("post recv", this);
         synchronized (ring) {
-            return post(wr);
-        }
-    }
-
-    /** One WR into the ring, the caller holding its lock; false if it is full. */
-    private boolean post(RecvWr wr) {
-        if (ring.full()) {
-            return false;
-        }
-        if (wr.numSge() == 1) {
-            Sge s = wr.sge(0);
-            ring.postOne(wr.wrId(), s.lkey(), s.addr(), s.length());
-            return true;
-        }
-        ring.begin(wr.wrId());
-        for (int i = 0; i < wr.numSge(); i++) {
-            Sge s = wr.sge(i);
-            ring.sge(s.lkey(), s.addr(), s.length());
-        }
-        ring.finish();
-        return true;
-    }
-
-    private void checkAlive() {
-        String dead = ctx.deadReason();
-        if (dead != null) {
-            // mlx5_ib_post_srq_recv: EIO in internal-error state
-            throw new VerbsException(VerbsException.EIO, "post recv on " + describe() + ": device " + ctx.name()
-                    + " is dead (" + dead + ")");
+            return ReceiveRing.post(ring, wr);
         }
     }
 

@@ -16,7 +16,7 @@ import io.jhca.mlx5.wqe.RecvWqeLayout;
  * qp.c {@code mlx5_post_recv}). Posting is published by the doorbell record alone (word 0 := head & 0xffff, after the
  * WQE stores); there is no MMIO doorbell for receives. Responder CQEs retire WQEs in order ({@code ++rq.tail}).
  */
-public final class RqBuffer {
+public final class RqBuffer implements ReceiveRing {
 
     private static final VarHandle TAIL;
 
@@ -98,6 +98,7 @@ public final class RqBuffer {
         return (int) TAIL.getAcquire(this);
     }
 
+    @Override
     public boolean full() {
         if (posted - tailSeen < wqeCnt) {
             return false;
@@ -110,6 +111,7 @@ public final class RqBuffer {
      * The whole WQE of a receive of one SGE ({@link RecvWqeLayout#putOne}), with nothing kept between calls; the
      * caller has checked {@link #full()}.
      */
+    @Override
     public void postOne(long wrId, int lkey, long addr, int length) {
         int post = posted;
         RecvWqeLayout.putOne(buf, start + ((post & (wqeCnt - 1)) << wqeShift), length, lkey, addr, maxGs);
@@ -118,6 +120,7 @@ public final class RqBuffer {
     }
 
     /** Opens the next WQE; the caller has checked {@link #full()}. */
+    @Override
     public void begin(long wrId) {
         int idx = posted & (wqeCnt - 1);
         wqe = start + (idx << wqeShift);
@@ -126,6 +129,7 @@ public final class RqBuffer {
     }
 
     /** A scatter entry; zero-length entries are skipped (mlx5_post_recv). */
+    @Override
     public void sge(int lkey, long addr, int length) {
         if (length == 0) {
             return;
@@ -137,6 +141,7 @@ public final class RqBuffer {
     }
 
     /** Writes the terminator if the WQE is not full. */
+    @Override
     public void finish() {
         RecvWqeLayout.finish(buf, wqe, used, maxGs);
         posted++;

@@ -19,7 +19,7 @@ import io.jhca.mlx5.wqe.SrqNextSeg;
  * <p>Posting and completing both change the list; they may come from different threads (a poster and a CQ poller),
  * so every method takes this object's lock, as rdma-core takes the SRQ's spinlock in both.
  */
-public final class SrqBuffer {
+public final class SrqBuffer implements ReceiveRing {
 
     private final UnsafeBuffer buf;
     private final int wqeCnt;
@@ -83,6 +83,7 @@ public final class SrqBuffer {
         return posted;
     }
 
+    @Override
     public synchronized boolean full() {
         return head == tail;
     }
@@ -91,6 +92,7 @@ public final class SrqBuffer {
      * The whole WQE of a receive of one SGE at the head ({@link RecvWqeLayout#putOne} after the next segment), and the
      * head moves along the free list; the caller has checked {@link #full()}.
      */
+    @Override
     public synchronized void postOne(long wrId, int lkey, long addr, int length) {
         int h = head;
         int at = h << wqeShift;
@@ -102,6 +104,7 @@ public final class SrqBuffer {
     }
 
     /** Opens the WQE at the head for {@code wrId}; the caller has checked {@link #full()}. */
+    @Override
     public synchronized void begin(long wrId) {
         wqe = head << wqeShift;
         used = 0;
@@ -109,6 +112,7 @@ public final class SrqBuffer {
     }
 
     /** A scatter entry; zero-length entries are skipped, as for a QP's receive queue. */
+    @Override
     public synchronized void sge(int lkey, long addr, int length) {
         if (length == 0) {
             return;
@@ -120,6 +124,7 @@ public final class SrqBuffer {
     }
 
     /** Ends the WQE (terminator if not full) and moves the head along the free list. */
+    @Override
     public synchronized void finish() {
         RecvWqeLayout.finish(buf, wqe + SrqNextSeg.SIZE, used, maxGs);
         head = SrqNextSeg.next(buf, wqe);
