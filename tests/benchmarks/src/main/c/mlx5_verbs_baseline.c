@@ -26,6 +26,20 @@
  *                   the poll below takes MLX5_CQE_RESP_SEND through get_resp_ctx (the last-QP cache), the srqn
  *                   test of cqe_ver 0 and handle_responder (byte_len, wr_id at rq.tail, ++tail, opcode, slid,
  *                   sl, src_qp, dlid_path_bits, the GRH flag, pkey_index);
+ *   mode "srq" (Mlx5RecvBenchmark -p queue=srq: the same receives into a shared receive queue of max_wr 255):
+ *     post_srq_recv mirrors srq.c mlx5_post_srq_recv as rdma-core has it since its commit "mlx5: Enhance SRQ
+ *                   performance" (2023): the SRQ's lock, per WR the max_gs check; at head == tail the list grows by
+ *                   the free WQE after the tail (set_next_tail) or the nearest contiguous run of free WQEs
+ *                   (set_next_contig_wqes, get_next_contig_wqes over the free-WQE bitmap), else ENOMEM; wrid[head],
+ *                   head := next_wqe_index, the data segments and the terminator; then counter += nreq,
+ *                   udma_to_device_barrier, the doorbell record; no ODP wait queue (mlx5_alloc_srq_buf makes one only
+ *                   when the device's limits allow twice max_wr + 1 WQEs; it serves page faults only);
+ *                   the poll takes the responder CQE through get_cur_rsc with cqe_ver 0 (a non-zero srqn: get_srq_ctx,
+ *                   the poll's last-SRQ cache over mlx5_find_srq's two-level table) and handle_responder's SRQ branch
+ *                   (wr_id at the CQE's wqe_counter, mlx5_free_srq_wqe: the free bit set under the SRQ's lock, the
+ *                   inline-scatter tests). The SRQ's lock is a real spinlock (need_lock = 1): rdma-core gives an SRQ
+ *                   on a plain PD a lock unless MLX5_SINGLE_THREADED is set or its PD has a thread domain, and jhca's
+ *                   SRQ always locks, since its poster and its CQ's poller may be different threads;
  *   poll            ibv_poll_cq (one indirect call) into cq.c poll_cq: the CQ lock, mlx5_poll_one
  *                   (mlx5_get_next_cqe: get_sw_cqe ownership test, ++cons_index, udma_from_device_barrier;
  *                   mlx5_parse_cqe for MLX5_CQE_REQ: qpn, get_req_context with the poll's last-QP cache
@@ -36,7 +50,7 @@
  * and the lock is the in_use check; the bfreg is the QP's own (a low-latency / dedicated bfreg: need_lock = 0).
  * Memory as in the bare baseline: anonymous pages, no device; only the driver's CPU cost is timed.
  *
- * Usage: mlx5_verbs_baseline builder|post|recv BATCH ITERATIONS -> "mode=%s batch=%d mean=%.2f checksum=%d ns_per_op=%.2f"
+ * Usage: mlx5_verbs_baseline builder|post|recv|srq BATCH ITERATIONS -> "mode=%s batch=%d mean=%.2f checksum=%d ns_per_op=%.2f"
  * (the median 1000-operation block's ns per operation). Built with -DJHCA_BASELINE_LIB (no main) into a shared
  * library, verbs_init / verbs_run are called from the JVM (Mlx5PairedRun) to time C and Java blocks alternately.
  */
@@ -55,6 +69,10 @@
 
 #define SQ_WQEBBS 1024u
 #define RQ_WQES 256u /* Mlx5RecvBenchmark's maxRecvWr; one SGE a WQE: 16-byte WQEs, no terminator */
+#define SRQ_WQES 256u /* Mlx5RecvBenchmark's SRQ: max_wr 255, align_queue_size(255 + 1) WQEs of 32 bytes */
+#define SRQ_TABLE_SHIFT 12 /* mlx5.h MLX5_SRQ_TABLE_SHIFT */
+#define SRQ_TABLE_MASK ((1 << SRQ_TABLE_SHIFT) - 1)
+#define BITS_PER_LONG (8 * sizeof(unsigned long))
 #define CQ_ENTRIES 256u
 #define QP_TABLE_SHIFT 12 /* mlx5.h MLX5_QP_TABLE_SHIFT */
 #define QP_TABLE_MASK ((1 << QP_TABLE_SHIFT) - 1)
@@ -92,6 +110,12 @@ struct wq {
 
 struct bf { uint8_t *reg; unsigned offset, buf_size; struct spinlock lock; };
 
+/* mlx5.h struct mlx5_srq, the fields the receive path uses */
+struct srq {
+    uint8_t *buf; unsigned wqe_shift; uint64_t *wrid; int head, tail, nwqes, max_gs; unsigned counter;
+    unsigned long *free_wqe_bitmap; volatile uint32_t *db; struct spinlock lock; uint32_t srqn;
+};
+
 struct qp;
 struct cq;
 struct ops { /* the indirect calls of verbs.h's inline wrappers */
@@ -102,6 +126,7 @@ struct ops { /* the indirect calls of verbs.h's inline wrappers */
     int (*wr_complete)(struct qp *);
     int (*poll_cq)(struct cq *, int ne, struct ibv_wc *wc);
     int (*post_recv)(struct qp *, struct ibv_recv_wr *, struct ibv_recv_wr **);
+    int (*post_srq_recv)(struct srq *, struct ibv_recv_wr *, struct ibv_recv_wr **);
 };
 
 struct qp {
@@ -112,7 +137,10 @@ struct qp {
     uint64_t wr_id; unsigned wr_flags; /* struct ibv_qp_ex fields */
 };
 
-struct ctx { struct { int refcnt; struct qp **table; } qp_table[QP_TABLE_SIZE]; };
+struct ctx {
+    struct { int refcnt; struct qp **table; } qp_table[QP_TABLE_SIZE];
+    struct { int refcnt; struct srq **table; } srq_table[QP_TABLE_SIZE];
+};
 
 struct cq {
     uint8_t *buf; unsigned cqe_mask; unsigned cons_index; volatile uint32_t *dbrec; struct spinlock lock; struct ctx *ctx;
@@ -254,6 +282,89 @@ out:
     return err;
 }
 
+/* ---- ibv_post_srq_recv: srq.c mlx5_post_srq_recv, util/bitmap.h ---- */
+static inline void bit_set(unsigned long *b, unsigned i) { b[i / BITS_PER_LONG] |= 1UL << (i % BITS_PER_LONG); }
+static inline void bit_clear(unsigned long *b, unsigned i) { b[i / BITS_PER_LONG] &= ~(1UL << (i % BITS_PER_LONG)); }
+static inline int bit_test(const unsigned long *b, unsigned i) { return !!(b[i / BITS_PER_LONG] & (1UL << (i % BITS_PER_LONG))); }
+
+static inline struct mlx5_wqe_srq_next_seg *srq_wqe(struct srq *srq, int n) {
+    return (struct mlx5_wqe_srq_next_seg *) (srq->buf + (n << srq->wqe_shift));
+}
+
+static inline void set_next_tail(struct srq *srq, int next_tail) {
+    srq_wqe(srq, srq->tail)->next_wqe_index = htobe16(next_tail);
+    srq->tail = next_tail;
+    bit_clear(srq->free_wqe_bitmap, srq->tail);
+}
+
+static inline int get_next_contig_wqes(struct srq *srq, int first, int last, int *next_wqe_index) {
+    int count = 0, i;
+    for (i = first; i < last; i++) {
+        if (bit_test(srq->free_wqe_bitmap, i)) count++;
+        else if (count > 0) break;
+    }
+    *next_wqe_index = i - count;
+    return count;
+}
+
+static NOINLINE int set_next_contig_wqes(struct srq *srq) {
+    int next, count = get_next_contig_wqes(srq, srq->head + 1, srq->nwqes, &next);
+    if (count == 0) {
+        count = get_next_contig_wqes(srq, 0, srq->head, &next);
+        if (count == 0) return -1;
+    }
+    srq_wqe(srq, srq->tail)->next_wqe_index = htobe16(next);
+    srq->tail = next + count - 1;
+    bit_clear(srq->free_wqe_bitmap, srq->tail);
+    for (int i = next; i < srq->tail; i++) { /* the run relinked in index order */
+        srq_wqe(srq, i)->next_wqe_index = htobe16(i + 1);
+        bit_clear(srq->free_wqe_bitmap, i);
+    }
+    return 0;
+}
+
+static NOINLINE int post_srq_recv(struct srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
+    int nreq, err = 0;
+    spin_lock(&srq->lock);
+    for (nreq = 0; wr; ++nreq, wr = wr->next) {
+        if (unlikely(wr->num_sge > srq->max_gs)) { err = EINVAL; *bad_wr = wr; break; }
+        if (srq->head == srq->tail) {
+            int next_tail = (srq->tail + 1) % srq->nwqes;
+            if (bit_test(srq->free_wqe_bitmap, next_tail)) set_next_tail(srq, next_tail);
+            else if (set_next_contig_wqes(srq)) { err = ENOMEM; *bad_wr = wr; break; }
+        }
+        srq->wrid[srq->head] = wr->wr_id;
+        struct mlx5_wqe_srq_next_seg *next = srq_wqe(srq, srq->head);
+        srq->head = be16toh(next->next_wqe_index);
+        struct mlx5_wqe_data_seg *scat = (struct mlx5_wqe_data_seg *) (next + 1);
+        int i;
+        for (i = 0; i < wr->num_sge; ++i) {
+            scat[i].byte_count = htobe32(wr->sg_list[i].length);
+            scat[i].lkey = htobe32(wr->sg_list[i].lkey);
+            scat[i].addr = htobe64(wr->sg_list[i].addr);
+        }
+        if (i < srq->max_gs) {
+            scat[i].byte_count = 0;
+            scat[i].lkey = htobe32(MLX5_INVALID_LKEY);
+            scat[i].addr = 0;
+        }
+    }
+    if (nreq) {
+        srq->counter += nreq;
+        compiler_barrier();                              /* udma_to_device_barrier */
+        *srq->db = htobe32(srq->counter);
+    }
+    spin_unlock(&srq->lock);
+    return err;
+}
+
+/* srq.c mlx5_free_srq_wqe: a completed WQE is free again; the next post that needs it links it in */
+static inline void free_srq_wqe(struct srq *srq, int ind) {
+    spin_lock(&srq->lock);
+    bit_set(srq->free_wqe_bitmap, ind);
+    spin_unlock(&srq->lock);
+}
+
 /* ---- the ibv_wr_* builder: qp.c mlx5_send_wr_* ---- */
 static NOINLINE void wr_start(struct qp *qp) {
     spin_lock(&qp->sq.lock);
@@ -321,7 +432,13 @@ static inline struct qp *find_qp(struct ctx *ctx, uint32_t qpn) {
     return NULL;
 }
 
-static inline int poll_one(struct cq *cq, struct qp **cur_rsc, struct ibv_wc *wc) {
+static inline struct srq *find_srq(struct ctx *ctx, uint32_t srqn) { /* srq.c mlx5_find_srq */
+    int tind = srqn >> SRQ_TABLE_SHIFT;
+    if (ctx->srq_table[tind].refcnt) return ctx->srq_table[tind].table[srqn & SRQ_TABLE_MASK];
+    return NULL;
+}
+
+static inline int poll_one(struct cq *cq, struct qp **cur_rsc, struct srq **cur_srq, struct ibv_wc *wc) {
     unsigned n = cq->cons_index;
     struct mlx5_cqe64 *cqe64 = (struct mlx5_cqe64 *) (cq->buf + ((n & cq->cqe_mask) << 6));
     uint8_t op_own = *(volatile uint8_t *) &cqe64->op_own;
@@ -355,15 +472,28 @@ static inline int poll_one(struct cq *cq, struct qp **cur_rsc, struct ibv_wc *wc
         return 0;
     }
     case MLX5_CQE_RESP_WR_IMM: case MLX5_CQE_RESP_SEND: case MLX5_CQE_RESP_SEND_IMM: case MLX5_CQE_RESP_SEND_INV: {
-        if (!*cur_rsc || qpn != (*cur_rsc)->qp_num) *cur_rsc = find_qp(cq->ctx, qpn); /* get_resp_ctx */
-        struct qp *mqp = *cur_rsc;
-        if (unlikely(!mqp)) return -1;
-        if (unlikely(be32toh(cqe64->srqn_uidx) & 0xffffff)) return -1; /* an SRQ's: not in this baseline */
-        wc->byte_len = be32toh(cqe64->byte_cnt);                       /* handle_responder */
-        struct wq *wq = &mqp->rq;
-        unsigned wqe_ctr = wq->tail & (wq->wqe_cnt - 1);
-        wc->wr_id = wq->wrid[wqe_ctr];
-        ++wq->tail;
+        uint32_t srqn = be32toh(cqe64->srqn_uidx) & 0xffffff;         /* get_cur_rsc, cqe_ver 0 */
+        if (srqn) {
+            if (!*cur_srq || srqn != (*cur_srq)->srqn) {                /* get_srq_ctx */
+                *cur_srq = find_srq(cq->ctx, srqn);
+                if (unlikely(!*cur_srq)) return -1;
+            }
+            struct srq *srq = *cur_srq;
+            wc->byte_len = be32toh(cqe64->byte_cnt);                   /* handle_responder, SRQ branch */
+            uint16_t wqe_ctr = be16toh(cqe64->wqe_counter);
+            wc->wr_id = srq->wrid[wqe_ctr];
+            free_srq_wqe(srq, wqe_ctr);
+            if (unlikely(cqe64->op_own & (MLX5_INLINE_SCATTER_32 | MLX5_INLINE_SCATTER_64))) return -1; /* the stub writes none */
+        } else {
+            if (!*cur_rsc || qpn != (*cur_rsc)->qp_num) *cur_rsc = find_qp(cq->ctx, qpn); /* get_resp_ctx */
+            struct qp *mqp = *cur_rsc;
+            if (unlikely(!mqp)) return -1;
+            wc->byte_len = be32toh(cqe64->byte_cnt);                   /* handle_responder */
+            struct wq *wq = &mqp->rq;
+            unsigned wqe_ctr = wq->tail & (wq->wqe_cnt - 1);
+            wc->wr_id = wq->wrid[wqe_ctr];
+            ++wq->tail;
+        }
         switch (op_own >> 4) {
         case MLX5_CQE_RESP_WR_IMM:
             wc->opcode = IBV_WC_RECV_RDMA_WITH_IMM; wc->wc_flags |= IBV_WC_WITH_IMM; wc->imm_data = cqe64->imm_inval_pkey;
@@ -392,11 +522,12 @@ static inline int poll_one(struct cq *cq, struct qp **cur_rsc, struct ibv_wc *wc
 }
 
 static NOINLINE int poll_cq(struct cq *cq, int ne, struct ibv_wc *wc) {
-    struct qp *rsc = NULL; /* the last-QP cache lives for one poll call */
+    struct qp *rsc = NULL; /* the last-QP and last-SRQ caches live for one poll call */
+    struct srq *srq = NULL;
     int npolled, err = 0;
     spin_lock(&cq->lock);
     for (npolled = 0; npolled < ne; ++npolled) {
-        err = poll_one(cq, &rsc, wc + npolled);
+        err = poll_one(cq, &rsc, &srq, wc + npolled);
         if (err) break;
     }
     cq->dbrec[0] = htobe32(cq->cons_index & 0xffffff); /* update_cons_index */
@@ -404,18 +535,19 @@ static NOINLINE int poll_cq(struct cq *cq, int ne, struct ibv_wc *wc) {
     return err < 0 ? err : npolled;
 }
 
-static struct ops OPS = { post_send, wr_start, wr_rdma_write, wr_set_sge, wr_complete, poll_cq, post_recv };
+static struct ops OPS = { post_send, wr_start, wr_rdma_write, wr_set_sge, wr_complete, poll_cq, post_recv, post_srq_recv };
 static struct ops *volatile ops_ref = &OPS; /* the library's function table: calls stay indirect */
 
 /* The application's state between calls of verbs_run: the device's objects, the WRs, the stub device's index. */
 static struct {
-    int builder, recv;
+    int builder, recv, srq_recv;
     unsigned batch;
     uint8_t *buf;
     struct ctx ctx;
     struct cq cq;
     struct qp qp;
     struct bf bf;
+    struct srq srq;
     struct ibv_sge sges[64];
     struct ibv_send_wr wrs[64];
     struct ibv_recv_wr rwrs[64];
@@ -425,7 +557,7 @@ static struct {
 
 /*
  * Sets up a fresh QP and CQ for BATCH WRs per operation: MODE 0 RDMA WRITEs by ibv_post_send, 1 by the builder,
- * 2 one-SGE receives by ibv_post_recv.
+ * 2 one-SGE receives by ibv_post_recv, 3 one-SGE receives by ibv_post_srq_recv into the QP's SRQ.
  */
 int verbs_init(int mode, unsigned batch) {
     const int builder = mode == 1;
@@ -447,10 +579,30 @@ int verbs_init(int mode, unsigned batch) {
         V.qp.sq.wr_data = calloc(SQ_WQEBBS, sizeof(unsigned));
         V.qp.rq_start = pages(RQ_WQES * 16);
         V.qp.rq.wrid = calloc(RQ_WQES, sizeof(uint64_t));
+        V.srq.buf = pages(SRQ_WQES * 32);
+        V.srq.wrid = calloc(SRQ_WQES, sizeof(uint64_t));
+        V.srq.free_wqe_bitmap = calloc(SRQ_WQES / BITS_PER_LONG, sizeof(unsigned long));
+        V.srq.db = pages(4096);
+        V.srq.srqn = 0x21;
+        struct srq **stable = calloc(1 << SRQ_TABLE_SHIFT, sizeof *stable);
+        stable[V.srq.srqn & SRQ_TABLE_MASK] = &V.srq;
+        V.ctx.srq_table[V.srq.srqn >> SRQ_TABLE_SHIFT].refcnt = 1;
+        V.ctx.srq_table[V.srq.srqn >> SRQ_TABLE_SHIFT].table = stable;
     }
     V.builder = builder;
-    V.recv = mode == 2;
+    V.recv = mode == 2 || mode == 3;
+    V.srq_recv = mode == 3;
     V.batch = batch;
+    /* mlx5_alloc_srq_buf without a wait queue: WQEs 0..nwqes-2 linked in order, the last is the tail, none free */
+    V.srq.wqe_shift = 5;
+    V.srq.max_gs = 1;
+    V.srq.nwqes = SRQ_WQES;
+    V.srq.head = 0;
+    V.srq.tail = SRQ_WQES - 1;
+    V.srq.counter = 0;
+    V.srq.lock = (struct spinlock) {.need_lock = 1};
+    memset(V.srq.free_wqe_bitmap, 0, SRQ_WQES / 8);
+    for (unsigned i = 0; i + 1 < SRQ_WQES; i++) srq_wqe(&V.srq, i)->next_wqe_index = htobe16(i + 1);
     V.cq.cqe_mask = CQ_ENTRIES - 1;
     V.cq.cons_index = 0;
     V.cq.ctx = &V.ctx;
@@ -499,7 +651,8 @@ int verbs_init(int mode, unsigned batch) {
 /* Runs OPS operations; returns their time in ns (CLOCK_MONOTONIC), or -1 if a post or a poll failed. */
 double verbs_run(long ops) {
     const uint32_t qpn = 0x11, lkey = 0x100, rkey = 0x200;
-    const int builder = V.builder, recv = V.recv;
+    const int builder = V.builder, recv = V.recv, srq_recv = V.srq_recv;
+    struct srq *const srq = &V.srq;
     const unsigned batch = V.batch;
     uint8_t *const buf = V.buf;
     struct qp *const qp = &V.qp;
@@ -516,11 +669,22 @@ double verbs_run(long ops) {
             struct ibv_recv_wr *bad;
             uint64_t first = wr_id + 1;
             for (unsigned b = 0; b < batch; b++) rwrs[b].wr_id = ++wr_id;
-            if (o->post_recv(qp, &rwrs[0], &bad)) { fprintf(stderr, "post_recv failed\n"); return -1; }
-            for (unsigned b = 0; b < batch; b++) {
-                struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *) (cq->buf + ((device_pi & (CQ_ENTRIES - 1)) << 6));
-                stub_complete_recv(cqe, (uint16_t) (qp->rq.head - batch + b), qpn, 64, device_pi, CQ_ENTRIES);
-                device_pi++;
+            if (srq_recv) {
+                /* completed in order, the k-th receive lands in SRQ WQE k mod SRQ_WQES (the posts check it) */
+                if (o->post_srq_recv(srq, &rwrs[0], &bad)) { fprintf(stderr, "post_srq_recv failed\n"); return -1; }
+                for (unsigned b = 0; b < batch; b++) {
+                    struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *) (cq->buf + ((device_pi & (CQ_ENTRIES - 1)) << 6));
+                    stub_complete_srq_recv(cqe, (uint16_t) ((srq->counter - batch + b) & (SRQ_WQES - 1)), qpn,
+                                           srq->srqn, 64, device_pi, CQ_ENTRIES);
+                    device_pi++;
+                }
+            } else {
+                if (o->post_recv(qp, &rwrs[0], &bad)) { fprintf(stderr, "post_recv failed\n"); return -1; }
+                for (unsigned b = 0; b < batch; b++) {
+                    struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *) (cq->buf + ((device_pi & (CQ_ENTRIES - 1)) << 6));
+                    stub_complete_recv(cqe, (uint16_t) (qp->rq.head - batch + b), qpn, 64, device_pi, CQ_ENTRIES);
+                    device_pi++;
+                }
             }
             for (unsigned b = 0; b < batch; b++) {
                 if (o->poll_cq(cq, 1, &wc) != 1 || wc.wr_id != first + b || wc.byte_len != 64) {
@@ -569,13 +733,14 @@ uint64_t verbs_checksum(void) {
 #include "block_timing.h"
 
 int main(int argc, char **argv) {
-    int mode = argc > 1 && strcmp(argv[1], "recv") == 0 ? 2 : argc > 1 && strcmp(argv[1], "post") == 0 ? 0 : 1;
+    int mode = argc < 2 ? 1 : strcmp(argv[1], "srq") == 0 ? 3 : strcmp(argv[1], "recv") == 0 ? 2
+             : strcmp(argv[1], "post") == 0 ? 0 : 1;
     unsigned batch = argc > 2 ? (unsigned) atoi(argv[2]) : 1;
     long iters = argc > 3 ? atol(argv[3]) : 10000000L;
     double median, mean;
     if (verbs_init(mode, batch)) { fprintf(stderr, "batch must be 1..64\n"); return 1; }
     if (time_blocks(verbs_run, iters, &median, &mean)) return 1;
-    printf("mode=%s batch=%u mean=%.2f checksum=%llu ns_per_op=%.2f\n", mode == 2 ? "recv" : mode ? "builder" : "post", batch,
+    printf("mode=%s batch=%u mean=%.2f checksum=%llu ns_per_op=%.2f\n", mode == 3 ? "srq" : mode == 2 ? "recv" : mode ? "builder" : "post", batch,
            mean, (unsigned long long) (verbs_checksum() & 0xff), median);
     return 0;
 }

@@ -31,4 +31,11 @@ static inline void stub_complete_recv(struct mlx5_cqe64 *cqe, uint16_t wqe_count
     stub_write_cqe(cqe, MLX5_CQE_RESP_SEND, qpn, wqe_counter, byte_cnt, pi, entries);
 }
 
+/* A responder CQE of a receive into SRQ WQE wqe_counter: srqn_uidx (cqe_ver 0: the SRQ's number), then as above. */
+static inline void stub_complete_srq_recv(struct mlx5_cqe64 *cqe, uint16_t wqe_counter, uint32_t qpn, uint32_t srqn,
+                                          uint32_t byte_cnt, unsigned pi, unsigned entries) {
+    cqe->srqn_uidx = htobe32(srqn);
+    stub_write_cqe(cqe, MLX5_CQE_RESP_SEND, qpn, wqe_counter, byte_cnt, pi, entries);
+}
+
 #endif

@@ -17,7 +17,7 @@ import java.util.Locale;
  *
  * <p>Usage: {@code Mlx5PairedRun LIB PAIR BATCH [ROUNDS] [WARMUP_MS]}, PAIR one of {@code ring/bare},
  * {@code ring/bare-wrid}, {@code builder/rdma-core}, {@code postSend/rdma-core}, {@code postRecv/rdma-core} (the receive
- * side, {@link Mlx5RecvBenchmark}); one configuration per JVM, as JMH
+ * side, {@link Mlx5RecvBenchmark}), {@code srqRecv/rdma-core} (the same into an SRQ); one configuration per JVM, as JMH
  * forks one per parameter set. Prints one line: {@code pair=... batch=... java_ns=... c_ns=... ratio=... q1=...
  * q3=... rounds=...} (ns per operation: the median blocks'; ratio: the median of the per-pair ratios, q1 and q3 its
  * quartiles).
@@ -32,7 +32,7 @@ public final class Mlx5PairedRun {
 
         long bare_checksum();
 
-        /** mode 0: RDMA WRITEs by ibv_post_send, 1: by the builder, 2: receives by ibv_post_recv. */
+        /** mode 0: RDMA WRITEs by ibv_post_send, 1: by the builder, 2: receives by ibv_post_recv, 3: by ibv_post_srq_recv. */
         int verbs_init(int mode, int batch);
 
         double verbs_run(long ops);
@@ -53,7 +53,7 @@ public final class Mlx5PairedRun {
     public static void main(String[] args) {
         if (args.length < 3) {
             System.err.println("usage: Mlx5PairedRun LIB ring/bare|ring/bare-wrid|builder/rdma-core|postSend/rdma-core"
-                    + "|postRecv/rdma-core"
+                    + "|postRecv/rdma-core|srqRecv/rdma-core"
                     + " BATCH [ROUNDS] [WARMUP_MS]");
             System.exit(2);
         }
@@ -91,12 +91,15 @@ public final class Mlx5PairedRun {
                 tearDown = verbs::tearDown;
                 break;
             }
-            case "postRecv/rdma-core": {
+            case "postRecv/rdma-core":
+            case "srqRecv/rdma-core": {
+                boolean srq = pair.startsWith("srq");
                 Mlx5RecvBenchmark recv = new Mlx5RecvBenchmark();
                 recv.batch = batch;
+                recv.queue = srq ? "srq" : "qp";
                 recv.setUp();
                 javaSide = () -> timed(recv::block);
-                check(c.verbs_init(2, batch), pair);
+                check(c.verbs_init(srq ? 3 : 2, batch), pair);
                 cSide = () -> cBlock(c.verbs_run(Mlx5RecvBenchmark.BLOCK), pair);
                 tearDown = recv::tearDown;
                 break;

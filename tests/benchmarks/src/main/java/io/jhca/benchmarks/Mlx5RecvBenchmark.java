@@ -29,8 +29,9 @@ import java.util.concurrent.TimeUnit;
  * operation posts a chain of {@code batch} receive WRs of one SGE ({@code postRecv}: its checks, the RQ WQEs, the
  * doorbell record), the stub device completes each with a responder CQE (a SEND of 64 bytes, as a ConnectX writes
  * it), and the application polls the {@code batch} completions into a reused {@link WorkCompletion}. On the
- * ConnectX model with its data path paused, single-threaded QP and CQ, so only the driver is timed. No C baseline:
- * compare builds with {@code scripts/bench-ab}.
+ * ConnectX model with its data path paused, single-threaded QP and CQ, so only the driver is timed. Its C baselines
+ * are {@code src/main/c/mlx5_verbs_baseline.c}'s "recv" mode (the QP's receive queue) and "srq" mode (an SRQ), which
+ * {@code scripts/bench-mlx5-vs-c} pairs with it.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -42,6 +43,8 @@ import java.util.concurrent.TimeUnit;
 public class Mlx5RecvBenchmark {
     private static final int RQ_DEPTH = 256;
     private static final int CQ_DEPTH = 255;   // a ring of 256 CQEs
+    /** The SRQ's WQEs: max_wr 255 takes a ring of 256 (rdma-core's align_queue_size(max_wr + 1)). */
+    private static final int SRQ_WQES = 256;
 
     /** Receive WRs per postRecv (and completions polled per operation). */
     @Param({"1", "8", "32"})
@@ -69,7 +72,7 @@ public class Mlx5RecvBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        rig = "srq".equals(queue) ? new PausedModelQp(CQ_DEPTH, RQ_DEPTH - 1, a -> a)
+        rig = "srq".equals(queue) ? new PausedModelQp(CQ_DEPTH, SRQ_WQES - 1, a -> a)
                 : new PausedModelQp(CQ_DEPTH, a -> a.maxRecvWr(RQ_DEPTH));
         srq = rig.srq;
         mr = rig.mr;
@@ -114,8 +117,15 @@ public class Mlx5RecvBenchmark {
         if ((srq != null ? srq.postRecv(chain[0]) : qp.postRecv(chain[0])) != batch) {
             throw new IllegalStateException("receive queue full");
         }
-        for (int b = 0; b < batch; b++) {
-            StubDevice.completeRecv(cqRing, cqEntries, devicePi++, rqCounter++, qp.qpn(), 64);
+        if (srq != null) {
+            for (int b = 0; b < batch; b++) {
+                StubDevice.completeSrqRecv(cqRing, cqEntries, devicePi++, rqCounter++ & (SRQ_WQES - 1), qp.qpn(),
+                        srq.srqn(), 64);
+            }
+        } else {
+            for (int b = 0; b < batch; b++) {
+                StubDevice.completeRecv(cqRing, cqEntries, devicePi++, rqCounter++, qp.qpn(), 64);
+            }
         }
         long sum = 0;
         long first = wrId - batch + 1;

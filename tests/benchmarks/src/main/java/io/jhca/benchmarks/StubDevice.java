@@ -42,6 +42,20 @@ final class StubDevice {
         write(ring, entries, pi, CqeOpcode.RESP_SEND, qpn, wqeCounter, byteCnt);
     }
 
+    /**
+     * A responder CQE of a receive into WQE {@code wqeIndex} of the SRQ {@code srqn}: srqn_uidx (what a device with
+     * cqe_ver 0 reports), then as {@link #completeRecv}.
+     */
+    static void completeSrqRecv(UnsafeBuffer ring, int entries, int pi, int wqeIndex, int qpn, int srqn, int byteCnt) {
+        int offset = (pi & (entries - 1)) * Cqe64.SIZE;
+        if (offset > ring.capacity() - Cqe64.SIZE) {
+            throw new IndexOutOfBoundsException("CQE at " + offset + " outside a CQ ring of " + ring.capacity());
+        }
+        UnsafeApi.putInt(ring.byteArray(), ring.addressOffset() + offset + Cqe64.SRQN_UIDX_OFFSET,
+                LITTLE ? Integer.reverseBytes(srqn) : srqn);
+        write(ring, entries, pi, CqeOpcode.RESP_SEND, qpn, wqeIndex, byteCnt);
+    }
+
     /** byte_cnt, then sop_drop_qpn, wqe_counter, signature 0 and op_own (opcode, owner bit of pi) in one store. */
     private static void write(UnsafeBuffer ring, int entries, int pi, int cqeOpcode, int sopDropQpn, int wqeCounter,
                               int byteCnt) {
