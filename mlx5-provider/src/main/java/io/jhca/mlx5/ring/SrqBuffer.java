@@ -11,13 +11,21 @@ import io.jhca.mlx5.wqe.SrqNextSeg;
 /**
  * A shared receive queue's ring, as rdma-core's mlx5 srq.c keeps it: {@code wqeCnt} (a power of two) WQEs of
  * {@code 1 << wqeShift} bytes, each a {@link SrqNextSeg} and data segments ended, when not full, by the
- * {@code MLX5_INVALID_LKEY} terminator. Free WQEs form a list through next_wqe_index from {@code head} to
- * {@code tail}: posting fills the head and follows its link; a completion links the completed WQE behind the tail.
- * The tail is never posted into ({@code head == tail}: full), so {@code wqeCnt - 1} WRs fit. Posting is published
- * by the doorbell record alone (word 0 := the 16-bit post counter, after the WQE stores).
+ * {@code MLX5_INVALID_LKEY} terminator. The WQEs to post into form a list through next_wqe_index from {@code head} to
+ * {@code tail}; posting fills the head and follows its link, and the device, having used a WQE, goes on to the one it
+ * names. The tail is never posted into, so {@code wqeCnt - 1} WRs fit. Posting is published by the doorbell record
+ * alone (word 0 := the 16-bit post counter, after the WQE stores).
  *
- * <p>Posting and completing both change the list; they may come from different threads (a poster and a CQ poller),
- * so every method takes this object's lock, as rdma-core takes the SRQ's spinlock in both.
+ * <p>A completed WQE is only marked free (a bit per WQE, rdma-core's {@code free_wqe_bitmap}); the list takes it back
+ * when a post finds it empty ({@code head == tail}): the WQE after the tail if it is free, else the nearest run of
+ * free WQEs, relinked in index order (srq.c {@code set_next_tail}, {@code set_next_contig_wqes}, after rdma-core's
+ * "mlx5: Enhance SRQ performance", 2023). So a completion writes nothing into the ring, and WQEs are posted in index
+ * order even when completions come back out of order (from several QPs), which the device reads faster than a list
+ * in completion order. rdma-core's wait queue for WQEs that took an ODP page fault has no counterpart here: jhca
+ * registers no ODP memory.
+ *
+ * <p>Posting and completing both change the list or the bits; they may come from different threads (a poster and a
+ * CQ poller), so every method takes this object's lock, as rdma-core takes the SRQ's spinlock in both.
  */
 public final class SrqBuffer implements ReceiveRing {
 
@@ -27,6 +35,8 @@ public final class SrqBuffer implements ReceiveRing {
     private final int maxGs;
     private final DoorbellRecord dbr;
     private final long[] wrid;
+    /** Bit i: WQE i is the driver's and in no list (completed, not yet linked back). */
+    private final long[] free;
 
     private int head;
     private int tail;
@@ -53,6 +63,7 @@ public final class SrqBuffer implements ReceiveRing {
         this.maxGs = ((1 << wqeShift) - SrqNextSeg.SIZE) / DataSeg.SIZE;
         this.dbr = dbr;
         this.wrid = new long[wqeCnt];
+        this.free = new long[(wqeCnt + 63) / 64];
         for (int i = 0; i < wqeCnt; i++) {
             SrqNextSeg.set(buf, i << wqeShift, (i + 1) & (wqeCnt - 1));
         }
@@ -83,9 +94,59 @@ public final class SrqBuffer implements ReceiveRing {
         return posted;
     }
 
+    /**
+     * Whether no WQE can take a WR: the list is used up ({@code head == tail}) and no completed WQE is free to link
+     * behind the tail. Links what is free first, as rdma-core's post does when it finds {@code head == tail}.
+     */
     @Override
     public synchronized boolean full() {
-        return head == tail;
+        return head == tail && !grow();
+    }
+
+    /** Links free WQEs behind the tail: the next one in index order, else the nearest run; false if none is free. */
+    private boolean grow() {
+        int next = (tail + 1) & (wqeCnt - 1);
+        if (isFree(next)) {
+            link(tail, next);
+            return true;
+        }
+        int at = firstRun(head + 1, wqeCnt);
+        if (at < 0) {
+            at = firstRun(0, head);
+            if (at < 0) {
+                return false;
+            }
+        }
+        int end = at;
+        while (end + 1 < wqeCnt && end + 1 != head && isFree(end + 1)) {
+            end++;
+        }
+        link(tail, at);
+        for (int i = at; i < end; i++) {
+            link(i, i + 1);
+        }
+        return true;
+    }
+
+    /** The first free WQE in [from, to), or -1. */
+    private int firstRun(int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (isFree(i)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** WQE {@code to} joins the list after {@code from}, the tail, and becomes the tail. */
+    private void link(int from, int to) {
+        SrqNextSeg.setNext(buf, from << wqeShift, to);
+        tail = to;
+        free[to >>> 6] &= ~(1L << to);
+    }
+
+    private boolean isFree(int index) {
+        return (free[index >>> 6] & 1L << index) != 0;
     }
 
     /**
@@ -147,13 +208,12 @@ public final class SrqBuffer implements ReceiveRing {
     // ---- completion side ----
 
     /**
-     * The device completed WQE {@code wqeCounter} (the CQE's wqe_counter): returns its wr_id and links it behind the
-     * tail (rdma-core mlx5_free_srq_wqe), so it is posted into again after every WQE free before it.
+     * The device completed WQE {@code wqeCounter} (the CQE's wqe_counter): returns its wr_id and marks the WQE free
+     * (rdma-core mlx5_free_srq_wqe); a post links it back when the list runs out.
      */
     public synchronized long complete(int wqeCounter) {
         int ind = wqeCounter & (wqeCnt - 1);
-        SrqNextSeg.setNext(buf, tail << wqeShift, ind);
-        tail = ind;
+        free[ind >>> 6] |= 1L << ind;
         posted--;
         return wrid[ind];
     }

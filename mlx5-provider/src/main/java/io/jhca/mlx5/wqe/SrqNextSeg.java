@@ -8,8 +8,8 @@ import org.agrona.MutableDirectBuffer;
 /**
  * The first segment of every SRQ WQE ({@code struct mlx5_wqe_srq_next_seg}, mlx5dv.h, 16 bytes): 0 two reserved
  * bytes, 2 be16 {@code next_wqe_index}, 4 u8 {@code signature}, 11 reserved bytes; data segments follow. The WQEs
- * form a free list through {@code next_wqe_index}: the driver posts at its head and links a WQE the device completed
- * behind its tail; the device, having used a WQE, goes on to the one it names (rdma-core srq.c).
+ * to post into form a list through {@code next_wqe_index}: the driver posts at its head and links free WQEs behind its
+ * tail when the list runs out; the device, having used a WQE, goes on to the one it names (rdma-core srq.c).
  */
 public final class SrqNextSeg {
 
@@ -27,7 +27,7 @@ public final class SrqNextSeg {
         buffer.putShort(offset + NEXT_WQE_INDEX_OFFSET, (short) nextWqeIndex, ByteOrder.BIG_ENDIAN);
     }
 
-    /** Rewrites only the link (what rdma-core's mlx5_free_srq_wqe stores). */
+    /** Rewrites only the link (what rdma-core's set_next_tail stores into the tail WQE). */
     public static void setNext(MutableDirectBuffer buffer, int offset, int nextWqeIndex) {
         Segments.checkBounds(buffer, offset, SIZE);
         buffer.putShort(offset + NEXT_WQE_INDEX_OFFSET, (short) nextWqeIndex, ByteOrder.BIG_ENDIAN);

@@ -220,51 +220,6 @@ class SrqGoldenTest {
         }
     }
 
-    @Test
-    void freeListReusesWqesInCompletionOrder() {
-        UnsafeBuffer ring = new UnsafeBuffer(new byte[8 << 5]);
-        UnsafeBuffer dbrMem = new UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(8));
-        DoorbellRecord dbr = new DoorbellRecord().wrap(dbrMem, 0);
-        SrqBuffer srq = new SrqBuffer(ring, 8, 5, dbr);
-        assertEquals(7, srq.maxPost(), "one WQE is the list's tail");
-        // rdma-core mlx5_alloc_srq_buf: WQE i links to i + 1, the last to 0; the head is 0, the tail 7
-        for (int i = 0; i < 8; i++) {
-            assertEquals((i + 1) & 7, SrqNextSeg.next(ring, i << 5), "initial link of WQE " + i);
-        }
-        for (int i = 0; i < 7; i++) {
-            srq.begin(100 + i);
-            srq.sge(1, 0x1000L * i, 64);
-            srq.finish();
-        }
-        assertEquals(true, srq.full(), "7 posted: full");
-        srq.ringDoorbell();
-        assertEquals(7, dbr.recvCounter(), "doorbell record word 0 = the post counter");
-        // the device completes 3, then 1: they are linked behind the tail (7) in that order
-        assertEquals(103L, srq.complete(3));
-        assertEquals(101L, srq.complete(1));
-        assertEquals(3, SrqNextSeg.next(ring, 7 << 5), "the old tail links to the first WQE freed");
-        assertEquals(1, SrqNextSeg.next(ring, 3 << 5), "which links to the second");
-        // the next posts fill 7 (the old tail), then 3, then 1
-        int[] expect = {7, 3};
-        for (int e : expect) {
-            srq.begin(200 + e);
-            srq.finish();
-            assertEquals(e, lastWritten(ring, e), "posted into WQE " + e);
-        }
-        assertEquals(true, srq.full(), "WQE 1 is the tail now: full again");
-        srq.ringDoorbell();
-        assertEquals(9, dbr.recvCounter());
-        assertEquals(207L, srq.complete(7));
-        assertEquals(203L, srq.complete(3));
-    }
-
-    /** The WQE at {@code index} holds an empty scatter list (its first data segment is the terminator). */
-    private static int lastWritten(UnsafeBuffer ring, int index) {
-        int lkey = ring.getInt((index << 5) + SrqNextSeg.SIZE + 4, java.nio.ByteOrder.BIG_ENDIAN);
-        assertEquals(io.jhca.mlx5.wqe.RecvWqeLayout.INVALID_LKEY, lkey, "terminator in WQE " + index);
-        return index;
-    }
-
     @SuppressWarnings("unused")
     private static final List<String> HEADERS = List.of("infiniband/mlx5dv.h", "linux/mlx5/mlx5_ifc.h");
 }
