@@ -90,42 +90,43 @@ public abstract class SharedReceiveQueue extends VerbsResource {
      * The whole chain is checked first: a refused chain posts nothing.
      */
     public final int postRecv(RecvWr wr) {
-        guard.enter(this);
-        try {
-            checkOpen();
-            for (RecvWr w = wr; w != null; w = w.next()) {
-                if (w.numSge() > maxSge) {
-                    throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + ": " + w.numSge()
-                            + " SGEs exceed max_sge " + maxSge);
-                }
-                if (w.totalLength() > Integer.MAX_VALUE) {
-                    throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe()
-                            + ": SGE lengths add up to more than 2^31-1");
-                }
+        checkOpen();
+        for (RecvWr w = wr; w != null; w = w.next()) {   // the application's WRs and final limits: no lock needed
+            if (w.numSge() > maxSge) {
+                throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + ": " + w.numSge()
+                        + " SGEs exceed max_sge " + maxSge);
             }
-            return driverPostRecvChain(wr);
-        } finally {
-            guard.exit();
+            if (w.totalLength() > Integer.MAX_VALUE) {
+                throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe()
+                        + ": SGE lengths add up to more than 2^31-1");
+            }
         }
+        return driverPostRecvChain(wr);
     }
 
     /**
      * Provider side: queues the checked chain's WRs in order until the SRQ is full, makes them visible and returns
-     * how many it queued. The default takes each with {@link #driverPostRecv} and rings once; a provider whose ring
-     * is locked against its completions overrides it to take that lock once per chain, as rdma-core does.
+     * how many it queued, serializing concurrent posters. The default takes a lock for the chain, then each WR with
+     * {@link #driverPostRecv} and rings once; a provider whose ring has a lock of its own (taken by its completions
+     * too) overrides it to take only that lock, once per chain, as rdma-core's mlx5 does.
      */
     protected int driverPostRecvChain(RecvWr wr) {
-        int posted = 0;
-        for (RecvWr w = wr; w != null; w = w.next()) {
-            if (!driverPostRecv(w)) {
-                break;
+        guard.enter(this);
+        try {
+            int posted = 0;
+            for (RecvWr w = wr; w != null; w = w.next()) {
+                if (!driverPostRecv(w)) {
+                    break;
+                }
+                posted++;
             }
-            posted++;
+            if (posted > 0) {
+                driverRingDoorbell();
+            }
+            return posted;
+        } finally {
+            guard.exit();
         }
-        if (posted > 0) {
-            driverRingDoorbell();
-        }
-        return posted;
     }
 
     /** Provider side: queue one checked receive WR; false if the SRQ is full. */

@@ -97,13 +97,14 @@ final class Mlx5Srq extends SharedReceiveQueue {
     }
 
     /**
-     * The chain under one hold of the ring's lock, which completions take too (rdma-core mlx5_post_srq_recv: the
-     * SRQ's lock once per chain); the dead-device check once per chain.
+     * The chain under one hold of the ring's lock, which completions take too and which serializes posters (rdma-core
+     * mlx5_post_srq_recv: the SRQ's lock once per chain, and no other); the dead-device check once per chain.
      */
     @Override
     protected int driverPostRecvChain(RecvWr wr) {
         ctx.checkAlive("post recv", this);
-        synchronized (ring) {
+        ring.lock();
+        try {
             int posted = 0;
             for (RecvWr w = wr; w != null && ReceiveRing.post(ring, w); w = w.next()) {
                 posted++;
@@ -112,20 +113,30 @@ final class Mlx5Srq extends SharedReceiveQueue {
                 ring.ringDoorbell();
             }
             return posted;
+        } finally {
+            ring.unlock();
         }
     }
 
     @Override
     protected boolean driverPostRecv(RecvWr wr) {
         ctx.checkAlive("post recv", this);
-        synchronized (ring) {
+        ring.lock();
+        try {
             return ReceiveRing.post(ring, wr);
+        } finally {
+            ring.unlock();
         }
     }
 
     @Override
     protected void driverRingDoorbell() {
-        ring.ringDoorbell();
+        ring.lock();
+        try {
+            ring.ringDoorbell();
+        } finally {
+            ring.unlock();
+        }
     }
 
     @Override

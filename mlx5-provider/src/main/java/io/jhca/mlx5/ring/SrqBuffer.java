@@ -1,5 +1,8 @@
 package io.jhca.mlx5.ring;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
 import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.doorbell.DoorbellRecord;
@@ -25,7 +28,12 @@ import io.jhca.mlx5.wqe.SrqNextSeg;
  * registers no ODP memory.
  *
  * <p>Posting and completing both change the list or the bits; they may come from different threads (a poster and a
- * CQ poller), so every method takes this object's lock, as rdma-core takes the SRQ's spinlock in both.
+ * CQ poller), so both hold the ring's lock, a spinlock as rdma-core's SRQ lock is ({@code mlx5_spin_lock} with
+ * need_lock: one atomic to take it, a plain store to release it): {@link #complete} takes it itself; a poster takes it
+ * with {@link #lock()} around its chain and the doorbell, and calls the posting methods ({@link #full}, {@link #postOne},
+ * {@link #begin}, {@link #sge}, {@link #finish}, {@link #ringDoorbell}) only while it holds it. A Java monitor here cost
+ * two atomics per lock and an attempted atomic per nested call. The lock is not reentrant, and nothing under it waits
+ * for anything: it is held for a chain's WQE stores or for one bit.
  */
 public final class SrqBuffer implements ReceiveRing {
 
@@ -37,6 +45,19 @@ public final class SrqBuffer implements ReceiveRing {
     private final long[] wrid;
     /** Bit i: WQE i is the driver's and in no list (completed, not yet linked back). */
     private final long[] free;
+
+    /** The lock: 0 free, 1 held. */
+    @SuppressWarnings("unused")   // through LOCK
+    private volatile int locked;
+    private static final VarHandle LOCK;
+
+    static {
+        try {
+            LOCK = MethodHandles.lookup().findVarHandle(SrqBuffer.class, "locked", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private int head;
     private int tail;
@@ -90,8 +111,42 @@ public final class SrqBuffer implements ReceiveRing {
     }
 
     /** WRs posted and not completed. */
-    public synchronized int posted() {
-        return posted;
+    public int posted() {
+        lock();
+        try {
+            return posted;
+        } finally {
+            unlock();
+        }
+    }
+
+    /** Takes the ring's lock, for a chain of posts and its doorbell; spins, then yields, while another thread holds it. */
+    public void lock() {
+        if (!LOCK.compareAndSet(this, 0, 1)) {
+            lockContended();
+        }
+    }
+
+    private void lockContended() {
+        for (int spins = 0; ; spins++) {
+            if ((int) LOCK.getVolatile(this) == 0 && LOCK.compareAndSet(this, 0, 1)) {
+                return;
+            }
+            if (spins < 64) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();   // the holder may be descheduled: give it the CPU
+            }
+        }
+    }
+
+    /** Releases the ring's lock (a release store, as rdma-core's unlock is a plain store on x86). */
+    public void unlock() {
+        LOCK.setRelease(this, 0);
+    }
+
+    private boolean held() {
+        return (int) LOCK.getVolatile(this) != 0;
     }
 
     /**
@@ -99,7 +154,8 @@ public final class SrqBuffer implements ReceiveRing {
      * behind the tail. Links what is free first, as rdma-core's post does when it finds {@code head == tail}.
      */
     @Override
-    public synchronized boolean full() {
+    public boolean full() {
+        assert held() : "SRQ ring used without its lock";
         return head == tail && !grow();
     }
 
@@ -154,7 +210,8 @@ public final class SrqBuffer implements ReceiveRing {
      * head moves along the free list; the caller has checked {@link #full()}.
      */
     @Override
-    public synchronized void postOne(long wrId, int lkey, long addr, int length) {
+    public void postOne(long wrId, int lkey, long addr, int length) {
+        assert held() : "SRQ ring used without its lock";
         int h = head;
         int at = h << wqeShift;
         RecvWqeLayout.putOne(buf, at + SrqNextSeg.SIZE, length, lkey, addr, maxGs);
@@ -166,7 +223,8 @@ public final class SrqBuffer implements ReceiveRing {
 
     /** Opens the WQE at the head for {@code wrId}; the caller has checked {@link #full()}. */
     @Override
-    public synchronized void begin(long wrId) {
+    public void begin(long wrId) {
+        assert held() : "SRQ ring used without its lock";
         wqe = head << wqeShift;
         used = 0;
         wrid[head] = wrId;
@@ -174,7 +232,7 @@ public final class SrqBuffer implements ReceiveRing {
 
     /** A scatter entry; zero-length entries are skipped, as for a QP's receive queue. */
     @Override
-    public synchronized void sge(int lkey, long addr, int length) {
+    public void sge(int lkey, long addr, int length) {
         if (length == 0) {
             return;
         }
@@ -186,7 +244,7 @@ public final class SrqBuffer implements ReceiveRing {
 
     /** Ends the WQE (terminator if not full) and moves the head along the free list. */
     @Override
-    public synchronized void finish() {
+    public void finish() {
         RecvWqeLayout.finish(buf, wqe + SrqNextSeg.SIZE, used, maxGs);
         head = SrqNextSeg.next(buf, wqe);
         nreq++;
@@ -195,7 +253,8 @@ public final class SrqBuffer implements ReceiveRing {
     }
 
     /** Publishes the WQEs posted since the last call: WQE stores, then record word 0 := counter (16 bits). */
-    public synchronized void ringDoorbell() {
+    public void ringDoorbell() {
+        assert held() : "SRQ ring used without its lock";
         if (nreq == 0) {
             return;
         }
@@ -211,10 +270,13 @@ public final class SrqBuffer implements ReceiveRing {
      * The device completed WQE {@code wqeCounter} (the CQE's wqe_counter): returns its wr_id and marks the WQE free
      * (rdma-core mlx5_free_srq_wqe); a post links it back when the list runs out.
      */
-    public synchronized long complete(int wqeCounter) {
+    public long complete(int wqeCounter) {
         int ind = wqeCounter & (wqeCnt - 1);
+        lock();
         free[ind >>> 6] |= 1L << ind;
         posted--;
-        return wrid[ind];
+        long id = wrid[ind];
+        unlock();
+        return id;
     }
 }

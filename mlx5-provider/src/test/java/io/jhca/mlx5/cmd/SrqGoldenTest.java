@@ -204,6 +204,7 @@ class SrqGoldenTest {
             UnsafeBuffer dbrMem = new UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(8));
             SrqBuffer srq = new SrqBuffer(ring, 2, SHIFT, new DoorbellRecord().wrap(dbrMem, 0));
             SrqNextSeg.setNext(ring, 0, next);
+            srq.lock();   // a poster holds the ring's lock
             srq.begin(v);
             for (int k = 0; k < n; k++) {
                 int len = (int) (r.nextInt() & 0x7fffffffL | 1);
@@ -212,6 +213,7 @@ class SrqGoldenTest {
                 srq.sge(lkey, addr, len);
             }
             srq.finish();
+            srq.unlock();
             byte[] cWqe = BYTES.get("wqe" + v);
             assertNotNull(cWqe, what);
             byte[] jWqe = new byte[cWqe.length];

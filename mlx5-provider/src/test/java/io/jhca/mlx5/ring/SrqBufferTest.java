@@ -39,11 +39,11 @@ class SrqBufferTest {
             assertEquals(i + 1, SrqNextSeg.next(ring, i << SHIFT), "initial link of WQE " + i);
         }
         for (int i = 0; i < 7; i++) {
-            assertFalse(srq.full(), "WR " + i + " fits");
-            srq.postOne(100 + i, 1, 0x1000L * i, 64);
+            assertFalse(full(srq), "WR " + i + " fits");
+            postOne(srq, 100 + i, 1, 0x1000L * i, 64);
         }
-        assertTrue(srq.full(), "7 posted: full");
-        srq.ringDoorbell();
+        assertTrue(full(srq), "7 posted: full");
+        ringDoorbell(srq);
         assertEquals(7, dbr.recvCounter(), "doorbell record word 0 = the post counter");
         // the device completes 3, then 1: both only marked free, nothing written into the ring
         byte[] before = ring.byteArray().clone();
@@ -52,16 +52,16 @@ class SrqBufferTest {
         assertEquals(true, java.util.Arrays.equals(before, ring.byteArray()), "a completion writes no WQE");
         // the next posts fill 7 (the old tail), then 1, the free WQE nearest after the new tail's search start (0
         // is not free), not 3, the first completed; 3 is the tail then, so the SRQ is full
-        assertFalse(srq.full());
+        assertFalse(full(srq));
         assertEquals(1, SrqNextSeg.next(ring, 7 << SHIFT), "the tail links to the free WQE of the lowest index");
-        srq.postOne(207, 1, 0x7000, 64);
+        postOne(srq, 207, 1, 0x7000, 64);
         assertEquals(0x7000, addrOf(ring, 7), "posted into WQE 7");
-        assertFalse(srq.full());
+        assertFalse(full(srq));
         assertEquals(3, SrqNextSeg.next(ring, 1 << SHIFT), "then to the next free one");
-        srq.postOne(201, 1, 0x1001, 64);
+        postOne(srq, 201, 1, 0x1001, 64);
         assertEquals(0x1001, addrOf(ring, 1), "posted into WQE 1");
-        assertTrue(srq.full(), "WQE 3 is the tail now: full again");
-        srq.ringDoorbell();
+        assertTrue(full(srq), "WQE 3 is the tail now: full again");
+        ringDoorbell(srq);
         assertEquals(9, dbr.recvCounter());
         assertEquals(207L, srq.complete(7));
         assertEquals(201L, srq.complete(1));
@@ -73,28 +73,28 @@ class SrqBufferTest {
         DoorbellRecord dbr = new DoorbellRecord().wrap(new UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(8)), 0);
         SrqBuffer srq = new SrqBuffer(ring, 16, SHIFT, dbr);
         for (int i = 0; i < 15; i++) {
-            srq.postOne(i, 1, i, 64);
+            postOne(srq, i, 1, i, 64);
         }
-        assertTrue(srq.full());
+        assertTrue(full(srq));
         // 9, 6, 5, 8 complete, out of order. WQE 0 after the tail (15) is not free, and the search from head + 1
         // finds nothing up to the ring's end, so it starts over at 0 and takes the first run: 5..6
         for (int w : new int[] {9, 6, 5, 8}) {
             srq.complete(w);
         }
-        assertFalse(srq.full());
+        assertFalse(full(srq));
         assertEquals(5, SrqNextSeg.next(ring, 15 << SHIFT), "the tail links to the run's first WQE");
         assertEquals(6, SrqNextSeg.next(ring, 5 << SHIFT), "and the run in index order");
-        srq.postOne(100, 1, 100, 64);   // into 15, the old tail
-        srq.postOne(105, 1, 105, 64);   // into 5
+        postOne(srq, 100, 1, 100, 64);   // into 15, the old tail
+        postOne(srq, 105, 1, 105, 64);   // into 5
         assertEquals(105, addrOf(ring, 5));
-        assertFalse(srq.full(), "6 is the tail: 8 and 9 follow it");
+        assertFalse(full(srq), "6 is the tail: 8 and 9 follow it");
         assertEquals(8, SrqNextSeg.next(ring, 6 << SHIFT));
         assertEquals(9, SrqNextSeg.next(ring, 8 << SHIFT));
-        srq.postOne(106, 1, 106, 64);
-        srq.postOne(108, 1, 108, 64);
+        postOne(srq, 106, 1, 106, 64);
+        postOne(srq, 108, 1, 108, 64);
         assertEquals(106, addrOf(ring, 6));
         assertEquals(108, addrOf(ring, 8));
-        assertTrue(srq.full(), "9 is the tail, nothing else is free");
+        assertTrue(full(srq), "9 is the tail, nothing else is free");
     }
 
     /**
@@ -124,7 +124,7 @@ class SrqBufferTest {
                 if (action == 0) {   // post a chain
                     int n = 1 + r.nextInt(Math.max(1, wqeCnt / 2));
                     for (int k = 0; k < n; k++) {
-                        boolean full = srq.full();
+                        boolean full = full(srq);
                         assertEquals(outstanding == srq.maxPost(), full,
                                 "full() with " + outstanding + " of " + srq.maxPost() + " outstanding, " + what);
                         if (full) {
@@ -132,16 +132,21 @@ class SrqBufferTest {
                         }
                         long id = nextWrId++;
                         if (r.nextBoolean()) {
-                            srq.postOne(id, 7, id, 64);
+                            postOne(srq, id, 7, id, 64);
                         } else {   // the segment path, its one SGE carrying the wr_id as its address
-                            srq.begin(id);
-                            srq.sge(7, id, 64);
-                            srq.finish();
+                            srq.lock();
+                            try {
+                                srq.begin(id);
+                                srq.sge(7, id, 64);
+                                srq.finish();
+                            } finally {
+                                srq.unlock();
+                            }
                         }
                         postedOrder.add(id);
                         outstanding++;
                     }
-                    srq.ringDoorbell();
+                    ringDoorbell(srq);
                 } else if (action == 1) {   // the device fetches some of what the doorbell record counts
                     int available = (dbr.recvCounter() - fetched) & 0xffff;
                     int n = available == 0 ? 0 : 1 + r.nextInt(available);
@@ -163,6 +168,100 @@ class SrqBufferTest {
                 }
                 assertEquals(outstanding, srq.posted(), what);
             }
+        }
+    }
+
+    /**
+     * A poster thread and a device-and-completer thread on one ring, the way an application's posting thread and its
+     * CQ's polling thread share an SRQ: every WR reaches the device once and in order, and every WQE comes back.
+     * Lost updates under the lock (a free bit, the head, the post count) would hang the poster or misorder the walk.
+     */
+    @Test
+    void aPosterAndACompleterOnTwoThreadsLoseNothing() throws Exception {
+        final int wqeCnt = 64;
+        final long wrs = 200_000;
+        UnsafeBuffer ring = new UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(wqeCnt << SHIFT));
+        UnsafeBuffer dbrMem = new UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(8));
+        SrqBuffer srq = new SrqBuffer(ring, wqeCnt, SHIFT, new DoorbellRecord().wrap(dbrMem, 0));
+        Thread poster = new Thread(() -> {
+            long id = 1;
+            while (id <= wrs) {
+                srq.lock();
+                try {
+                    while (id <= wrs && !srq.full()) {
+                        srq.postOne(id, 7, id, 64);
+                        id++;
+                    }
+                    srq.ringDoorbell();
+                } finally {
+                    srq.unlock();
+                }
+                Thread.onSpinWait();
+            }
+        }, "srq-poster");
+        poster.setDaemon(true);
+        poster.start();
+        int deviceHead = 0;
+        int fetched = 0;
+        int[] held = new int[8];
+        int nHeld = 0;
+        for (long expect = 1; expect <= wrs; ) {
+            int counter = Integer.reverseBytes(dbrMem.getIntVolatile(0)) & 0xffff;   // the record is big-endian
+            int available = (counter - fetched) & 0xffff;
+            for (int k = 0; k < available && expect <= wrs; k++) {
+                assertEquals(expect, addrOf(ring, deviceHead), "fetch " + fetched + " at WQE " + deviceHead);
+                held[nHeld++] = deviceHead;
+                deviceHead = SrqNextSeg.next(ring, deviceHead << SHIFT);
+                fetched++;
+                expect++;
+                if (nHeld == held.length) {   // complete the held ones newest first: out of order
+                    for (int h = nHeld - 1; h >= 0; h--) {
+                        srq.complete(held[h]);
+                    }
+                    nHeld = 0;
+                }
+            }
+            if (available == 0 && nHeld > 0) {   // nothing new: give back what is held, so the poster can go on
+                for (int h = nHeld - 1; h >= 0; h--) {
+                    srq.complete(held[h]);
+                }
+                nHeld = 0;
+            }
+        }
+        poster.join(30_000);
+        assertFalse(poster.isAlive(), "the poster finished");
+        for (int h = nHeld - 1; h >= 0; h--) {
+            srq.complete(held[h]);
+        }
+        assertEquals(0, srq.posted(), "every WR completed");
+    }
+
+    // the posting methods under the ring's lock, as a poster calls them; complete() takes it itself
+
+    private static boolean full(SrqBuffer srq) {
+        srq.lock();
+        try {
+            return srq.full();
+        } finally {
+            srq.unlock();
+        }
+    }
+
+    private static void postOne(SrqBuffer srq, long wrId, int lkey, long addr, int length) {
+        srq.lock();
+        try {
+            srq.postOne(wrId, lkey, addr, length);
+        } finally {
+            srq.unlock();
+        }
+    }
+
+    private static void ringDoorbell(SrqBuffer srq) {
+        srq.lock();
+        try {
+            srq.ringDoorbell();
+        } finally {
+            srq.unlock();
         }
     }
 
