@@ -121,8 +121,8 @@ class ThreadingContractTest extends VerbsTestSupport {
         AtomicReference<Integer> posted = new AtomicReference<>();
         Thread poster = new Thread(() -> posted.set(qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.SEND).sge(mr, 0, 8))));
         poster.start();
-        // bounded wait for the poster to block on the send queue's lock (no timing assertion)
-        while (poster.getState() != Thread.State.WAITING && poster.isAlive()) {
+        // bounded wait for the poster to park on the send queue's lock (timed parks: no timing assertion)
+        while (poster.getState() != Thread.State.TIMED_WAITING && poster.isAlive()) {
             Thread.onSpinWait();
         }
         assertEquals(null, posted.get(), "the post waits while the batch is open");
