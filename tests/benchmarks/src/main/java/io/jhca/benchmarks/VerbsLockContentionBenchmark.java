@@ -1,0 +1,104 @@
+package io.jhca.benchmarks;
+
+import io.jhca.memory.DmaMemory;
+import io.jhca.memory.DmaRegion;
+import io.jhca.rxe.ProgressMode;
+import io.jhca.rxe.RxeDeviceConfig;
+import io.jhca.rxe.RxeProvider;
+import io.jhca.verbs.Access;
+import io.jhca.verbs.AhAttributes;
+import io.jhca.verbs.CompletionQueue;
+import io.jhca.verbs.Context;
+import io.jhca.verbs.MemoryRegion;
+import io.jhca.verbs.Mtu;
+import io.jhca.verbs.ProtectionDomain;
+import io.jhca.verbs.QpAttributes;
+import io.jhca.verbs.QpInitAttributes;
+import io.jhca.verbs.QueuePair;
+import io.jhca.verbs.SendFlags;
+import io.jhca.verbs.SendQueue;
+import io.jhca.verbs.WorkCompletion;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@link VerbsLockBenchmark}'s operations on one shared QP and CQ from two threads at once: what the lock of a shared
+ * queue costs when it is contended (each thread's time per operation). {@code batch}: start, one RDMA WRITE with an
+ * SGE, abort; {@code pollEmpty}: one poll of an empty CQ. An rxe device in CALLER mode that is never progressed.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Threads(2)
+@Fork(value = 1, jvmArgsAppend = {"--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
+        "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"})
+public class VerbsLockContentionBenchmark {
+
+    private Context ctx;
+    private ProtectionDomain pd;
+    private DmaRegion mem;
+    private MemoryRegion mr;
+    private CompletionQueue cq;
+    private QueuePair qp;
+    private SendQueue sq;
+
+    /** Each thread's own completion and wr_id. */
+    @State(Scope.Thread)
+    public static class PerThread {
+        final WorkCompletion wc = new WorkCompletion();
+        long wrId;
+    }
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        ctx = RxeProvider.open(RxeDeviceConfig.builder("lockbench2").address("127.0.0.62").progressMode(ProgressMode.CALLER).build());
+        pd = ctx.allocatePd();
+        mem = DmaMemory.allocate(1 << 16);
+        mr = pd.register(mem, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+        cq = ctx.createCq(64, 0);
+        qp = pd.createQp(QpInitAttributes.rc(cq, cq).maxSendWr(16));
+        // connected to itself; nothing is ever sent
+        qp.modify(QpAttributes.toInit(1, Access.REMOTE_WRITE));
+        qp.modify(QpAttributes.toRtr(qp.qpn(), 0, AhAttributes.to(ctx.queryGid(1, 1)).sgidIndex(1), Mtu.MTU_4096));
+        qp.modify(QpAttributes.toRts(0));
+        sq = qp.sendQueue();
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        qp.close();
+        cq.close();
+        mr.close();
+        mem.close();
+        pd.close();
+        ctx.close();
+    }
+
+    @Benchmark
+    public long batch(PerThread t) {
+        sq.start();
+        sq.wrId(++t.wrId).flags(SendFlags.SIGNALED).rdmaWrite(mr.rkey(), mr.address()).sge(mr, 0, 64);
+        sq.abort();
+        return t.wrId;
+    }
+
+    @Benchmark
+    public int pollEmpty(PerThread t) {
+        return cq.poll(t.wc);
+    }
+}
