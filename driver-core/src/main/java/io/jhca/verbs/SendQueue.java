@@ -59,6 +59,16 @@ public abstract class SendQueue {
     private int dLkey;
     private long dAddr;
     private int dLength;
+    /**
+     * Providers that take it ({@link #SendQueue(QueuePair, boolean)}): the common WR goes to {@link #driverPlainWr} at
+     * its first SGE, with that SGE's arguments still in registers, instead of being kept in the fields above until it
+     * closes; the WR is then closed for the builder ({@link #open} is {@link #NONE}) and {@code written} names its
+     * opcode, until a second SGE reopens it ({@link #driverReopenPlainWr}) or the batch ends. A few field stores and
+     * loads fewer per WR, and an opcode call without the WQE writer inlined in it is small enough for the JIT to
+     * inline into the application's loop.
+     */
+    private final boolean writeAtFirstSge;
+    private int written = NONE;
 
     /** Opcodes this QP's type refuses, as bits by ordinal; the QP's type is fixed, so set once. */
     private final int refusedOps;
@@ -80,10 +90,19 @@ public abstract class SendQueue {
             | 1 << WrOpcode.ATOMIC_FETCH_AND_ADD.ordinal();
 
     protected SendQueue(QueuePair qp) {
+        this(qp, false);
+    }
+
+    /**
+     * @param writeAtFirstSge the provider takes the common WR at its first SGE ({@link #driverPlainWr} before the WR
+     *                        closes) and implements {@link #driverReopenPlainWr} for a second SGE
+     */
+    protected SendQueue(QueuePair qp, boolean writeAtFirstSge) {
         this.qp = qp;
         QpType t = qp.type();
         this.refusedOps = t == QpType.UD ? REFUSED_ON_UD : t == QpType.UC ? REFUSED_ON_UC : 0;
         this.deferPlain = t != QpType.UD;
+        this.writeAtFirstSge = writeAtFirstSge;
     }
 
     private ThreadGuard guard() {
@@ -216,6 +235,7 @@ public abstract class SendQueue {
     /** UD destination of the open WR ({@code ibv_wr_set_ud_addr}). */
     public final SendQueue udAddr(AddressHandle ah, int remoteQpn, int remoteQkey) {
         checkCaller("udAddr");
+        reclaimWritten();   // refused below: udAddr on a QP that is not UD
         requireOpen("udAddr");
         if (qp.type() != QpType.UD) {
             throw fail("udAddr on a " + qp.type() + " QP");
@@ -238,10 +258,24 @@ public abstract class SendQueue {
     public final SendQueue sge(int lkey, long addr, int length) {
         long len = length & 0xFFFFFFFFL;   // an SGE length is unsigned (struct ibv_sge)
         if (deferred && sges == 0 && Thread.currentThread() == batchThread && len <= batchSgeLimit) {
-            // the common WR's only SGE, from the batch's thread, within the limits: kept for the WR's close
+            // the common WR's first SGE, from the batch's thread, within the limits
             sges = 1;
             bytes = len;
-            dLkey = lkey;
+            if (writeAtFirstSge) {   // into the ring now; a second SGE reopens it
+                int op = open;
+                deferred = false;
+                open = NONE;
+                written = op;
+                try {
+                    if (!full && !driverPlainWr(op, dWrId, dFlags, dImm, dRkey, dRaddr, lkey, addr, length, true)) {
+                        full = true;
+                    }
+                } catch (RuntimeException e) {
+                    throw dropped(e);
+                }
+                return this;
+            }
+            dLkey = lkey;   // kept for the WR's close
             dAddr = addr;
             dLength = length;
             return this;
@@ -252,6 +286,7 @@ public abstract class SendQueue {
     /** {@link #sge} with every check, for any SGE but the common WR's first. */
     private SendQueue checkedSge(int lkey, long addr, int length) {
         checkCaller("sge");
+        boolean reopen = reclaimWritten();
         requireOpen("sge");
         if (inline) {
             throw fail("sge after inline data in one WR");
@@ -268,6 +303,13 @@ public abstract class SendQueue {
         }
         if (bytes > qp.maxMessageSize() || bytes > Integer.MAX_VALUE) {
             throw fail(qp.messageTooLong(String.valueOf(opened()), bytes).getMessage());
+        }
+        if (reopen && !full) {   // the WR written at its first SGE takes more: its WQE is open again
+            try {
+                driverReopenPlainWr();
+            } catch (RuntimeException e) {
+                throw dropped(e);
+            }
         }
         if (deferred) {
             if (sges == 1) {
@@ -295,6 +337,7 @@ public abstract class SendQueue {
     /** Inline data for the open WR ({@code ibv_wr_set_inline_data}): copied into the WQE now. */
     public final SendQueue inlineData(DirectBuffer src, int offset, int length) {
         checkCaller("inlineData");
+        reclaimWritten();   // refused below: inline data after an SGE
         requireOpen("inlineData");
         if (open == WrOpcode.RDMA_READ.ordinal() || opened().isAtomic() || opened().isLocal()) {
             throw fail("inline data with " + opened());
@@ -370,6 +413,7 @@ public abstract class SendQueue {
         batchThread = null;
         started = false;
         open = NONE;
+        written = NONE;
         deferred = false;
         guard().exit();
     }
@@ -482,6 +526,20 @@ public abstract class SendQueue {
         return OPCODES[open];
     }
 
+    /**
+     * A call that belongs to the WR written at its first SGE (a second SGE, inline data, an address) makes it the open
+     * WR again for the builder's checks; true if there was one. Only while no other WR was opened since: an opcode
+     * call opens its own, and the batch's end forgets it.
+     */
+    private boolean reclaimWritten() {
+        if (open != NONE || written == NONE) {
+            return false;
+        }
+        open = written;
+        written = NONE;
+        return true;
+    }
+
     private void requireOpen(String call) {
         if (open == NONE) {
             throw fail(call + "() without an opcode call before it");
@@ -546,6 +604,15 @@ public abstract class SendQueue {
         }
         driverCloseWr();
         return true;
+    }
+
+    /**
+     * Provider side, for a provider that takes the common WR at its first SGE: the WR {@link #driverPlainWr} wrote last
+     * gets another SGE, so it becomes the open WR again, its SGE kept: {@link #driverSge} adds to it and
+     * {@link #driverCloseWr} closes it. Called only after such a write of this batch, with nothing opened since.
+     */
+    protected void driverReopenPlainWr() {
+        throw new UnsupportedOperationException("this provider takes the common WR when it closes");
     }
 
     /** Provider side: the open WQE is complete (write its size, advance the producer index). */

@@ -15,7 +15,8 @@ import io.jhca.verbs.WrOpcode;
 
 /**
  * The send builder of an mlx5 QP (rdma-core's {@code ibv_wr_*} on mlx5): the common WR (one SGE at most, not inline)
- * is written as one WQE when it closes, with the call postSend uses for it ({@code SqBuffer.writeOneSge}); any other
+ * is written as one WQE at its SGE (or, with none, when it closes), with the call postSend uses for it
+ * ({@code SqBuffer.writeOneSge}), and opened again if a second SGE follows ({@code SqBuffer.reopenLast}); any other
  * WR segment by segment as its calls come, straight into the send ring, once. {@link #complete()} rings one doorbell
  * for the batch, {@link #abort()} rolls the producer counter back (the device never saw the WQEs). The classic
  * postSend path opens its other WQEs with {@link #open} too, so both write identical bytes.
@@ -27,7 +28,7 @@ final class Mlx5SendQueue extends SendQueue {
     private final Mlx5Qp qp;
 
     Mlx5SendQueue(Mlx5Qp qp, SqBuffer sq) {
-        super(qp);
+        super(qp, true);   // the common WR goes into the ring at its first SGE; a second one reopens it (reopenLast)
         this.sq = sq;
         this.type = qp.type();
         this.qp = qp;
@@ -112,6 +113,12 @@ final class Mlx5SendQueue extends SendQueue {
         q.writeOneSge(p & WqeOpcodes.PLAIN_OPCODE_MASK, p >>> WqeOpcodes.PLAIN_WC_SHIFT, wrId, sendFlags,
                 (p & WqeOpcodes.PLAIN_IMM) != 0 ? imm : 0, (p & WqeOpcodes.PLAIN_RDMA) != 0, remoteAddr, rkey, lkey, addr,
                 length);
+    }
+
+    /** The WR {@link #driverPlainWr} just wrote gets another SGE: open its WQE again for {@link #driverSge}. */
+    @Override
+    protected void driverReopenPlainWr() {
+        sq.reopenLast();
     }
 
     @Override

@@ -384,6 +384,31 @@ public final class SqBuffer {
     }
 
     /**
+     * Opens again the WQE that {@link #writeOneSge} wrote last, as if {@link #begin}, {@link #raddr} and {@link #data}
+     * had written it and {@link #finish} had not run: more data segments may follow, and {@code finish} closes it with
+     * its new size. For a builder WR written at its first SGE that gets a second one. Nothing since the last doorbell
+     * was published, so its slot is still the driver's. Its fence stays as written (the next WQE does not get it back):
+     * a builder WR that fails after this drops its whole batch ({@link #abortBatch}), not this WQE alone.
+     *
+     * @throws IllegalStateException if a WQE is open or the last WQE is not an unpublished one-WQEBB WQE
+     */
+    public void reopenLast() {
+        int c = lastCtrl;
+        int post = curPost - 1;
+        if (ctrl >= 0 || posted == head || c != start + (post & (wqeCnt - 1)) * SendWqeLayout.WQEBB
+                || SendWqeLayout.wqebbs(dsAt(c)) != 1) {
+            throw new IllegalStateException("no unpublished one-call WQE to reopen");
+        }
+        curPost = post;
+        posted--;
+        ctrl = c;
+        ds = dsAt(c);
+        kind = 0;
+        openFence = nextFence;
+        meta[post & (meta.length - 1)] &= ~(0xffL << 8);   // its size comes back with finish
+    }
+
+    /**
      * Drops the WQE opened by {@link #begin} and not finished (its WR was refused half-way): nothing of it was
      * published and {@code curPost} did not move, so the next WQE takes its slot, and the fence a window bind left
      * goes to that next WQE (as mlx5_ib keeps {@code qp->next_fence} when a WR fails). No-op if no WQE is open.

@@ -74,6 +74,74 @@ class OneSgeWqeTest {
         }
     }
 
+    /**
+     * A one-call WQE opened again ({@link SqBuffer#reopenLast}, the builder's WR that gets a second SGE) and given one
+     * or two more data segments, then closed, is byte for byte and counter for counter the WQE the segment path writes
+     * for the whole WR, including WQEs that grow past their WQEBB at the ring's end and wrap to its start.
+     */
+    @Test
+    void aReopenedWqeEndsAsTheSegmentPathWritesIt() {
+        long seed = Long.getLong("jhca.onesge.seed", System.nanoTime());
+        System.out.println("OneSgeWqeTest reopen seed " + seed + " (replay with -Djhca.onesge.seed=" + seed + ")");
+        Random r = new Random(seed);
+        try (RingFixture segments = new RingFixture(16, 16, 16, 6, 64, SqBuffer.BF_OFF);
+             RingFixture oneCall = new RingFixture(16, 16, 16, 6, 64, SqBuffer.BF_OFF)) {
+            SqBuffer a = segments.sq;
+            SqBuffer b = oneCall.sq;
+            int ringBytes = a.wqeCnt() * 64;
+            for (int i = 0; i < 60; i++) {
+                int k = r.nextInt(OPCODES.length);
+                boolean rdma = OPCODES[k] != Mlx5Opcode.SEND && OPCODES[k] != Mlx5Opcode.SEND_IMM;
+                int flags = r.nextInt(8) & (SendFlags.SIGNALED | SendFlags.SOLICITED | SendFlags.FENCE);
+                int imm = OPCODES[k] == Mlx5Opcode.SEND_IMM || OPCODES[k] == Mlx5Opcode.RDMA_WRITE_IMM ? r.nextInt() : 0;
+                long raddr = r.nextLong();
+                int rkey = r.nextInt();
+                long wrId = r.nextLong();
+                int sges = 2 + r.nextInt(2);
+                int[] lkey = new int[sges];
+                long[] addr = new long[sges];
+                int[] length = new int[sges];
+                for (int g = 0; g < sges; g++) {
+                    lkey[g] = r.nextInt();
+                    addr[g] = r.nextLong();
+                    length[g] = r.nextInt(4) == 0 ? 0 : 1 + r.nextInt(1 << 20);
+                }
+                String what = "WR " + i + " of " + sges + " SGEs (seed " + seed + ")";
+
+                a.begin(OPCODES[k], WC[k], wrId, flags, imm);
+                if (rdma) {
+                    a.raddr(raddr, rkey);
+                }
+                for (int g = 0; g < sges; g++) {
+                    a.data(lkey[g], addr[g], length[g]);
+                }
+                a.finish();
+                b.writeOneSge(OPCODES[k], WC[k], wrId, flags, imm, rdma, raddr, rkey, lkey[0], addr[0], length[0]);
+                b.reopenLast();
+                for (int g = 1; g < sges; g++) {
+                    b.data(lkey[g], addr[g], length[g]);
+                }
+                b.finish();
+
+                assertEquals(hex(a.buffer(), a.start(), ringBytes), hex(b.buffer(), b.start(), ringBytes), what);
+                assertEquals(a.curPost(), b.curPost(), what);
+                assertEquals(a.pending(), b.pending(), what);
+                a.ringDoorbell();
+                b.ringDoorbell();
+                assertThrows(IllegalStateException.class, b::reopenLast, "published: nothing to reopen, " + what);
+                if (a.outstanding() >= 4 || r.nextInt(3) == 0) {
+                    // a software flush walks the WQEs by the sizes they were closed with: both walks must agree
+                    while (a.outstanding() > 0) {
+                        int wqe = a.flushOldest();
+                        assertEquals(wqe, b.flushOldest(), "flushed WQE, " + what);
+                        assertEquals(a.wrId(wqe), b.wrId(wqe), what);
+                    }
+                    assertEquals(0, b.outstanding(), what);
+                }
+            }
+        }
+    }
+
     @Test
     void refusedWhileAWqeIsOpen() {
         try (RingFixture f = new RingFixture(16, 16, 16, 6, 64, SqBuffer.BF_OFF)) {
