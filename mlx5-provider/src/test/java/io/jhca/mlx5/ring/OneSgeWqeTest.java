@@ -36,25 +36,16 @@ class OneSgeWqeTest {
             SqBuffer b = oneCall.sq;
             int ringBytes = a.wqeCnt() * 64;
             for (int i = 0; i < 40; i++) {
-                int k = r.nextInt(OPCODES.length);
-                boolean rdma = OPCODES[k] != Mlx5Opcode.SEND && OPCODES[k] != Mlx5Opcode.SEND_IMM;
-                int flags = r.nextInt(8) & (SendFlags.SIGNALED | SendFlags.SOLICITED | SendFlags.FENCE);
-                int imm = OPCODES[k] == Mlx5Opcode.SEND_IMM || OPCODES[k] == Mlx5Opcode.RDMA_WRITE_IMM ? r.nextInt() : 0;
-                long raddr = r.nextLong();
-                int rkey = r.nextInt();
+                Wr w = Wr.random(r);
                 int lkey = r.nextInt();
                 long addr = r.nextLong();
-                int length = r.nextInt(4) == 0 ? 0 : 1 + r.nextInt(1 << 20);
-                long wrId = r.nextLong();
+                int length = randomLength(r);
                 String what = "WR " + i + " (seed " + seed + ")";
 
-                a.begin(OPCODES[k], WC[k], wrId, flags, imm);
-                if (rdma) {
-                    a.raddr(raddr, rkey);
-                }
+                w.begin(a);
                 a.data(lkey, addr, length);
                 a.finish();
-                b.writeOneSge(OPCODES[k], WC[k], wrId, flags, imm, rdma, raddr, rkey, lkey, addr, length);
+                w.writeOneSge(b, lkey, addr, length);
 
                 assertEquals(hex(a.buffer(), a.start(), ringBytes), hex(b.buffer(), b.start(), ringBytes), what);
                 assertEquals(a.curPost(), b.curPost(), what);
@@ -90,13 +81,7 @@ class OneSgeWqeTest {
             SqBuffer b = oneCall.sq;
             int ringBytes = a.wqeCnt() * 64;
             for (int i = 0; i < 60; i++) {
-                int k = r.nextInt(OPCODES.length);
-                boolean rdma = OPCODES[k] != Mlx5Opcode.SEND && OPCODES[k] != Mlx5Opcode.SEND_IMM;
-                int flags = r.nextInt(8) & (SendFlags.SIGNALED | SendFlags.SOLICITED | SendFlags.FENCE);
-                int imm = OPCODES[k] == Mlx5Opcode.SEND_IMM || OPCODES[k] == Mlx5Opcode.RDMA_WRITE_IMM ? r.nextInt() : 0;
-                long raddr = r.nextLong();
-                int rkey = r.nextInt();
-                long wrId = r.nextLong();
+                Wr w = Wr.random(r);
                 int sges = 2 + r.nextInt(2);
                 int[] lkey = new int[sges];
                 long[] addr = new long[sges];
@@ -104,19 +89,16 @@ class OneSgeWqeTest {
                 for (int g = 0; g < sges; g++) {
                     lkey[g] = r.nextInt();
                     addr[g] = r.nextLong();
-                    length[g] = r.nextInt(4) == 0 ? 0 : 1 + r.nextInt(1 << 20);
+                    length[g] = randomLength(r);
                 }
                 String what = "WR " + i + " of " + sges + " SGEs (seed " + seed + ")";
 
-                a.begin(OPCODES[k], WC[k], wrId, flags, imm);
-                if (rdma) {
-                    a.raddr(raddr, rkey);
-                }
+                w.begin(a);
                 for (int g = 0; g < sges; g++) {
                     a.data(lkey[g], addr[g], length[g]);
                 }
                 a.finish();
-                b.writeOneSge(OPCODES[k], WC[k], wrId, flags, imm, rdma, raddr, rkey, lkey[0], addr[0], length[0]);
+                w.writeOneSge(b, lkey[0], addr[0], length[0]);
                 b.reopenLast();
                 for (int g = 1; g < sges; g++) {
                     b.data(lkey[g], addr[g], length[g]);
@@ -149,6 +131,37 @@ class OneSgeWqeTest {
             assertThrows(IllegalStateException.class,
                     () -> f.sq.writeOneSge(Mlx5Opcode.SEND, WcOpcode.SEND, 2, 0, 0, false, 0, 0, 1, 4096, 8));
         }
+    }
+
+    /** A random plain WR's control and remote address fields; its SGEs come on their own. */
+    private record Wr(int k, int flags, int imm, long raddr, int rkey, long wrId) {
+        static Wr random(Random r) {
+            int k = r.nextInt(OPCODES.length);
+            int flags = r.nextInt(8) & (SendFlags.SIGNALED | SendFlags.SOLICITED | SendFlags.FENCE);
+            int imm = OPCODES[k] == Mlx5Opcode.SEND_IMM || OPCODES[k] == Mlx5Opcode.RDMA_WRITE_IMM ? r.nextInt() : 0;
+            return new Wr(k, flags, imm, r.nextLong(), r.nextInt(), r.nextLong());
+        }
+
+        boolean rdma() {
+            return OPCODES[k] != Mlx5Opcode.SEND && OPCODES[k] != Mlx5Opcode.SEND_IMM;
+        }
+
+        /** The segment path up to the data segments: begin, and raddr for RDMA. */
+        void begin(SqBuffer sq) {
+            sq.begin(OPCODES[k], WC[k], wrId, flags, imm);
+            if (rdma()) {
+                sq.raddr(raddr, rkey);
+            }
+        }
+
+        void writeOneSge(SqBuffer sq, int lkey, long addr, int length) {
+            sq.writeOneSge(OPCODES[k], WC[k], wrId, flags, imm, rdma(), raddr, rkey, lkey, addr, length);
+        }
+    }
+
+    /** An SGE length: 0 one time in four (skipped by both paths), else up to 1 MiB. */
+    private static int randomLength(Random r) {
+        return r.nextInt(4) == 0 ? 0 : 1 + r.nextInt(1 << 20);
     }
 
     private static String hex(UnsafeBuffer buf, int offset, int length) {

@@ -1,20 +1,7 @@
 package io.jhca.benchmarks;
 
-import io.jhca.memory.DmaMemory;
-import io.jhca.memory.DmaRegion;
-import io.jhca.rxe.ProgressMode;
-import io.jhca.rxe.RxeDeviceConfig;
-import io.jhca.rxe.RxeProvider;
-import io.jhca.verbs.Access;
-import io.jhca.verbs.AhAttributes;
 import io.jhca.verbs.CompletionQueue;
-import io.jhca.verbs.Context;
 import io.jhca.verbs.MemoryRegion;
-import io.jhca.verbs.Mtu;
-import io.jhca.verbs.ProtectionDomain;
-import io.jhca.verbs.QpAttributes;
-import io.jhca.verbs.QpInitAttributes;
-import io.jhca.verbs.QueuePair;
 import io.jhca.verbs.SendFlags;
 import io.jhca.verbs.SendQueue;
 import io.jhca.verbs.WorkCompletion;
@@ -49,12 +36,9 @@ import java.util.concurrent.TimeUnit;
         "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"})
 public class VerbsLockContentionBenchmark {
 
-    private Context ctx;
-    private ProtectionDomain pd;
-    private DmaRegion mem;
+    private IdleRxeQp rig;
     private MemoryRegion mr;
     private CompletionQueue cq;
-    private QueuePair qp;
     private SendQueue sq;
 
     /** Each thread's own completion and wr_id. */
@@ -66,27 +50,15 @@ public class VerbsLockContentionBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        ctx = RxeProvider.open(RxeDeviceConfig.builder("lockbench2").address("127.0.0.62").progressMode(ProgressMode.CALLER).build());
-        pd = ctx.allocatePd();
-        mem = DmaMemory.allocate(1 << 16);
-        mr = pd.register(mem, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
-        cq = ctx.createCq(64, 0);
-        qp = pd.createQp(QpInitAttributes.rc(cq, cq).maxSendWr(16));
-        // connected to itself; nothing is ever sent
-        qp.modify(QpAttributes.toInit(1, Access.REMOTE_WRITE));
-        qp.modify(QpAttributes.toRtr(qp.qpn(), 0, AhAttributes.to(ctx.queryGid(1, 1)).sgidIndex(1), Mtu.MTU_4096));
-        qp.modify(QpAttributes.toRts(0));
-        sq = qp.sendQueue();
+        rig = new IdleRxeQp("lockbench2", "127.0.0.62", false);
+        mr = rig.mr;
+        cq = rig.cq;
+        sq = rig.qp.sendQueue();
     }
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        qp.close();
-        cq.close();
-        mr.close();
-        mem.close();
-        pd.close();
-        ctx.close();
+        rig.close();
     }
 
     @Benchmark
