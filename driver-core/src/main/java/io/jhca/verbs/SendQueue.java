@@ -40,6 +40,31 @@ public abstract class SendQueue {
     private int open = NONE;
     private static final int NONE = -1;
     private static final WrOpcode[] OPCODES = WrOpcode.values();
+    /*
+     * Each opcode call passes its opcode as a static final ordinal and asks about it through static final masks: with
+     * the call inlined both are constants and the questions fold away. An enum constant's fields are not constants to
+     * the JIT (it trusts no final instance field of an ordinary class), so op.isAtomic() was a load and a test per WR.
+     */
+    private static final int OP_SEND = WrOpcode.SEND.ordinal();
+    private static final int OP_SEND_WITH_IMM = WrOpcode.SEND_WITH_IMM.ordinal();
+    private static final int OP_RDMA_WRITE = WrOpcode.RDMA_WRITE.ordinal();
+    private static final int OP_RDMA_WRITE_WITH_IMM = WrOpcode.RDMA_WRITE_WITH_IMM.ordinal();
+    private static final int OP_RDMA_READ = WrOpcode.RDMA_READ.ordinal();
+    private static final int OP_ATOMIC_CMP_AND_SWP = WrOpcode.ATOMIC_CMP_AND_SWP.ordinal();
+    private static final int OP_ATOMIC_FETCH_AND_ADD = WrOpcode.ATOMIC_FETCH_AND_ADD.ordinal();
+    private static final int OP_SEND_WITH_INV = WrOpcode.SEND_WITH_INV.ordinal();
+    private static final int OP_LOCAL_INV = WrOpcode.LOCAL_INV.ordinal();
+    private static final int OP_BIND_MW = WrOpcode.BIND_MW.ordinal();
+    private static final int ATOMIC_OPS = maskOf(WrOpcode::isAtomic);
+    private static final int PLAIN_OPS = maskOf(WrOpcode::isPlain);
+
+    private static int maskOf(java.util.function.Predicate<WrOpcode> kind) {
+        int mask = 0;
+        for (WrOpcode op : OPCODES) {
+            mask |= kind.test(op) ? 1 << op.ordinal() : 0;
+        }
+        return mask;
+    }
     private int sges;
     private long bytes;
     private boolean inline;
@@ -154,43 +179,43 @@ public abstract class SendQueue {
     }
 
     public final SendQueue send() {
-        return openWr(WrOpcode.SEND, 0, 0, 0, 0, 0);
+        return openWr(OP_SEND, 0, 0, 0, 0, 0);
     }
 
     public final SendQueue sendImm(int imm) {
-        return openWr(WrOpcode.SEND_WITH_IMM, imm, 0, 0, 0, 0);
+        return openWr(OP_SEND_WITH_IMM, imm, 0, 0, 0, 0);
     }
 
     public final SendQueue rdmaWrite(int rkey, long remoteAddr) {
-        return openWr(WrOpcode.RDMA_WRITE, 0, rkey, remoteAddr, 0, 0);
+        return openWr(OP_RDMA_WRITE, 0, rkey, remoteAddr, 0, 0);
     }
 
     public final SendQueue rdmaWriteImm(int rkey, long remoteAddr, int imm) {
-        return openWr(WrOpcode.RDMA_WRITE_WITH_IMM, imm, rkey, remoteAddr, 0, 0);
+        return openWr(OP_RDMA_WRITE_WITH_IMM, imm, rkey, remoteAddr, 0, 0);
     }
 
     public final SendQueue rdmaRead(int rkey, long remoteAddr) {
-        return openWr(WrOpcode.RDMA_READ, 0, rkey, remoteAddr, 0, 0);
+        return openWr(OP_RDMA_READ, 0, rkey, remoteAddr, 0, 0);
     }
 
     public final SendQueue atomicCmpSwp(int rkey, long remoteAddr, long compare, long swap) {
-        return openWr(WrOpcode.ATOMIC_CMP_AND_SWP, 0, rkey, remoteAddr, compare, swap);
+        return openWr(OP_ATOMIC_CMP_AND_SWP, 0, rkey, remoteAddr, compare, swap);
     }
 
     public final SendQueue atomicFetchAdd(int rkey, long remoteAddr, long add) {
-        return openWr(WrOpcode.ATOMIC_FETCH_AND_ADD, 0, rkey, remoteAddr, add, 0);
+        return openWr(OP_ATOMIC_FETCH_AND_ADD, 0, rkey, remoteAddr, add, 0);
     }
 
     /** A SEND whose responder invalidates {@code invalidateRkey} ({@code ibv_wr_send_inv}); RC only. */
     public final SendQueue sendInv(int invalidateRkey) {
         checkMwOp(WrOpcode.SEND_WITH_INV);
-        return openWr(WrOpcode.SEND_WITH_INV, invalidateRkey, 0, 0, 0, 0);
+        return openWr(OP_SEND_WITH_INV, invalidateRkey, 0, 0, 0, 0);
     }
 
     /** Invalidates a type 2 window's {@code rkey} ({@code ibv_wr_local_inv}); no SGEs follow. */
     public final SendQueue localInv(int rkey) {
         checkMwOp(WrOpcode.LOCAL_INV);
-        return openWr(WrOpcode.LOCAL_INV, rkey, 0, 0, 0, 0);
+        return openWr(OP_LOCAL_INV, rkey, 0, 0, 0, 0);
     }
 
     /**
@@ -210,7 +235,7 @@ public abstract class SendQueue {
         if ((rkey & 0xFFFFFF00) != (mw.rkey() & 0xFFFFFF00)) {
             throw fail("bindMw rkey 0x" + Integer.toHexString(rkey) + " is not of " + mw.describe());
         }
-        openWr(WrOpcode.BIND_MW, 0, rkey, 0, 0, 0);
+        openWr(OP_BIND_MW, 0, rkey, 0, 0, 0);
         if (!full) {
             try {
                 driverBindMw(mw, rkey, bind);
@@ -432,29 +457,30 @@ public abstract class SendQueue {
         }
     }
 
-    private SendQueue openWr(WrOpcode op, int imm, int rkey, long raddr, long compareAdd, long swap) {
+    private SendQueue openWr(int op, int imm, int rkey, long raddr, long compareAdd, long swap) {
         if (Thread.currentThread() != batchThread) {   // not the batch's own thread: find out why, and refuse
-            checkCaller(op.toString());
+            checkCaller(OPCODES[op].toString());
             if (!started) {
-                throw new VerbsException(VerbsException.EINVAL, "send builder of " + qp.describe() + ": " + op + " before start()");
+                throw new VerbsException(VerbsException.EINVAL, "send builder of " + qp.describe() + ": " + OPCODES[op]
+                        + " before start()");
             }
         }
         closeWr();
         if (qp.isClosed()) {
             throw fail(qp.describe() + " was closed during the batch");
         }
-        if ((refusedOps & 1 << op.ordinal()) != 0) {
-            throw fail("opcode " + op + " is not supported on " + qp.type());
+        if ((refusedOps & 1 << op) != 0) {
+            throw fail("opcode " + OPCODES[op] + " is not supported on " + qp.type());
         }
-        if (op.isAtomic() && (raddr & 7) != 0) {
-            throw fail(op + " remote address 0x" + Long.toHexString(raddr) + " is not 8-byte aligned");
+        if ((ATOMIC_OPS & 1 << op) != 0 && (raddr & 7) != 0) {
+            throw fail(OPCODES[op] + " remote address 0x" + Long.toHexString(raddr) + " is not 8-byte aligned");
         }
-        open = op.ordinal();
+        open = op;
         sges = 0;
         bytes = 0;
         inline = false;
         udAddressed = false;
-        if (!full && deferPlain && op.isPlain()) {
+        if (!full && deferPlain && (PLAIN_OPS & 1 << op) != 0) {
             deferred = true;
             dWrId = wrId;
             dFlags = flags;
@@ -464,7 +490,7 @@ public abstract class SendQueue {
             return this;
         }
         try {
-            if (!full && !driverOpenWr(op, wrId, flags, imm, rkey, raddr, compareAdd, swap)) {
+            if (!full && !driverOpenWr(OPCODES[op], wrId, flags, imm, rkey, raddr, compareAdd, swap)) {
                 full = true;
             }
         } catch (RuntimeException e) {

@@ -98,18 +98,19 @@ final class Mlx5SendQueue extends SendQueue {
         if (q == null || q.full()) {
             return false;
         }
-        writePlain(q, opOrdinal, wrId, sendFlags, imm, rkey, remoteAddr, lkey, addr, length);
+        // the opcode's facts: a constant when the opcode call is inlined
+        writePlain(q, WqeOpcodes.plainOf(opOrdinal), wrId, sendFlags, imm, rkey, remoteAddr, lkey, addr, length);
         return true;
     }
 
     /**
      * The whole WQE of a plain WR ({@link WrOpcode#isPlain}, RC or UC, at most one SGE, not inline; {@code length} 0:
-     * no gather entry) in one call, for the builder and postSend alike, the opcode by its ordinal: the same bytes as
-     * the segment path (WqeBytesTest). The caller has checked that the ring has room.
+     * no gather entry) in one call, for the builder and postSend alike, the opcode by its facts
+     * ({@link WqeOpcodes#plain}): the same bytes as the segment path (WqeBytesTest). The caller has checked that the
+     * ring has room.
      */
-    static void writePlain(SqBuffer q, int opOrdinal, long wrId, int sendFlags, int imm, int rkey, long remoteAddr,
+    static void writePlain(SqBuffer q, int p, long wrId, int sendFlags, int imm, int rkey, long remoteAddr,
                            int lkey, long addr, int length) {
-        int p = WqeOpcodes.plain(opOrdinal);
         q.writeOneSge(p & WqeOpcodes.PLAIN_OPCODE_MASK, p >>> WqeOpcodes.PLAIN_WC_SHIFT, wrId, sendFlags,
                 (p & WqeOpcodes.PLAIN_IMM) != 0 ? imm : 0, (p & WqeOpcodes.PLAIN_RDMA) != 0, remoteAddr, rkey, lkey, addr,
                 length);
