@@ -27,42 +27,33 @@ class OneSgeWqeTest {
 
     @Test
     void sameBytesAndBookkeepingAsTheSegmentPath() {
-        long seed = Long.getLong("jhca.onesge.seed", System.nanoTime());
-        System.out.println("OneSgeWqeTest seed " + seed + " (replay with -Djhca.onesge.seed=" + seed + ")");
-        Random r = new Random(seed);
-        try (RingFixture segments = new RingFixture(16, 16, 16, 6, 64, SqBuffer.BF_OFF);
-             RingFixture oneCall = new RingFixture(16, 16, 16, 6, 64, SqBuffer.BF_OFF)) {
-            SqBuffer a = segments.sq;
-            SqBuffer b = oneCall.sq;
-            int ringBytes = a.wqeCnt() * 64;
-            for (int i = 0; i < 40; i++) {
-                Wr w = Wr.random(r);
-                int lkey = r.nextInt();
-                long addr = r.nextLong();
-                int length = randomLength(r);
-                String what = "WR " + i + " (seed " + seed + ")";
+        twoRings("", 40, (r, a, b, ringBytes, i, seed) -> {
+            Wr w = Wr.random(r);
+            int lkey = r.nextInt();
+            long addr = r.nextLong();
+            int length = randomLength(r);
+            String what = "WR " + i + " (seed " + seed + ")";
 
-                w.begin(a);
-                a.data(lkey, addr, length);
-                a.finish();
-                w.writeOneSge(b, lkey, addr, length);
+            w.begin(a);
+            a.data(lkey, addr, length);
+            a.finish();
+            w.writeOneSge(b, lkey, addr, length);
 
-                assertEquals(hex(a.buffer(), a.start(), ringBytes), hex(b.buffer(), b.start(), ringBytes), what);
-                assertEquals(a.curPost(), b.curPost(), what);
-                assertEquals(a.pending(), b.pending(), what);
-                int slot = a.curPost() - 1;
-                assertEquals(a.wrId(slot), b.wrId(slot), what);
-                assertEquals(a.wcOpcode(slot), b.wcOpcode(slot), what);
-                if (r.nextBoolean()) {   // doorbells and retirements in between, so head, tail and wqe_head move too
-                    a.ringDoorbell();
-                    b.ringDoorbell();
-                    a.retire(slot);
-                    b.retire(slot);
-                    assertEquals(a.tail(), b.tail(), what);
-                    assertEquals(a.head(), b.head(), what);
-                }
+            assertEquals(hex(a.buffer(), a.start(), ringBytes), hex(b.buffer(), b.start(), ringBytes), what);
+            assertEquals(a.curPost(), b.curPost(), what);
+            assertEquals(a.pending(), b.pending(), what);
+            int slot = a.curPost() - 1;
+            assertEquals(a.wrId(slot), b.wrId(slot), what);
+            assertEquals(a.wcOpcode(slot), b.wcOpcode(slot), what);
+            if (r.nextBoolean()) {   // doorbells and retirements in between, so head, tail and wqe_head move too
+                a.ringDoorbell();
+                b.ringDoorbell();
+                a.retire(slot);
+                b.retire(slot);
+                assertEquals(a.tail(), b.tail(), what);
+                assertEquals(a.head(), b.head(), what);
             }
-        }
+        });
     }
 
     /**
@@ -72,56 +63,47 @@ class OneSgeWqeTest {
      */
     @Test
     void aReopenedWqeEndsAsTheSegmentPathWritesIt() {
-        long seed = Long.getLong("jhca.onesge.seed", System.nanoTime());
-        System.out.println("OneSgeWqeTest reopen seed " + seed + " (replay with -Djhca.onesge.seed=" + seed + ")");
-        Random r = new Random(seed);
-        try (RingFixture segments = new RingFixture(16, 16, 16, 6, 64, SqBuffer.BF_OFF);
-             RingFixture oneCall = new RingFixture(16, 16, 16, 6, 64, SqBuffer.BF_OFF)) {
-            SqBuffer a = segments.sq;
-            SqBuffer b = oneCall.sq;
-            int ringBytes = a.wqeCnt() * 64;
-            for (int i = 0; i < 60; i++) {
-                Wr w = Wr.random(r);
-                int sges = 2 + r.nextInt(2);
-                int[] lkey = new int[sges];
-                long[] addr = new long[sges];
-                int[] length = new int[sges];
-                for (int g = 0; g < sges; g++) {
-                    lkey[g] = r.nextInt();
-                    addr[g] = r.nextLong();
-                    length[g] = randomLength(r);
-                }
-                String what = "WR " + i + " of " + sges + " SGEs (seed " + seed + ")";
-
-                w.begin(a);
-                for (int g = 0; g < sges; g++) {
-                    a.data(lkey[g], addr[g], length[g]);
-                }
-                a.finish();
-                w.writeOneSge(b, lkey[0], addr[0], length[0]);
-                b.reopenLast();
-                for (int g = 1; g < sges; g++) {
-                    b.data(lkey[g], addr[g], length[g]);
-                }
-                b.finish();
-
-                assertEquals(hex(a.buffer(), a.start(), ringBytes), hex(b.buffer(), b.start(), ringBytes), what);
-                assertEquals(a.curPost(), b.curPost(), what);
-                assertEquals(a.pending(), b.pending(), what);
-                a.ringDoorbell();
-                b.ringDoorbell();
-                assertThrows(IllegalStateException.class, b::reopenLast, "published: nothing to reopen, " + what);
-                if (a.outstanding() >= 4 || r.nextInt(3) == 0) {
-                    // a software flush walks the WQEs by the sizes they were closed with: both walks must agree
-                    while (a.outstanding() > 0) {
-                        int wqe = a.flushOldest();
-                        assertEquals(wqe, b.flushOldest(), "flushed WQE, " + what);
-                        assertEquals(a.wrId(wqe), b.wrId(wqe), what);
-                    }
-                    assertEquals(0, b.outstanding(), what);
-                }
+        twoRings("reopen ", 60, (r, a, b, ringBytes, i, seed) -> {
+            Wr w = Wr.random(r);
+            int sges = 2 + r.nextInt(2);
+            int[] lkey = new int[sges];
+            long[] addr = new long[sges];
+            int[] length = new int[sges];
+            for (int g = 0; g < sges; g++) {
+                lkey[g] = r.nextInt();
+                addr[g] = r.nextLong();
+                length[g] = randomLength(r);
             }
-        }
+            String what = "WR " + i + " of " + sges + " SGEs (seed " + seed + ")";
+
+            w.begin(a);
+            for (int g = 0; g < sges; g++) {
+                a.data(lkey[g], addr[g], length[g]);
+            }
+            a.finish();
+            w.writeOneSge(b, lkey[0], addr[0], length[0]);
+            b.reopenLast();
+            for (int g = 1; g < sges; g++) {
+                b.data(lkey[g], addr[g], length[g]);
+            }
+            b.finish();
+
+            assertEquals(hex(a.buffer(), a.start(), ringBytes), hex(b.buffer(), b.start(), ringBytes), what);
+            assertEquals(a.curPost(), b.curPost(), what);
+            assertEquals(a.pending(), b.pending(), what);
+            a.ringDoorbell();
+            b.ringDoorbell();
+            assertThrows(IllegalStateException.class, b::reopenLast, "published: nothing to reopen, " + what);
+            if (a.outstanding() >= 4 || r.nextInt(3) == 0) {
+                // a software flush walks the WQEs by the sizes they were closed with: both walks must agree
+                while (a.outstanding() > 0) {
+                    int wqe = a.flushOldest();
+                    assertEquals(wqe, b.flushOldest(), "flushed WQE, " + what);
+                    assertEquals(a.wrId(wqe), b.wrId(wqe), what);
+                }
+                assertEquals(0, b.outstanding(), what);
+            }
+        });
     }
 
     @Test
@@ -130,6 +112,24 @@ class OneSgeWqeTest {
             f.sq.begin(Mlx5Opcode.SEND, WcOpcode.SEND, 1, 0, 0);
             assertThrows(IllegalStateException.class,
                     () -> f.sq.writeOneSge(Mlx5Opcode.SEND, WcOpcode.SEND, 2, 0, 0, false, 0, 0, 1, 4096, 8));
+        }
+    }
+
+    /** One step of a two-ring comparison: WR {@code i}, the segment path's ring {@code a}, the one-call ring {@code b}. */
+    private interface Step {
+        void run(Random r, SqBuffer a, SqBuffer b, int ringBytes, int i, long seed);
+    }
+
+    /** Runs {@code step} for {@code wrs} WRs over two fresh rings, with a printed, replayable seed. */
+    private static void twoRings(String what, int wrs, Step step) {
+        long seed = Long.getLong("jhca.onesge.seed", System.nanoTime());
+        System.out.println("OneSgeWqeTest " + what + "seed " + seed + " (replay with -Djhca.onesge.seed=" + seed + ")");
+        Random r = new Random(seed);
+        try (RingFixture segments = new RingFixture(16, 16, 16, 6, 64, SqBuffer.BF_OFF);
+             RingFixture oneCall = new RingFixture(16, 16, 16, 6, 64, SqBuffer.BF_OFF)) {
+            for (int i = 0; i < wrs; i++) {
+                step.run(r, segments.sq, oneCall.sq, segments.sq.wqeCnt() * 64, i, seed);
+            }
         }
     }
 
