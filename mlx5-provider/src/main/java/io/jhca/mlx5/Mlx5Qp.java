@@ -291,7 +291,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
             return false;
         }
         Sge s = wr.numSge() == 1 ? wr.sge(0) : null;
-        Mlx5SendQueue.writePlain(q, WqeOpcodes.plain(wr.opcode().ordinal()), wr.wrId(), wr.sendFlags(), wr.immData(), wr.rkey(),
+        Mlx5SendQueue.writePlain(q, wr.opcode().ordinal(), wr.wrId(), wr.sendFlags(), wr.immData(), wr.rkey(),
                 wr.remoteAddr(), s == null ? 0 : s.lkey(), s == null ? 0 : s.addr(), s == null ? 0 : s.length());
         return true;
     }

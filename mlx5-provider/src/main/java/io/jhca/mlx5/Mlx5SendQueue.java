@@ -99,18 +99,23 @@ final class Mlx5SendQueue extends SendQueue {
             return false;
         }
         // the opcode's facts: a constant when the opcode call is inlined
-        writePlain(q, WqeOpcodes.plainOf(opOrdinal), wrId, sendFlags, imm, rkey, remoteAddr, lkey, addr, length);
+        writeFacts(q, WqeOpcodes.plainOf(opOrdinal), wrId, sendFlags, imm, rkey, remoteAddr, lkey, addr, length);
         return true;
     }
 
     /**
      * The whole WQE of a plain WR ({@link WrOpcode#isPlain}, RC or UC, at most one SGE, not inline; {@code length} 0:
-     * no gather entry) in one call, for the builder and postSend alike, the opcode by its facts
-     * ({@link WqeOpcodes#plain}): the same bytes as the segment path (WqeBytesTest). The caller has checked that the
-     * ring has room.
+     * no gather entry) in one call, the opcode by its ordinal, for postSend: the same bytes as the segment path
+     * (WqeBytesTest). The caller has checked that the ring has room.
      */
-    static void writePlain(SqBuffer q, int p, long wrId, int sendFlags, int imm, int rkey, long remoteAddr,
+    static void writePlain(SqBuffer q, int opOrdinal, long wrId, int sendFlags, int imm, int rkey, long remoteAddr,
                            int lkey, long addr, int length) {
+        writeFacts(q, WqeOpcodes.plain(opOrdinal), wrId, sendFlags, imm, rkey, remoteAddr, lkey, addr, length);
+    }
+
+    /** {@link #writePlain} with the opcode's facts ({@link WqeOpcodes#plain}) looked up already. */
+    private static void writeFacts(SqBuffer q, int p, long wrId, int sendFlags, int imm, int rkey, long remoteAddr,
+                                   int lkey, long addr, int length) {
         q.writeOneSge(p & WqeOpcodes.PLAIN_OPCODE_MASK, p >>> WqeOpcodes.PLAIN_WC_SHIFT, wrId, sendFlags,
                 (p & WqeOpcodes.PLAIN_IMM) != 0 ? imm : 0, (p & WqeOpcodes.PLAIN_RDMA) != 0, remoteAddr, rkey, lkey, addr,
                 length);
