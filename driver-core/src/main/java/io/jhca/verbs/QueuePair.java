@@ -276,15 +276,7 @@ public abstract class QueuePair extends VerbsResource {
             if (state == QpState.RESET) {
                 throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + " in state RESET (needs INIT or later)");
             }
-            for (RecvWr w = wr; w != null; w = w.next()) {
-                if (w.numSge() > caps.maxRecvSge()) {
-                    throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + ": " + w.numSge()
-                            + " SGEs exceed max_recv_sge " + caps.maxRecvSge());
-                }
-                if (w.totalLength() > Integer.MAX_VALUE) {
-                    throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + ": SGE lengths add up to more than 2^31-1");
-                }
-            }
+            RecvWr.checkChain(wr, this, caps.maxRecvSge(), "max_recv_sge");
             driverBeginPostRecv();
             int posted = 0;
             for (RecvWr w = wr; w != null; w = w.next()) {

@@ -60,4 +60,22 @@ public final class RecvWr {
     public long totalLength() {
         return Sges.totalLength(sgList, numSge);
     }
+
+    /**
+     * The checks a receive chain passes before any of it is posted (a refused chain posts nothing), for a QP's receive
+     * queue and an SRQ alike: at most {@code maxSge} SGEs per WR ({@code limit} names that cap in the message), SGE
+     * lengths that add up to at most 2^31-1.
+     */
+    static void checkChain(RecvWr wr, VerbsResource queue, int maxSge, String limit) {
+        for (RecvWr w = wr; w != null; w = w.next()) {
+            if (w.numSge() > maxSge) {
+                throw new VerbsException(VerbsException.EINVAL, "post recv on " + queue.describe() + ": " + w.numSge()
+                        + " SGEs exceed " + limit + " " + maxSge);
+            }
+            if (w.totalLength() > Integer.MAX_VALUE) {
+                throw new VerbsException(VerbsException.EINVAL, "post recv on " + queue.describe()
+                        + ": SGE lengths add up to more than 2^31-1");
+            }
+        }
+    }
 }

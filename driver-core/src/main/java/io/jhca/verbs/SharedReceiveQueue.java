@@ -91,16 +91,7 @@ public abstract class SharedReceiveQueue extends VerbsResource {
      */
     public final int postRecv(RecvWr wr) {
         checkOpen();
-        for (RecvWr w = wr; w != null; w = w.next()) {   // the application's WRs and final limits: no lock needed
-            if (w.numSge() > maxSge) {
-                throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe() + ": " + w.numSge()
-                        + " SGEs exceed max_sge " + maxSge);
-            }
-            if (w.totalLength() > Integer.MAX_VALUE) {
-                throw new VerbsException(VerbsException.EINVAL, "post recv on " + describe()
-                        + ": SGE lengths add up to more than 2^31-1");
-            }
-        }
+        RecvWr.checkChain(wr, this, maxSge, "max_sge");   // the application's WRs and final limits: no lock needed
         return driverPostRecvChain(wr);
     }
 
@@ -129,11 +120,18 @@ public abstract class SharedReceiveQueue extends VerbsResource {
         }
     }
 
-    /** Provider side: queue one checked receive WR; false if the SRQ is full. */
-    protected abstract boolean driverPostRecv(RecvWr wr);
+    /**
+     * Provider side, for the default {@link #driverPostRecvChain}: queue one checked receive WR; false if the SRQ is
+     * full. A provider that overrides the chain need not implement it.
+     */
+    protected boolean driverPostRecv(RecvWr wr) {
+        throw new UnsupportedOperationException(describe() + ": the provider posts whole chains");
+    }
 
-    /** Provider side: tell the device about the receive WRs just queued. */
-    protected abstract void driverRingDoorbell();
+    /** Provider side, for the default {@link #driverPostRecvChain}: tell the device about the WRs just queued. */
+    protected void driverRingDoorbell() {
+        throw new UnsupportedOperationException(describe() + ": the provider posts whole chains");
+    }
 
     /** Provider side: arm (limit &gt; 0) or disarm (0) the limit; {@code limit} is within 0..max_wr. */
     protected abstract void driverArmLimit(int limit);

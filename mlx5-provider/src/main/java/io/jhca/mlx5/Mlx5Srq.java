@@ -119,27 +119,6 @@ final class Mlx5Srq extends SharedReceiveQueue {
     }
 
     @Override
-    protected boolean driverPostRecv(RecvWr wr) {
-        ctx.checkAlive("post recv", this);
-        ring.lock();
-        try {
-            return ReceiveRing.post(ring, wr);
-        } finally {
-            ring.unlock();
-        }
-    }
-
-    @Override
-    protected void driverRingDoorbell() {
-        ring.lock();
-        try {
-            ring.ringDoorbell();
-        } finally {
-            ring.unlock();
-        }
-    }
-
-    @Override
     protected void driverArmLimit(int limit) {
         try {
             PrmCommand.of(CmdOpcode.ARM_RQ, SrqLayouts.ARM_RQ_IN, SrqLayouts.ARM_RQ_OUT)
