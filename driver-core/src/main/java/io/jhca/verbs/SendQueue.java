@@ -34,11 +34,26 @@ public abstract class SendQueue {
     private boolean started;
     private boolean full;
     /**
-     * The open WR's opcode as its ordinal ({@link #NONE}: none open). Not the enum reference: a reference store per WR
-     * costs the GC's write barrier, with a full fence, on every opcode call.
+     * The WR the builder is on, in one word, so that the common WR's opcode call and its first SGE store it once each
+     * (a store per WR for each of open, sges, bytes, inline, udAddressed, deferred and written cost the loop as much as
+     * the WQE's own stores). {@link #NONE}, or the opcode's ordinal ({@link #OP_MASK}) with:
+     * <ul>
+     * <li>no bit: open, segment by segment at the provider ({@link #driverOpenWr}); {@link #sges}, {@link #bytes},
+     *     {@link #inline} and {@link #udAddressed} count for it;</li>
+     * <li>{@link #DEFERRED}: an open plain WR whose WQE is not written yet, kept in the d-fields below, with
+     *     {@link #HAS_SGE} its one SGE too; its counts are implied ({@link #settleCounts});</li>
+     * <li>{@link #WRITTEN}: closed for the builder (the sign bit: any closed state is negative), given to the provider at
+     *     its first SGE ({@link #writeAtFirstSge}), {@link #bytes} that SGE's length, until a second SGE reopens it
+     *     ({@link #reclaimWritten}) or another WR opens.</li>
+     * </ul>
+     * An int and not the enum reference: a reference store per WR costs the GC's write barrier.
      */
-    private int open = NONE;
+    private int wr = NONE;
     private static final int NONE = -1;
+    private static final int OP_MASK = 0xff;
+    private static final int DEFERRED = 1 << 8;
+    private static final int HAS_SGE = 1 << 9;
+    private static final int WRITTEN = Integer.MIN_VALUE;
     private static final WrOpcode[] OPCODES = WrOpcode.values();
     /*
      * Each opcode call passes its opcode as a static final ordinal and asks about it through static final masks: with
@@ -57,6 +72,7 @@ public abstract class SendQueue {
     private static final int OP_BIND_MW = WrOpcode.BIND_MW.ordinal();
     private static final int ATOMIC_OPS = maskOf(WrOpcode::isAtomic);
     private static final int PLAIN_OPS = maskOf(WrOpcode::isPlain);
+    private static final int IMM_OPS = maskOf(WrOpcode::hasImmediate);
 
     private static int maskOf(java.util.function.Predicate<WrOpcode> kind) {
         int mask = 0;
@@ -69,13 +85,12 @@ public abstract class SendQueue {
     private long bytes;
     private boolean inline;
     private boolean udAddressed;
-    /**
-     * The open WR is a plain one (SEND, RDMA WRITE or RDMA READ, with or without immediate, on RC or UC) whose
-     * WQE is not written yet: the opcode call keeps its fields here and the WR's close hands the whole WR to
-     * {@link #driverPlainWr} in one call, so a provider can write it at once (mlx5: one WQE in one call, as
-     * postSend does). A second SGE or inline data writes it the segment way first ({@link #materialize}).
+    /*
+     * The deferred WR ({@link #DEFERRED}: SEND, RDMA WRITE or RDMA READ, with or without immediate, on RC or UC): the
+     * opcode call keeps its fields here and hands the whole WR to {@link #driverPlainWr} in one call, at its first SGE
+     * or at its close, so a provider can write it at once (mlx5: one WQE in one call, as postSend does). A second SGE
+     * or inline data writes it the segment way first ({@link #materialize}). dImm only for an opcode that carries one.
      */
-    private boolean deferred;
     private long dWrId;
     private int dFlags;
     private int dImm;
@@ -85,15 +100,13 @@ public abstract class SendQueue {
     private long dAddr;
     private int dLength;
     /**
-     * Providers that take it ({@link #SendQueue(QueuePair, boolean)}): the common WR goes to {@link #driverPlainWr} at
+     * Providers that take it ({@link #SendQueue(QueuePair, boolean)}): the deferred WR goes to {@link #driverPlainWr} at
      * its first SGE, with that SGE's arguments still in registers, instead of being kept in the fields above until it
-     * closes; the WR is then closed for the builder ({@link #open} is {@link #NONE}) and {@code written} names its
-     * opcode, until a second SGE reopens it ({@link #driverReopenPlainWr}) or the batch ends. A few field stores and
-     * loads fewer per WR, and an opcode call without the WQE writer inlined in it is small enough for the JIT to
-     * inline into the application's loop.
+     * closes; it is then {@link #WRITTEN}, until a second SGE reopens it ({@link #driverReopenPlainWr}). A few field
+     * stores and loads fewer per WR, and an opcode call without the WQE writer inlined in it is small enough for the JIT
+     * to inline into the application's loop.
      */
     private final boolean writeAtFirstSge;
-    private int written = NONE;
 
     /** Opcodes this QP's type refuses, as bits by ordinal; the QP's type is fixed, so set once. */
     private final int refusedOps;
@@ -150,7 +163,7 @@ public abstract class SendQueue {
             qp.checkCanPostSend();
             started = true;
             full = false;
-            open = NONE;
+            wr = NONE;
             driverStart();
             batchSgeLimit = qp.capabilities().maxSendSge() > 0 ? Math.min(qp.maxMessageSize(), Integer.MAX_VALUE) : -1;
             batchThread = Thread.currentThread();
@@ -282,17 +295,16 @@ public abstract class SendQueue {
     /** One gather element of the open WR ({@code ibv_wr_set_sge}; call again for a list). */
     public final SendQueue sge(int lkey, long addr, int length) {
         long len = length & 0xFFFFFFFFL;   // an SGE length is unsigned (struct ibv_sge)
-        if (deferred && sges == 0 && Thread.currentThread() == batchThread && len <= batchSgeLimit) {
-            // the common WR's first SGE, from the batch's thread, within the limits
-            sges = 1;
-            bytes = len;
+        int w = wr;
+        if ((w & ~OP_MASK) == DEFERRED && Thread.currentThread() == batchThread && len <= batchSgeLimit) {
+            // the deferred WR's first SGE, from the batch's thread, within the limits
+            int op = w & OP_MASK;
             if (writeAtFirstSge) {   // into the ring now; a second SGE reopens it
-                int op = open;
-                deferred = false;
-                open = NONE;
-                written = op;
+                wr = WRITTEN | op;
+                bytes = len;
                 try {
-                    if (!full && !driverPlainWr(op, dWrId, dFlags, dImm, dRkey, dRaddr, lkey, addr, length, true)) {
+                    if (!full && !driverPlainWr(op, dWrId, dFlags, (IMM_OPS & 1 << op) != 0 ? dImm : 0, dRkey, dRaddr,
+                            lkey, addr, length, true)) {
                         full = true;
                     }
                 } catch (RuntimeException e) {
@@ -300,7 +312,8 @@ public abstract class SendQueue {
                 }
                 return this;
             }
-            dLkey = lkey;   // kept for the WR's close
+            wr = w | HAS_SGE;   // kept for the WR's close
+            dLkey = lkey;
             dAddr = addr;
             dLength = length;
             return this;
@@ -313,6 +326,7 @@ public abstract class SendQueue {
         checkCaller("sge");
         boolean reopen = reclaimWritten();
         requireOpen("sge");
+        settleCounts();
         if (inline) {
             throw fail("sge after inline data in one WR");
         }
@@ -336,8 +350,9 @@ public abstract class SendQueue {
                 throw dropped(e);
             }
         }
-        if (deferred) {
+        if ((wr & DEFERRED) != 0) {
             if (sges == 1) {
+                wr |= HAS_SGE;
                 dLkey = lkey;
                 dAddr = addr;
                 dLength = length;
@@ -364,7 +379,8 @@ public abstract class SendQueue {
         checkCaller("inlineData");
         reclaimWritten();   // refused below: inline data after an SGE
         requireOpen("inlineData");
-        if (open == WrOpcode.RDMA_READ.ordinal() || opened().isAtomic() || opened().isLocal()) {
+        settleCounts();
+        if ((wr & OP_MASK) == OP_RDMA_READ || opened().isAtomic() || opened().isLocal()) {
             throw fail("inline data with " + opened());
         }
         if (sges > 0) {
@@ -382,7 +398,7 @@ public abstract class SendQueue {
         if (bytes > qp.capabilities().maxInlineData()) {
             throw fail("inline data of " + bytes + " bytes exceeds max_inline_data " + qp.capabilities().maxInlineData());
         }
-        if (deferred) {
+        if ((wr & DEFERRED) != 0) {
             materialize(false);   // inline data never follows an SGE
         }
         if (!full) {
@@ -437,9 +453,7 @@ public abstract class SendQueue {
     private void endBatch() {
         batchThread = null;
         started = false;
-        open = NONE;
-        written = NONE;
-        deferred = false;
+        wr = NONE;
         guard().exit();
     }
 
@@ -457,38 +471,59 @@ public abstract class SendQueue {
         }
     }
 
+    /*
+     * Kept under the JIT's inlining limit for a hot method (325 bytecodes): inlined into the application's loop, the
+     * opcode's questions fold to constants. What only a misuse reaches is in methods of its own.
+     */
     private SendQueue openWr(int op, int imm, int rkey, long raddr, long compareAdd, long swap) {
         if (Thread.currentThread() != batchThread) {   // not the batch's own thread: find out why, and refuse
-            checkCaller(OPCODES[op].toString());
-            if (!started) {
-                throw new VerbsException(VerbsException.EINVAL, "send builder of " + qp.describe() + ": " + OPCODES[op]
-                        + " before start()");
-            }
+            refuseCaller(op);
         }
         closeWr();
-        if (qp.isClosed()) {
-            throw fail(qp.describe() + " was closed during the batch");
+        if (qp.isClosed() || (refusedOps & 1 << op) != 0 || (ATOMIC_OPS & 1 << op) != 0 && (raddr & 7) != 0) {
+            throw refusedWr(op, raddr);
         }
-        if ((refusedOps & 1 << op) != 0) {
-            throw fail("opcode " + OPCODES[op] + " is not supported on " + qp.type());
-        }
-        if ((ATOMIC_OPS & 1 << op) != 0 && (raddr & 7) != 0) {
-            throw fail(OPCODES[op] + " remote address 0x" + Long.toHexString(raddr) + " is not 8-byte aligned");
-        }
-        open = op;
-        sges = 0;
-        bytes = 0;
-        inline = false;
-        udAddressed = false;
         if (!full && deferPlain && (PLAIN_OPS & 1 << op) != 0) {
-            deferred = true;
+            wr = DEFERRED | op;   // its counts are implied until a check needs them (settleCounts)
             dWrId = wrId;
             dFlags = flags;
-            dImm = imm;
+            if ((IMM_OPS & 1 << op) != 0) {
+                dImm = imm;
+            }
             dRkey = rkey;
             dRaddr = raddr;
             return this;
         }
+        return openSegments(op, imm, rkey, raddr, compareAdd, swap);
+    }
+
+    /** An opcode call from a thread that is not the open batch's, or before {@link #start()}: throws. */
+    private void refuseCaller(int op) {
+        checkCaller(OPCODES[op].toString());
+        if (!started) {
+            throw new VerbsException(VerbsException.EINVAL, "send builder of " + qp.describe() + ": " + OPCODES[op]
+                    + " before start()");
+        }
+    }
+
+    /** Why {@link #openWr} refuses the WR: its QP closed, its opcode not for the QP's type, or a misaligned atomic. */
+    private VerbsException refusedWr(int op, long raddr) {
+        if (qp.isClosed()) {
+            return fail(qp.describe() + " was closed during the batch");
+        }
+        if ((refusedOps & 1 << op) != 0) {
+            return fail("opcode " + OPCODES[op] + " is not supported on " + qp.type());
+        }
+        return fail(OPCODES[op] + " remote address 0x" + Long.toHexString(raddr) + " is not 8-byte aligned");
+    }
+
+    /** Opens the WR at the provider segment by segment ({@link #driverOpenWr}), its counts zero. */
+    private SendQueue openSegments(int op, int imm, int rkey, long raddr, long compareAdd, long swap) {
+        wr = op;
+        sges = 0;
+        bytes = 0;
+        inline = false;
+        udAddressed = false;
         try {
             if (!full && !driverOpenWr(OPCODES[op], wrId, flags, imm, rkey, raddr, compareAdd, swap)) {
                 full = true;
@@ -500,16 +535,17 @@ public abstract class SendQueue {
     }
 
     private void closeWr() {
-        if (open == NONE) {
-            return;
+        int w = wr;
+        if (w < 0) {
+            return;   // none open, or the last one written at its first SGE
         }
-        if (deferred) {
-            int op = open;
-            deferred = false;
-            open = NONE;
+        if ((w & DEFERRED) != 0) {
+            wr = NONE;
+            int op = w & OP_MASK;
+            boolean hasSge = (w & HAS_SGE) != 0;
             try {
-                if (!driverPlainWr(op, dWrId, dFlags, dImm, dRkey, dRaddr, dLkey, dAddr, sges == 0 ? 0 : dLength,
-                        sges != 0)) {
+                if (!driverPlainWr(op, dWrId, dFlags, (IMM_OPS & 1 << op) != 0 ? dImm : 0, dRkey, dRaddr, dLkey, dAddr,
+                        hasSge ? dLength : 0, hasSge)) {
                     full = true;
                 }
             } catch (RuntimeException e) {
@@ -530,14 +566,31 @@ public abstract class SendQueue {
                 throw dropped(e);
             }
         }
-        open = NONE;
+        wr = NONE;
+    }
+
+    /**
+     * The open deferred WR's counts, which its state implies (no SGE, or the one kept), into the fields the checks
+     * read; nothing for any other WR, whose counts are kept as its calls come.
+     */
+    private void settleCounts() {
+        int w = wr;
+        if (w >= 0 && (w & DEFERRED) != 0) {
+            boolean hasSge = (w & HAS_SGE) != 0;
+            sges = hasSge ? 1 : 0;
+            bytes = hasSge ? dLength & 0xFFFFFFFFL : 0;
+            inline = false;
+            udAddressed = false;
+        }
     }
 
     /** The deferred WR goes the segment way: opened now, with the SGE kept so far if {@code firstSge}. */
     private void materialize(boolean firstSge) {
-        deferred = false;
+        int op = wr & OP_MASK;
+        wr = op;
         try {
-            if (!full && !driverOpenWr(opened(), dWrId, dFlags, dImm, dRkey, dRaddr, 0, 0)) {
+            if (!full && !driverOpenWr(OPCODES[op], dWrId, dFlags, (IMM_OPS & 1 << op) != 0 ? dImm : 0, dRkey, dRaddr,
+                    0, 0)) {
                 full = true;
             }
             if (!full && firstSge) {
@@ -549,25 +602,28 @@ public abstract class SendQueue {
     }
 
     private WrOpcode opened() {
-        return OPCODES[open];
+        return OPCODES[wr & OP_MASK];
     }
 
     /**
      * A call that belongs to the WR written at its first SGE (a second SGE, inline data, an address) makes it the open
-     * WR again for the builder's checks; true if there was one. Only while no other WR was opened since: an opcode
-     * call opens its own, and the batch's end forgets it.
+     * WR again, segment by segment, for the builder's checks; true if there was one. Only while no other WR was opened
+     * since: an opcode call opens its own, and the batch's end forgets it.
      */
     private boolean reclaimWritten() {
-        if (open != NONE || written == NONE) {
+        int w = wr;
+        if (w >= 0 || w == NONE) {
             return false;
         }
-        open = written;
-        written = NONE;
+        wr = w & OP_MASK;
+        sges = 1;   // bytes: its SGE's length, kept when it was written
+        inline = false;
+        udAddressed = false;
         return true;
     }
 
     private void requireOpen(String call) {
-        if (open == NONE) {
+        if (wr < 0) {
             throw fail(call + "() without an opcode call before it");
         }
     }

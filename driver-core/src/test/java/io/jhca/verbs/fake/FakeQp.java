@@ -22,7 +22,7 @@ public final class FakeQp extends QueuePair {
     public int modifies;
     public int batchWqes;
     private int batchStart;
-    private final FakeSendQueue builder = new FakeSendQueue();
+    private SendQueue builder = new FakeSendQueue();
 
     FakeQp(ProtectionDomain pd, QpInitAttributes init, QpCapabilities caps, int qpn) {
         super(pd, init, caps);
@@ -32,6 +32,13 @@ public final class FakeQp extends QueuePair {
     @Override
     public SendQueue sendQueue() {
         return builder;
+    }
+
+    /** From now on this QP's builder records what it hands the provider ({@link RecordingSendQueue}). */
+    public RecordingSendQueue recordSends(boolean writeAtFirstSge) {
+        RecordingSendQueue r = new RecordingSendQueue(this, writeAtFirstSge);
+        builder = r;
+        return r;
     }
 
     @Override
