@@ -303,8 +303,8 @@ public abstract class SendQueue {
                 wr = WRITTEN | op;
                 bytes = len;
                 try {
-                    if (!full && !driverPlainWr(op, dWrId, dFlags, (IMM_OPS & 1 << op) != 0 ? dImm : 0, dRkey, dRaddr,
-                            lkey, addr, length, true)) {
+                    if (!full && !driverPlainWr(op, dWrId, dFlags, deferredImm(op), dRkey, dRaddr, lkey, addr, length,
+                            true)) {
                         full = true;
                     }
                 } catch (RuntimeException e) {
@@ -520,10 +520,7 @@ public abstract class SendQueue {
     /** Opens the WR at the provider segment by segment ({@link #driverOpenWr}), its counts zero. */
     private SendQueue openSegments(int op, int imm, int rkey, long raddr, long compareAdd, long swap) {
         wr = op;
-        sges = 0;
-        bytes = 0;
-        inline = false;
-        udAddressed = false;
+        counts(0, 0);
         try {
             if (!full && !driverOpenWr(OPCODES[op], wrId, flags, imm, rkey, raddr, compareAdd, swap)) {
                 full = true;
@@ -544,7 +541,7 @@ public abstract class SendQueue {
             int op = w & OP_MASK;
             boolean hasSge = (w & HAS_SGE) != 0;
             try {
-                if (!driverPlainWr(op, dWrId, dFlags, (IMM_OPS & 1 << op) != 0 ? dImm : 0, dRkey, dRaddr, dLkey, dAddr,
+                if (!driverPlainWr(op, dWrId, dFlags, deferredImm(op), dRkey, dRaddr, dLkey, dAddr,
                         hasSge ? dLength : 0, hasSge)) {
                     full = true;
                 }
@@ -577,11 +574,21 @@ public abstract class SendQueue {
         int w = wr;
         if (w >= 0 && (w & DEFERRED) != 0) {
             boolean hasSge = (w & HAS_SGE) != 0;
-            sges = hasSge ? 1 : 0;
-            bytes = hasSge ? dLength & 0xFFFFFFFFL : 0;
-            inline = false;
-            udAddressed = false;
+            counts(hasSge ? 1 : 0, hasSge ? dLength & 0xFFFFFFFFL : 0);
         }
+    }
+
+    /** The counts of a WR open segment by segment: {@code sges} SGEs, {@code bytes} in all, no inline data or address. */
+    private void counts(int sges, long bytes) {
+        this.sges = sges;
+        this.bytes = bytes;
+        inline = false;
+        udAddressed = false;
+    }
+
+    /** The deferred WR's immediate: kept only for an opcode that carries one, 0 for the others. */
+    private int deferredImm(int op) {
+        return (IMM_OPS & 1 << op) != 0 ? dImm : 0;
     }
 
     /** The deferred WR goes the segment way: opened now, with the SGE kept so far if {@code firstSge}. */
@@ -589,7 +596,7 @@ public abstract class SendQueue {
         int op = wr & OP_MASK;
         wr = op;
         try {
-            if (!full && !driverOpenWr(OPCODES[op], dWrId, dFlags, (IMM_OPS & 1 << op) != 0 ? dImm : 0, dRkey, dRaddr,
+            if (!full && !driverOpenWr(OPCODES[op], dWrId, dFlags, deferredImm(op), dRkey, dRaddr,
                     0, 0)) {
                 full = true;
             }
@@ -616,9 +623,7 @@ public abstract class SendQueue {
             return false;
         }
         wr = w & OP_MASK;
-        sges = 1;   // bytes: its SGE's length, kept when it was written
-        inline = false;
-        udAddressed = false;
+        counts(1, bytes);   // bytes: its SGE's length, kept when it was written
         return true;
     }
 
