@@ -236,7 +236,7 @@ public final class SqBuffer {
      */
     public int begin(int mlx5Opcode, WcOpcode wc, long wrId, int sendFlags, int imm) {
         int post = curPost;
-        int c = start + (post & (wqeCnt - 1)) * SendWqeLayout.WQEBB;
+        int c = ctrlAt(post);
         openFence = nextFence;
         int fmCeSe = fmCeSe(sendFlags);
         // the whole control segment now, its DS count when the WQE closes; imm is stored as-is, big-endian on the wire
@@ -271,7 +271,7 @@ public final class SqBuffer {
             throw new IllegalStateException("a WQE is open: finish it first");
         }
         int post = curPost;
-        int c = start + (post & (wqeCnt - 1)) * SendWqeLayout.WQEBB;
+        int c = ctrlAt(post);
         OneSgeWqe.put(buf, c, post, mlx5Opcode, qpn, fmCeSe(sendFlags), CtrlSeg.beImm(imm), rdma, raddr, rkey, lkey, addr,
                 length);
         wrid[post & (wrid.length - 1)] = wrId;
@@ -395,8 +395,7 @@ public final class SqBuffer {
     public void reopenLast() {
         int c = lastCtrl;
         int post = curPost - 1;
-        if (ctrl >= 0 || posted == head || c != start + (post & (wqeCnt - 1)) * SendWqeLayout.WQEBB
-                || SendWqeLayout.wqebbs(dsAt(c)) != 1) {
+        if (ctrl >= 0 || posted == head || c != ctrlAt(post) || SendWqeLayout.wqebbs(dsAt(c)) != 1) {
             throw new IllegalStateException("no unpublished one-call WQE to reopen");
         }
         curPost = post;
@@ -504,6 +503,11 @@ public final class SqBuffer {
         lastPoll += (int) (meta[idx] >> 8 & 0xff);
         TAIL.setRelease(this, (int) TAIL.getAcquire(this) + 1);
         return idx;
+    }
+
+    /** Offset of the control segment of the WQE that producer counter {@code post} names (its slot in the ring). */
+    private int ctrlAt(int post) {
+        return start + (post & (wqeCnt - 1)) * SendWqeLayout.WQEBB;
     }
 
     /** The DS count in the control segment at offset {@code ctrlOffset} (qpn_ds bits 5:0, big-endian: its last byte). */
