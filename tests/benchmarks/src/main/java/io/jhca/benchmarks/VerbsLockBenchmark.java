@@ -1,9 +1,5 @@
 package io.jhca.benchmarks;
 
-import io.jhca.verbs.CompletionQueue;
-import io.jhca.verbs.MemoryRegion;
-import io.jhca.verbs.SendFlags;
-import io.jhca.verbs.SendQueue;
 import io.jhca.verbs.WorkCompletion;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -41,18 +37,12 @@ public class VerbsLockBenchmark {
     public String threading;
 
     private IdleRxeQp rig;
-    private MemoryRegion mr;
-    private CompletionQueue cq;
-    private SendQueue sq;
     private final WorkCompletion wc = new WorkCompletion();
     private long wrId;
 
     @Setup(Level.Trial)
     public void setUp() {
         rig = new IdleRxeQp("lockbench", "127.0.0.63", "single".equals(threading));
-        mr = rig.mr;
-        cq = rig.cq;
-        sq = rig.qp.sendQueue();
     }
 
     @TearDown(Level.Trial)
@@ -62,14 +52,11 @@ public class VerbsLockBenchmark {
 
     @Benchmark
     public long batch() {
-        sq.start();
-        sq.wrId(++wrId).flags(SendFlags.SIGNALED).rdmaWrite(mr.rkey(), mr.address()).sge(mr, 0, 64);
-        sq.abort();
-        return wrId;
+        return rig.batch(++wrId);
     }
 
     @Benchmark
     public int pollEmpty() {
-        return cq.poll(wc);
+        return rig.pollEmpty(wc);
     }
 }

@@ -1,9 +1,5 @@
 package io.jhca.benchmarks;
 
-import io.jhca.verbs.CompletionQueue;
-import io.jhca.verbs.MemoryRegion;
-import io.jhca.verbs.SendFlags;
-import io.jhca.verbs.SendQueue;
 import io.jhca.verbs.WorkCompletion;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -37,9 +33,6 @@ import java.util.concurrent.TimeUnit;
 public class VerbsLockContentionBenchmark {
 
     private IdleRxeQp rig;
-    private MemoryRegion mr;
-    private CompletionQueue cq;
-    private SendQueue sq;
 
     /** Each thread's own completion and wr_id. */
     @State(Scope.Thread)
@@ -51,9 +44,6 @@ public class VerbsLockContentionBenchmark {
     @Setup(Level.Trial)
     public void setUp() {
         rig = new IdleRxeQp("lockbench2", "127.0.0.62", false);
-        mr = rig.mr;
-        cq = rig.cq;
-        sq = rig.qp.sendQueue();
     }
 
     @TearDown(Level.Trial)
@@ -63,14 +53,11 @@ public class VerbsLockContentionBenchmark {
 
     @Benchmark
     public long batch(PerThread t) {
-        sq.start();
-        sq.wrId(++t.wrId).flags(SendFlags.SIGNALED).rdmaWrite(mr.rkey(), mr.address()).sge(mr, 0, 64);
-        sq.abort();
-        return t.wrId;
+        return rig.batch(++t.wrId);
     }
 
     @Benchmark
     public int pollEmpty(PerThread t) {
-        return cq.poll(t.wc);
+        return rig.pollEmpty(t.wc);
     }
 }
