@@ -480,7 +480,8 @@ public abstract class SendQueue {
             refuseCaller(op);
         }
         closeWr();
-        if (qp.isClosed() || (refusedOps & 1 << op) != 0 || (ATOMIC_OPS & 1 << op) != 0 && (raddr & 7) != 0) {
+        // a plain read: a volatile one per WR keeps the JIT from optimizing the application's loop (isClosedPlain)
+        if (qp.isClosedPlain() || (refusedOps & 1 << op) != 0 || (ATOMIC_OPS & 1 << op) != 0 && (raddr & 7) != 0) {
             throw refusedWr(op, raddr);
         }
         if (!full && deferPlain && (PLAIN_OPS & 1 << op) != 0) {

@@ -1,5 +1,7 @@
 package io.jhca.verbs;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
@@ -17,6 +19,15 @@ public abstract class VerbsResource implements AutoCloseable {
     private VerbsResource[] uses;
     private final Set<VerbsResource> users = new LinkedHashSet<>();
     private volatile boolean closed;
+    private static final VarHandle CLOSED;
+
+    static {
+        try {
+            CLOSED = MethodHandles.lookup().findVarHandle(VerbsResource.class, "closed", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     /**
      * Async events of this element taken from the channel and not acknowledged (QP, CQ, SRQ). Atomic, not under
      * this object's lock: the channel counts under its own lock, and a close that posts an event must not wait.
@@ -51,6 +62,17 @@ public abstract class VerbsResource implements AutoCloseable {
 
     public final boolean isClosed() {
         return closed;
+    }
+
+    /**
+     * {@link #isClosed()} as a plain read, for a check a posting loop repeats per WR: this thread's own close is always
+     * seen, another thread's perhaps only at the batch's end, which checks again with {@link #isClosed()}. A volatile
+     * read is an acquire barrier for the JIT: after it every field the loop uses is loaded again, and the loop's
+     * invariants cannot leave it. What a racing close may reach is memory, and a closed region's views refuse access
+     * or read harmless pages (the memory module), so the plain read costs an error's promptness, never a crash.
+     */
+    final boolean isClosedPlain() {
+        return (boolean) CLOSED.get(this);
     }
 
     /** Throws if this resource was closed; cheap enough for the data path (one volatile read). */
