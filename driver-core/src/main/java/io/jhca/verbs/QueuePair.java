@@ -255,6 +255,8 @@ public abstract class QueuePair extends VerbsResource {
                 driverRingSendDoorbell();
             }
             return posted;
+        } catch (RuntimeException e) {
+            throw closedUnder(e, "post send");
         } finally {
             sendGuard.exit();
         }
@@ -289,9 +291,23 @@ public abstract class QueuePair extends VerbsResource {
                 driverRingRecvDoorbell();
             }
             return posted;
+        } catch (RuntimeException e) {
+            throw closedUnder(e, "post recv");
         } finally {
             recvGuard.exit();
         }
+    }
+
+    /**
+     * An error while posting: if this QP was closed meanwhile (another thread's close racing the post, which the checks
+     * at the post's start did not see), the error says so, with the provider's as its cause (a write into the closed
+     * ring's memory, which its bounds check refuses).
+     */
+    private RuntimeException closedUnder(RuntimeException e, String post) {
+        if (!(e instanceof VerbsException) && isClosedOnceSettled()) {
+            return new VerbsException(VerbsException.EINVAL, post + " on " + describe() + ": closed during the post", e);
+        }
+        return e;
     }
 
     /** Throws unless sends may be posted now: RTS, SQD, SQE queue; ERR flushes; RESET, INIT, RTR refuse. */

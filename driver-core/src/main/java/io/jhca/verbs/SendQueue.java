@@ -253,7 +253,7 @@ public abstract class SendQueue {
             try {
                 driverBindMw(mw, rkey, bind);
             } catch (RuntimeException e) {
-                throw dropped(e);
+                throw driverFailed(e);
             }
         }
         return this;
@@ -286,7 +286,7 @@ public abstract class SendQueue {
             try {
                 driverUdAddr(ah, remoteQpn, remoteQkey);
             } catch (RuntimeException e) {
-                throw dropped(e);
+                throw driverFailed(e);
             }
         }
         return this;
@@ -308,7 +308,7 @@ public abstract class SendQueue {
                         full = true;
                     }
                 } catch (RuntimeException e) {
-                    throw dropped(e);
+                    throw driverFailed(e);
                 }
                 return this;
             }
@@ -347,7 +347,7 @@ public abstract class SendQueue {
             try {
                 driverReopenPlainWr();
             } catch (RuntimeException e) {
-                throw dropped(e);
+                throw driverFailed(e);
             }
         }
         if ((wr & DEFERRED) != 0) {
@@ -364,7 +364,7 @@ public abstract class SendQueue {
             try {
                 driverSge(lkey, addr, length);
             } catch (RuntimeException e) {
-                throw dropped(e);
+                throw driverFailed(e);
             }
         }
         return this;
@@ -405,7 +405,7 @@ public abstract class SendQueue {
             try {
                 driverInline(src, offset, length);
             } catch (RuntimeException e) {
-                throw dropped(e);
+                throw driverFailed(e);
             }
         }
         return this;
@@ -527,7 +527,7 @@ public abstract class SendQueue {
                 full = true;
             }
         } catch (RuntimeException e) {
-            throw dropped(e);
+            throw driverFailed(e);
         }
         return this;
     }
@@ -547,7 +547,7 @@ public abstract class SendQueue {
                     full = true;
                 }
             } catch (RuntimeException e) {
-                throw dropped(e);
+                throw driverFailed(e);
             }
             return;
         }
@@ -561,7 +561,7 @@ public abstract class SendQueue {
             try {
                 driverCloseWr();
             } catch (RuntimeException e) {
-                throw dropped(e);
+                throw driverFailed(e);
             }
         }
         wr = NONE;
@@ -605,7 +605,7 @@ public abstract class SendQueue {
                 driverSge(dLkey, dAddr, dLength);
             }
         } catch (RuntimeException e) {
-            throw dropped(e);
+            throw driverFailed(e);
         }
     }
 
@@ -635,8 +635,24 @@ public abstract class SendQueue {
     }
 
     private VerbsException fail(String why) {
+        return fail(why, null);
+    }
+
+    private VerbsException fail(String why, Throwable cause) {
         return dropped(new VerbsException(VerbsException.EINVAL, "send builder of " + qp.describe() + ": " + why
-                + (started ? " (batch dropped)" : "")));
+                + (started ? " (batch dropped)" : ""), cause));
+    }
+
+    /**
+     * A provider call failed: the batch is dropped. If the QP was closed under the batch, by another thread that the
+     * per-WR check ({@code isClosedPlain}) may see late, the error says so, with the provider's as its cause (a write
+     * into the closed ring's memory, which its bounds check refuses).
+     */
+    private RuntimeException driverFailed(RuntimeException e) {
+        if (!(e instanceof VerbsException) && qp.isClosedOnceSettled()) {
+            return fail(qp.describe() + " was closed during the batch", e);
+        }
+        return dropped(e);
     }
 
     /** Drops the open batch (if any) after {@code e}, so the queue takes the next {@link #start()}; returns e. */

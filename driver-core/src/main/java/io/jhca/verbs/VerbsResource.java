@@ -75,6 +75,17 @@ public abstract class VerbsResource implements AutoCloseable {
         return (boolean) CLOSED.get(this);
     }
 
+    /**
+     * Whether this resource is closed, after waiting for a close in progress on another thread to end (close holds this
+     * object's lock while it destroys, and the flag is set only once it did). For an error path: a post failing because
+     * a racing close already released the ring's memory sees the close, not the half-way state.
+     */
+    final boolean isClosedOnceSettled() {
+        synchronized (this) {
+            return closed;
+        }
+    }
+
     /** Throws if this resource was closed; cheap enough for the data path (one volatile read). */
     protected final void checkOpen() {
         if (closed) {
