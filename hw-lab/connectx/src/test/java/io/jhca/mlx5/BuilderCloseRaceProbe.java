@@ -1,21 +1,11 @@
 package io.jhca.mlx5;
 
-import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
-import io.jhca.memory.DmaMemory;
-import io.jhca.memory.DmaOptions;
-import io.jhca.memory.DmaRegion;
-import io.jhca.mlx5.testdev.ScriptedFirmware;
-import io.jhca.verbs.Access;
-import io.jhca.verbs.AhAttributes;
-import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.MemoryRegion;
-import io.jhca.verbs.Mtu;
 import io.jhca.verbs.ProtectionDomain;
-import io.jhca.verbs.QpAttributes;
 import io.jhca.verbs.QpInitAttributes;
 import io.jhca.verbs.QueuePair;
 import io.jhca.verbs.SendFlags;
@@ -40,7 +30,6 @@ public final class BuilderCloseRaceProbe {
     private static final int BATCH = 16;
     /** Batches on a QP nobody closes first, so that the writer's loop runs compiled in the race rounds. */
     private static final int WARM_UP_BATCHES = 20_000;
-    private static final long DEADLINE_MILLIS = 40_000;
 
     private static volatile String state = "starting";
 
@@ -48,32 +37,20 @@ public final class BuilderCloseRaceProbe {
     }
 
     public static void main(String[] args) {
-        startWatchdog();
-        try {
-            run(Long.parseLong(args[0]));
-            System.exit(0);
-        } catch (Throwable t) {
-            System.out.println("FAILED in " + state);
-            t.printStackTrace(System.out);
-            System.out.flush();
-            System.exit(1);
-        }
+        RaceProbes.main(() -> state, () -> run(Long.parseLong(args[0])));
     }
 
     private static void run(long seed) throws InterruptedException {
-        System.out.println("seed " + seed);
+        RaceProbes.Rig rig = RaceProbes.Rig.open(seed);
         SplittableRandom random = new SplittableRandom(seed);
-        ScriptedFirmware fw = Fixtures.firmware().start();
-        Mlx5Context ctx = Fixtures.open(fw);
-        ProtectionDomain pd = ctx.allocatePd();
-        CompletionQueue cq = ctx.createCq(1024);
-        DmaRegion mem = DmaMemory.allocate(DmaOptions.of(65536).lock(false));
-        MemoryRegion mr = pd.register(mem, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
-        QpInitAttributes init = QpInitAttributes.rc(cq, cq).maxSendWr(64).maxRecvWr(1);
+        Mlx5Context ctx = rig.ctx();
+        ProtectionDomain pd = rig.pd();
+        MemoryRegion mr = rig.mr();
+        QpInitAttributes init = QpInitAttributes.rc(rig.cq(), rig.cq()).maxSendWr(64).maxRecvWr(1);
 
         state = "warm-up";
         QueuePair warm = pd.createQp(init);
-        connect(ctx, warm, warm);
+        RaceProbes.connect(ctx, warm, warm);
         write(warm.sendQueue(), mr, WARM_UP_BATCHES);
         warm.close();
 
@@ -82,7 +59,7 @@ public final class BuilderCloseRaceProbe {
         int inRing = 0;
         for (int round = 0; round < ROUNDS; round++) {
             QueuePair qp = pd.createQp(init);
-            connect(ctx, qp, qp);
+            RaceProbes.connect(ctx, qp, qp);
             long delay = random.nextLong(1, 2_000_000);
             AtomicReference<Throwable> closerFailed = new AtomicReference<>();
             Thread closer = new Thread(() -> {
@@ -130,35 +107,5 @@ public final class BuilderCloseRaceProbe {
             }
             sq.abort();
         }
-    }
-
-    /** Past the deadline: every thread's stack into the output (what the test reports), then exit 3. */
-    private static void startWatchdog() {
-        Thread dog = new Thread(() -> {
-            try {
-                Thread.sleep(DEADLINE_MILLIS);
-            } catch (InterruptedException e) {
-                return;
-            }
-            StringBuilder sb = new StringBuilder("DEADLINE " + DEADLINE_MILLIS + " ms passed in " + state + "\n");
-            for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
-                sb.append('"').append(e.getKey().getName()).append("\" ").append(e.getKey().getState()).append('\n');
-                for (StackTraceElement f : e.getValue()) {
-                    sb.append("    at ").append(f).append('\n');
-                }
-            }
-            System.out.print(sb);
-            System.out.flush();
-            Runtime.getRuntime().halt(3);
-        }, "probe-watchdog");
-        dog.setDaemon(true);
-        dog.start();
-    }
-
-    private static void connect(Mlx5Context ctx, QueuePair q, QueuePair peer) {
-        q.modify(QpAttributes.toInit(1, Access.REMOTE_WRITE));
-        q.modify(QpAttributes.toRtr(peer.qpn(), 0x100 + peer.qpn(), AhAttributes.to(ctx.queryGid(1, 1)).sgidIndex(1),
-                Mtu.MTU_1024));
-        q.modify(QpAttributes.toRts(0x100 + q.qpn()));
     }
 }

@@ -1,6 +1,5 @@
 package io.jhca.mlx5;
 
-import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -10,12 +9,9 @@ import io.jhca.memory.DmaOptions;
 import io.jhca.memory.DmaRegion;
 import io.jhca.mlx5.testdev.ScriptedFirmware;
 import io.jhca.verbs.Access;
-import io.jhca.verbs.AhAttributes;
 import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.MemoryRegion;
-import io.jhca.verbs.Mtu;
 import io.jhca.verbs.ProtectionDomain;
-import io.jhca.verbs.QpAttributes;
 import io.jhca.verbs.QpInitAttributes;
 import io.jhca.verbs.QueuePair;
 import io.jhca.verbs.SendFlags;
@@ -36,8 +32,6 @@ public final class InlineRaceProbe {
     private static final int SIGNAL_EVERY = 16;
     /** Queue-full posts in a row after which nothing completed: the send queue can no longer drain. */
     private static final int MAX_STALLS = 10_000;
-    /** The whole run takes about a second; past this the probe dumps its threads and exits (the test waits longer). */
-    private static final long DEADLINE_MILLIS = 40_000;
 
     private static volatile String state = "starting";
 
@@ -45,32 +39,22 @@ public final class InlineRaceProbe {
     }
 
     public static void main(String[] args) {
-        startWatchdog();
-        try {
-            run(Long.parseLong(args[0]));
-            System.exit(0);
-        } catch (Throwable t) {
-            System.out.println("FAILED in " + state);
-            t.printStackTrace(System.out);
-            System.out.flush();
-            System.exit(1);
-        }
+        RaceProbes.main(() -> state, () -> run(Long.parseLong(args[0])));
     }
 
     private static void run(long seed) throws InterruptedException {
-        System.out.println("seed " + seed);
+        RaceProbes.Rig rig = RaceProbes.Rig.open(seed);
         SplittableRandom random = new SplittableRandom(seed);
-        ScriptedFirmware fw = Fixtures.firmware().start();
-        Mlx5Context ctx = Fixtures.open(fw);
-        ProtectionDomain pd = ctx.allocatePd();
-        CompletionQueue cq = ctx.createCq(1024);
-        DmaRegion dst = DmaMemory.allocate(DmaOptions.of(65536).lock(false));
-        MemoryRegion dstMr = pd.register(dst, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+        ScriptedFirmware fw = rig.fw();
+        Mlx5Context ctx = rig.ctx();
+        ProtectionDomain pd = rig.pd();
+        CompletionQueue cq = rig.cq();
+        MemoryRegion dstMr = rig.mr();
         QpInitAttributes init = QpInitAttributes.rc(cq, cq).maxSendWr(64).maxRecvWr(1).maxInlineData(256);
         QueuePair a = pd.createQp(init);
         QueuePair b = pd.createQp(init);
-        connect(ctx, a, b);
-        connect(ctx, b, a);
+        RaceProbes.connect(ctx, a, b);
+        RaceProbes.connect(ctx, b, a);
         if (a.capabilities().maxSendWr() < SIGNAL_EVERY) {
             throw new IllegalStateException("send queue of " + a.capabilities().maxSendWr() + " WRs: a queue full of"
                     + " unsignaled WRs would never drain");
@@ -141,35 +125,5 @@ public final class InlineRaceProbe {
             }
         }
         System.out.println("REFUSED " + refused + " POSTED " + posted);
-    }
-
-    /** Past the deadline: every thread's stack into the output (what the test reports), then exit 3. */
-    private static void startWatchdog() {
-        Thread dog = new Thread(() -> {
-            try {
-                Thread.sleep(DEADLINE_MILLIS);
-            } catch (InterruptedException e) {
-                return;
-            }
-            StringBuilder sb = new StringBuilder("DEADLINE " + DEADLINE_MILLIS + " ms passed in " + state + "\n");
-            for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
-                sb.append('"').append(e.getKey().getName()).append("\" ").append(e.getKey().getState()).append('\n');
-                for (StackTraceElement f : e.getValue()) {
-                    sb.append("    at ").append(f).append('\n');
-                }
-            }
-            System.out.print(sb);
-            System.out.flush();
-            Runtime.getRuntime().halt(3);
-        }, "probe-watchdog");
-        dog.setDaemon(true);
-        dog.start();
-    }
-
-    private static void connect(Mlx5Context ctx, QueuePair q, QueuePair peer) {
-        q.modify(QpAttributes.toInit(1, Access.REMOTE_WRITE));
-        q.modify(QpAttributes.toRtr(peer.qpn(), 0x100 + peer.qpn(), AhAttributes.to(ctx.queryGid(1, 1)).sgidIndex(1),
-                Mtu.MTU_1024));
-        q.modify(QpAttributes.toRts(0x100 + q.qpn()));
     }
 }
