@@ -256,7 +256,7 @@ public abstract class QueuePair extends VerbsResource {
             }
             return posted;
         } catch (RuntimeException e) {
-            throw closedUnder(e, "post send");
+            throw postFailed(e, "post send");
         } finally {
             sendGuard.exit();
         }
@@ -292,7 +292,7 @@ public abstract class QueuePair extends VerbsResource {
             }
             return posted;
         } catch (RuntimeException e) {
-            throw closedUnder(e, "post recv");
+            throw postFailed(e, "post recv");
         } finally {
             recvGuard.exit();
         }
@@ -303,8 +303,8 @@ public abstract class QueuePair extends VerbsResource {
      * at the post's start did not see), the error says so, with the provider's as its cause (a write into the closed
      * ring's memory, which its bounds check refuses).
      */
-    private RuntimeException closedUnder(RuntimeException e, String post) {
-        if (!(e instanceof VerbsException) && isClosedOnceSettled()) {
+    private RuntimeException postFailed(RuntimeException e, String post) {
+        if (closedUnder(e)) {
             return new VerbsException(VerbsException.EINVAL, post + " on " + describe() + ": closed during the post", e);
         }
         return e;

@@ -649,7 +649,7 @@ public abstract class SendQueue {
      * into the closed ring's memory, which its bounds check refuses).
      */
     private RuntimeException driverFailed(RuntimeException e) {
-        if (!(e instanceof VerbsException) && qp.isClosedOnceSettled()) {
+        if (qp.closedUnder(e)) {
             return fail(qp.describe() + " was closed during the batch", e);
         }
         return dropped(e);

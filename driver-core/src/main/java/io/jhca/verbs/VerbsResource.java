@@ -76,11 +76,16 @@ public abstract class VerbsResource implements AutoCloseable {
     }
 
     /**
-     * Whether this resource is closed, after waiting for a close in progress on another thread to end (close holds this
-     * object's lock while it destroys, and the flag is set only once it did). For an error path: a post failing because
-     * a racing close already released the ring's memory sees the close, not the half-way state.
+     * Whether {@code e}, thrown by a provider while this resource was being used, comes from another thread's close:
+     * never for a {@link VerbsException} (the provider's own refusal), otherwise whether this resource is closed once a
+     * close in progress has ended (close holds this object's lock while it destroys, and the flag is set only once it
+     * did). For the posting paths' errors: a write into a ring whose memory a racing close already released is refused
+     * by the memory's bounds check, and the caller should hear "closed", not the half-way state.
      */
-    final boolean isClosedOnceSettled() {
+    final boolean closedUnder(RuntimeException e) {
+        if (e instanceof VerbsException) {
+            return false;
+        }
         synchronized (this) {
             return closed;
         }
