@@ -110,7 +110,7 @@ final class Mlx5SendQueue extends SendQueue {
      */
     static void writePlain(SqBuffer q, int opOrdinal, long wrId, int sendFlags, int imm, int rkey, long remoteAddr,
                            int lkey, long addr, int length) {
-        writeFacts(q, WqeOpcodes.plain(opOrdinal), wrId, sendFlags, imm, rkey, remoteAddr, lkey, addr, length);
+        writeFacts(q, WqeOpcodes.plainOf(opOrdinal), wrId, sendFlags, imm, rkey, remoteAddr, lkey, addr, length);
     }
 
     /** {@link #writePlain} with the opcode's facts ({@link WqeOpcodes#plain}) looked up already. */
