@@ -235,6 +235,7 @@ public abstract class QueuePair extends VerbsResource {
             }
             long maxMsg = maxMsgSize; // one volatile read per chain
             boolean commonOnly = true;   // every WR of the chain the common one, with at most one SGE
+            int n = 0;
             for (SendWr w = wr; w != null; w = w.next()) {
                 if (plainSendWr(w, maxMsg)) {
                     commonOnly &= w.numSge() <= 1;
@@ -242,14 +243,16 @@ public abstract class QueuePair extends VerbsResource {
                     checkSendWrFully(w);
                     commonOnly = false;
                 }
+                n++;
             }
             driverBeginPostSend();
-            int posted = 0;
-            for (SendWr w = wr; w != null; w = w.next()) {
-                if (!(commonOnly ? driverPostCommonSend(w) : driverPostSend(w))) {
-                    break;
-                }
-                posted++;
+            int posted;
+            if (!commonOnly) {
+                posted = postEach(wr);
+            } else if (n == 1) {
+                posted = driverPostCommonSend(wr) ? 1 : 0;   // no loop: what a provider's loop sets up would cost more
+            } else {
+                posted = driverPostCommonSends(wr, n);
             }
             if (posted > 0) {
                 driverRingSendDoorbell();
@@ -469,6 +472,27 @@ public abstract class QueuePair extends VerbsResource {
      */
     protected boolean driverPostCommonSend(SendWr wr) {
         return driverPostSend(wr);
+    }
+
+    /**
+     * Provider side: queue a checked chain of {@code n} (two or more) common WRs ({@link #driverPostCommonSend}), in
+     * order, until the send queue is full; returns how many were queued. A provider that overrides this can learn
+     * the queue's room once for the chain instead of per WR. The default calls {@link #driverPostCommonSend} per WR.
+     */
+    protected int driverPostCommonSends(SendWr first, int n) {
+        int posted = 0;
+        for (SendWr w = first; w != null && driverPostCommonSend(w); w = w.next()) {
+            posted++;
+        }
+        return posted;
+    }
+
+    private int postEach(SendWr first) {
+        int posted = 0;
+        for (SendWr w = first; w != null && driverPostSend(w); w = w.next()) {
+            posted++;
+        }
+        return posted;
     }
 
     /**

@@ -11,6 +11,7 @@ public final class SendWr {
     private int sendFlags;
     private int immData;
     private final Sge[] sgList;
+    private final Sge firstSge;   // sgList[0] (null with room for none): one load less on every post
     private int numSge;
     private long remoteAddr;
     private int rkey;
@@ -32,6 +33,7 @@ public final class SendWr {
 
     public SendWr(int maxSge) {
         sgList = Sges.preallocate(maxSge);
+        firstSge = maxSge > 0 ? sgList[0] : null;
     }
 
     public SendWr wrId(long id) {
@@ -70,6 +72,11 @@ public final class SendWr {
 
     public Sge sge(int i) {
         return sgList[i];
+    }
+
+    /** {@code sge(0)}, or null if the WR has room for no SGE: what a provider's posting loop reads for the common WR. */
+    public Sge firstSge() {
+        return firstSge;
     }
 
     /** RDMA READ/WRITE target. */
@@ -195,6 +202,9 @@ public final class SendWr {
 
     /** Sum of the SGE lengths, each unsigned (a total past 2^31-1 is refused at post time). */
     public long totalLength() {
+        if (numSge == 1) {
+            return firstSge.length() & 0xFFFFFFFFL;   // the common WR
+        }
         return Sges.totalLength(sgList, numSge);
     }
 }

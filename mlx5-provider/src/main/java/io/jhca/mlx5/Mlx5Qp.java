@@ -290,10 +290,35 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         if (q == null || q.full()) {
             return false;
         }
-        Sge s = wr.numSge() == 1 ? wr.sge(0) : null;
+        writeCommon(q, wr);
+        return true;
+    }
+
+    /**
+     * A chain of common WRs: the queue's room is learned once ({@link SqBuffer#room}), so the loop holds no
+     * {@link SqBuffer#full()}, whose acquire, compiled into the loop, had the JIT load every field of the ring again
+     * at every WR (B/A 0.85 / 0.80 at batch 8 / 32). What the JIT now hoists out of the loop costs a chain of one
+     * WR about 10% more, so postSend sends that one to {@link #driverPostCommonSend}.
+     */
+    @Override
+    protected int driverPostCommonSends(SendWr first, int n) {
+        SqBuffer q = sq;
+        if (q == null) {
+            return 0;
+        }
+        int room = q.room(n);
+        int posted = 0;
+        for (SendWr w = first; w != null && posted < room; w = w.next()) {
+            writeCommon(q, w);
+            posted++;
+        }
+        return posted;
+    }
+
+    private static void writeCommon(SqBuffer q, SendWr wr) {
+        Sge s = wr.numSge() == 1 ? wr.firstSge() : null;
         Mlx5SendQueue.writePlain(q, wr.opcode().ordinal(), wr.wrId(), wr.sendFlags(), wr.immData(), wr.rkey(),
                 wr.remoteAddr(), s == null ? 0 : s.lkey(), s == null ? 0 : s.addr(), s == null ? 0 : s.length());
-        return true;
     }
 
     /** Any other WR, segment by segment (the queue has room: {@link #driverPostSend} checked). */

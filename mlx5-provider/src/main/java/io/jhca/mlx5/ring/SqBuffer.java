@@ -210,11 +210,25 @@ public final class SqBuffer {
      * posting loop only when the queue fills there. An acquire in that loop, even on a branch taken once in many
      * batches, is a barrier the JIT keeps: every field and invariant of the loop is then loaded again at every WR.
      * With this and the builder's plain closed check ({@code VerbsResource.isClosedPlain}) the builder at batch 32
-     * takes 0.39-0.47 of its time before; either barrier left in the loop keeps most of it. postSend does not call
-     * this: its loop, over the chain, ran the same either way, and an acquire per chain cost it 5% at batch 1.
+     * takes 0.39-0.47 of its time before; either barrier left in the loop keeps most of it. postSend asks
+     * {@link #room} once per chain instead, which reads the tail only when the queue looks too full for the chain.
      */
     public void refreshTail() {
         tailSeen = (int) TAIL.getAcquire(this);
+    }
+
+    /**
+     * How many of {@code wanted} more WRs fit now (at most {@code wanted}): the tail is read (with acquire) only when
+     * the one read last leaves fewer. A loop that writes that many calls no {@link #full()}, so no acquire is
+     * compiled into it.
+     */
+    public int room(int wanted) {
+        int free = maxPost - (posted - tailSeen);
+        if (free < wanted) {
+            tailSeen = (int) TAIL.getAcquire(this);
+            free = maxPost - (posted - tailSeen);
+        }
+        return Math.min(free, wanted);
     }
 
     /** Whether one more WQE would overflow the queue (rdma-core {@code mlx5_wq_overflow}). */

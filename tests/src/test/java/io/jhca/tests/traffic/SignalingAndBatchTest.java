@@ -159,6 +159,19 @@ class SignalingAndBatchTest {
             sq.wrId(501).flags(SendFlags.SIGNALED).send().sge(a.mr(), 0, 8);
             assertEquals(0, sq.complete(), "a batch once there is room");
             Wcs.assertSuccess(h.await(a.sendCq(), "send after the queue drained"), WcOpcode.SEND, 501, a.qpn(), "send");
+            // The drained queue takes n of the chain again: its free slots counted from the
+            // completions retired since the last post, not from what the queue held then.
+            for (SendWr w = head; w != null; w = w.next()) {
+                w.wrId(w.wrId() + 1000);
+            }
+            assertEquals(n, a.qp().postSend(head), "a chain of " + (n + 3) + " WRs into the drained queue of " + n);
+            for (int i = 0; i < n; i++) {
+                b.postRecv(700 + i, i * 64L, 64);
+            }
+            wcs = h.await(a.sendCq(), n, "the second chain's SENDs");
+            for (int i = 0; i < n; i++) {
+                Wcs.assertSuccess(wcs[i], WcOpcode.SEND, 1000 + i, a.qpn(), "second chain's send " + i);
+            }
         }
     }
 
