@@ -236,8 +236,9 @@ public abstract class QueuePair extends VerbsResource {
             long maxMsg = maxMsgSize; // one volatile read per chain
             boolean commonOnly = true;   // every WR of the chain the common one, with at most one SGE
             int n = 0;
+            int refuse = refusedShapes();
             for (SendWr w = wr; w != null; w = w.next()) {
-                if (plainSendWr(w, maxMsg)) {
+                if (plainSendWr(w, maxMsg, refuse)) {
                     commonOnly &= w.numSge() <= 1;
                 } else {
                     checkSendWrFully(w);
@@ -323,7 +324,7 @@ public abstract class QueuePair extends VerbsResource {
 
     /** The checks every send WR passes, whatever the posting style. */
     protected final void checkSendWr(SendWr w) {
-        if (!plainSendWr(w, maxMsgSize)) {
+        if (!plainSendWr(w, maxMsgSize, refusedShapes())) {
             checkSendWrFully(w);
         }
     }
@@ -332,21 +333,25 @@ public abstract class QueuePair extends VerbsResource {
      * Whether {@code w} is the common WR, which passes every check of {@link #checkSendWrFully}: a SEND or RDMA WRITE
      * (with or without immediate), or an RDMA READ on RC, on an RC or UC QP, without INLINE or unknown flags, within
      * max_send_sge and the message size. Kept small (the full check, with its messages, is over the JIT's inlining
-     * limit of 325 bytecodes), so that the posting loop inlines it; any other WR takes the full check.
+     * limit of 325 bytecodes), so that the posting loop inlines it; any other WR takes the full check. Opcode and flags
+     * are tested as the bits their setters keep ({@code SendWr.shape}) against {@link #refusedShapes}: one field and one
+     * mask per WR where the opcode's own facts were a second load (B/A 0.989 / 0.925 / 0.921 at batch 1/8/32).
      */
-    private boolean plainSendWr(SendWr w, long maxMsg) {
-        WrOpcode op = w.opcode();
-        QpType t = type;
-        if (!op.isPlain() || (op == WrOpcode.RDMA_READ && t != QpType.RC)) {
-            return false;
-        }
-        if ((t != QpType.RC && t != QpType.UC)
-                || (w.sendFlags() & ~(SendFlags.FENCE | SendFlags.SIGNALED | SendFlags.SOLICITED)) != 0
-                || w.numSge() > caps.maxSendSge()) {
+    private boolean plainSendWr(SendWr w, long maxMsg, int refuse) {
+        if ((w.shape() & refuse) != 0 || w.numSge() > caps.maxSendSge()) {
             return false;
         }
         long total = w.totalLength();
         return total <= maxMsg && total <= Integer.MAX_VALUE;
+    }
+
+    /** The {@code SendWr.shape} bits that make a WR of this QP not the common one: every WR on UD, a READ on UC. */
+    private int refusedShapes() {
+        QpType t = type;
+        if (t == QpType.RC) {
+            return SendWr.UNCOMMON_OPCODE | SendWr.UNCOMMON_FLAGS;
+        }
+        return t == QpType.UC ? SendWr.UNCOMMON_OPCODE | SendWr.UNCOMMON_FLAGS | SendWr.READ : SendWr.ANY;
     }
 
     private void checkSendWrFully(SendWr w) {

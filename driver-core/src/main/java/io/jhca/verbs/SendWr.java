@@ -1,5 +1,7 @@
 package io.jhca.verbs;
 
+import java.util.Objects;
+
 /**
  * A send work request ({@code struct ibv_send_wr}), built once and reused: the SGE array is preallocated
  * and posting copies what it needs, so the object may be changed and posted again at once. WRs chain through
@@ -9,6 +11,7 @@ public final class SendWr {
     private long wrId;
     private WrOpcode opcode = WrOpcode.SEND;
     private int sendFlags;
+    private int shape = ANY;   // the bits below for opcode and sendFlags, kept by their setters
     private int immData;
     private final Sge[] sgList;
     private final Sge firstSge;   // sgList[0] (null with room for none): one load less on every post
@@ -42,14 +45,29 @@ public final class SendWr {
     }
 
     public SendWr opcode(WrOpcode op) {
-        this.opcode = op;
+        this.opcode = Objects.requireNonNull(op, "opcode");
+        shape = shape & ~OPCODE_BITS | (op.isPlain() ? 0 : UNCOMMON_OPCODE) | (op == WrOpcode.RDMA_READ ? READ : 0);
         return this;
     }
 
     /** {@link SendFlags} bits. */
     public SendWr sendFlags(int flags) {
         this.sendFlags = flags;
+        shape = shape & ~UNCOMMON_FLAGS
+                | ((flags & ~(SendFlags.FENCE | SendFlags.SIGNALED | SendFlags.SOLICITED)) != 0 ? UNCOMMON_FLAGS : 0);
         return this;
+    }
+
+    // What postSend's check walk asks of every WR, kept as bits so that it reads one field, not the opcode's
+    static final int UNCOMMON_OPCODE = 1;   // not WrOpcode.isPlain
+    static final int UNCOMMON_FLAGS = 2;    // a flag other than FENCE, SIGNALED and SOLICITED (INLINE, unknown bits)
+    static final int READ = 4;              // RDMA READ: common on RC only
+    static final int ANY = 8;               // set in every WR: a QP that takes no common WR (UD) refuses it
+    private static final int OPCODE_BITS = UNCOMMON_OPCODE | READ;
+
+    /** The bits above as the setters left them. */
+    int shape() {
+        return shape;
     }
 
     public SendWr immData(int imm) {

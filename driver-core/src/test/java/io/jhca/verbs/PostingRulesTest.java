@@ -7,6 +7,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** Work-request checks shared by both posting styles; a full queue is a return value. */
 class PostingRulesTest extends VerbsTestSupport {
@@ -84,6 +85,41 @@ class PostingRulesTest extends VerbsTestSupport {
         QueuePair uc = rtsQp(pd, QpInitAttributes.uc(cq, cq));
         SendWr cwr = new SendWr().opcode(WrOpcode.RDMA_READ).sge(mr, 0, 8);
         refused(VerbsException.EINVAL, "not supported on UC", () -> uc.postSend(cwr));
+    }
+
+    @Test
+    void theCommonWrFollowsItsOpcodeAndFlagsAsTheyChange() {
+        // the check walk reads what the setters kept of opcode and flags: every change must move a WR in or out
+        QueuePair rc = rtsQp(pd, QpInitAttributes.rc(cq, cq).maxSendWr(64).maxInlineData(32));
+        QueuePair uc = rtsQp(pd, QpInitAttributes.uc(cq, cq).maxSendWr(64));
+        FakeQp frc = (FakeQp) rc;
+        FakeQp fuc = (FakeQp) uc;
+        SendWr wr = new SendWr().sge(mr, 0, 8);
+        assertEquals(1, rc.postSend(wr));
+        assertEquals(1, frc.commonSends, "a new WR is a SEND without flags: common");
+        wr.opcode(WrOpcode.RDMA_READ);
+        assertEquals(1, rc.postSend(wr));
+        assertEquals(2, frc.commonSends, "RDMA READ on RC: common");
+        refused(VerbsException.EINVAL, "not supported on UC", () -> uc.postSend(wr));
+        wr.opcode(WrOpcode.RDMA_WRITE);
+        assertEquals(1, uc.postSend(wr));
+        assertEquals(1, fuc.commonSends, "READ changed to WRITE: common on UC");
+        wr.sendFlags(SendFlags.INLINE | SendFlags.SIGNALED);
+        assertEquals(1, rc.postSend(wr));
+        assertEquals(2, frc.commonSends, "INLINE: posted, not as the common WR");
+        wr.sendFlags(SendFlags.SIGNALED | SendFlags.FENCE | SendFlags.SOLICITED);
+        assertEquals(1, rc.postSend(wr));
+        assertEquals(3, frc.commonSends, "INLINE cleared: common again");
+        wr.opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).atomic(mr.address(), mr.rkey(), 1, 0);
+        assertEquals(1, rc.postSend(wr));
+        assertEquals(3, frc.commonSends, "an atomic: not common");
+        wr.opcode(WrOpcode.SEND_WITH_IMM);
+        assertEquals(1, rc.postSend(wr));
+        assertEquals(4, frc.commonSends, "the atomic changed to a SEND: common again, its flags kept");
+        wr.sendFlags(0x100);
+        refused(VerbsException.EINVAL, "unknown send flags", () -> rc.postSend(wr));
+        assertEquals(6, frc.sendsQueued, "a refused WR queues nothing");
+        assertThrows(NullPointerException.class, () -> wr.opcode(null), "no opcode: refused when set, not at post time");
     }
 
     @Test

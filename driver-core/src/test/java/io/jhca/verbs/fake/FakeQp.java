@@ -16,6 +16,8 @@ import org.agrona.DirectBuffer;
 /** A QP whose queues only count: sends posted, receive WRs posted, doorbells rung, transitions seen. */
 public final class FakeQp extends QueuePair {
     public int sendsQueued;
+    /** Of those, the WRs postSend's check walk found common ({@code driverPostCommonSend}). */
+    public int commonSends;
     public int recvsQueued;
     public int sendDoorbells;
     public int recvDoorbells;
@@ -53,6 +55,15 @@ public final class FakeQp extends QueuePair {
         }
         sendsQueued++;
         return true;
+    }
+
+    @Override
+    protected boolean driverPostCommonSend(SendWr wr) {
+        boolean queued = driverPostSend(wr);
+        if (queued) {
+            commonSends++;
+        }
+        return queued;
     }
 
     @Override
