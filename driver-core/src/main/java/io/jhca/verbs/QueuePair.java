@@ -322,13 +322,6 @@ public abstract class QueuePair extends VerbsResource {
         }
     }
 
-    /** The checks every send WR passes, whatever the posting style. */
-    protected final void checkSendWr(SendWr w) {
-        if (!plainSendWr(w, maxMsgSize, refusedShapes())) {
-            checkSendWrFully(w);
-        }
-    }
-
     /**
      * Whether {@code w} is the common WR, which passes every check of {@link #checkSendWrFully}: a SEND or RDMA WRITE
      * (with or without immediate), or an RDMA READ on RC, on an RC or UC QP, without INLINE or unknown flags, within
