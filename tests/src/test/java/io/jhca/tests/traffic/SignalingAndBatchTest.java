@@ -130,6 +130,47 @@ class SignalingAndBatchTest {
 
     @ParameterizedTest
     @MethodSource("io.jhca.tests.harness.DevicePairs#all")
+    void aChainWithARefusedWrPostsNothingWhereverTheWrIs(DevicePair pair) {
+        try (Harness h = Harness.open(pair)) {
+            Peer a = h.peerA(PeerSpec.rc().maxSendWr(8));
+            Peer b = h.peerB(PeerSpec.rc().maxRecvWr(64));
+            h.connect(a, b);
+            int n = a.qp().capabilities().maxSendWr();
+            // n + 2 common SENDs; one at a time carries an unknown flag: first, in the middle, the last that fits
+            // the queue, and beyond it (checked though never posted)
+            SendWr[] chain = new SendWr[n + 2];
+            for (int i = chain.length - 1; i >= 0; i--) {
+                chain[i] = new SendWr().wrId(i).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+                        .sge(a.mr(), i * 64L, 32).next(i + 1 < chain.length ? chain[i + 1] : null);
+            }
+            for (int bad : new int[] {0, n / 2, n - 1, n + 1}) {
+                chain[bad].sendFlags(SendFlags.SIGNALED | 0x100);
+                String where = "a refused WR at " + bad + " of a chain of " + chain.length + " into a queue of " + n;
+                try {
+                    a.qp().postSend(chain[0]);
+                    throw new AssertionError(where + ": posted");
+                } catch (VerbsException e) {
+                    assertEquals(VerbsException.EINVAL, e.errno(), where);
+                }
+                chain[bad].sendFlags(SendFlags.SIGNALED);
+            }
+            h.assertNoCompletion(a.sendCq(), Duration.ofMillis(50), "nothing of the refused chains was sent");
+            for (int i = 0; i < n; i++) {
+                b.postRecv(100 + i, i * 64L, 64);
+            }
+            assertEquals(n, a.qp().postSend(chain[0]), "the same chain, all WRs good: the queue's n");
+            WorkCompletion[] wcs = h.await(a.sendCq(), n, "the chain's SENDs");
+            WorkCompletion[] r = h.await(b.recvCq(), n, "their receives");
+            for (int i = 0; i < n; i++) {
+                Wcs.assertSuccess(wcs[i], WcOpcode.SEND, i, a.qpn(), "send " + i);
+                Wcs.assertRecv(r[i], WcOpcode.RECV, 100 + i, b.qpn(), 32, null, "receive " + i);
+            }
+            h.assertNoCompletion(b.recvCq(), Duration.ofMillis(50), "exactly the posted WRs arrived");
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("io.jhca.tests.harness.DevicePairs#all")
     void fullSendQueueIsAReturnValue(DevicePair pair) {
         try (Harness h = Harness.open(pair)) {
             Peer a = h.peerA(PeerSpec.rc().maxSendWr(8));
