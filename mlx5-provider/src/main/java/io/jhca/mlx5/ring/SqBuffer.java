@@ -214,7 +214,7 @@ public final class SqBuffer {
      * {@link #room} once per chain instead, which reads the tail only when the queue looks too full for the chain.
      */
     public void refreshTail() {
-        tailSeen = (int) TAIL.getAcquire(this);
+        tailSeen = tail();
     }
 
     /**
@@ -225,7 +225,7 @@ public final class SqBuffer {
     public int room(int wanted) {
         int free = maxPost - (posted - tailSeen);
         if (free < wanted) {
-            tailSeen = (int) TAIL.getAcquire(this);
+            refreshTail();
             free = maxPost - (posted - tailSeen);
         }
         return Math.min(free, wanted);
@@ -236,7 +236,7 @@ public final class SqBuffer {
         if (posted - tailSeen < maxPost) {
             return false;
         }
-        tailSeen = (int) TAIL.getAcquire(this);
+        refreshTail();
         return posted - tailSeen >= maxPost;
     }
 
