@@ -247,14 +247,7 @@ public abstract class QueuePair extends VerbsResource {
                 n++;
             }
             driverBeginPostSend();
-            int posted;
-            if (!commonOnly) {
-                posted = postEach(wr);
-            } else if (n == 1) {
-                posted = driverPostCommonSend(wr) ? 1 : 0;   // no loop: what a provider's loop sets up would cost more
-            } else {
-                posted = driverPostCommonSends(wr, n);
-            }
+            int posted = commonOnly ? driverPostCommonSends(wr, n) : postEach(wr);
             if (posted > 0) {
                 driverRingSendDoorbell();
             }
@@ -473,7 +466,7 @@ public abstract class QueuePair extends VerbsResource {
     }
 
     /**
-     * Provider side: queue a checked chain of {@code n} (two or more) common WRs ({@link #driverPostCommonSend}), in
+     * Provider side: queue a checked chain of {@code n} common WRs ({@link #driverPostCommonSend}), in
      * order, until the send queue is full; returns how many were queued. A provider that overrides this can learn
      * the queue's room once for the chain instead of per WR. The default calls {@link #driverPostCommonSend} per WR.
      */

@@ -297,11 +297,14 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
     /**
      * A chain of common WRs: the queue's room is learned once ({@link SqBuffer#room}), so the loop holds no
      * {@link SqBuffer#full()}, whose acquire, compiled into the loop, had the JIT load every field of the ring again
-     * at every WR (B/A 0.85 / 0.80 at batch 8 / 32). What the JIT now hoists out of the loop costs a chain of one
-     * WR about 10% more, so postSend sends that one to {@link #driverPostCommonSend}.
+     * at every WR (B/A 0.85 / 0.80 at batch 8 / 32). What the JIT hoists out of the loop would cost a chain of one
+     * WR about 10% more, so that one takes {@link #driverPostCommonSend}.
      */
     @Override
     protected int driverPostCommonSends(SendWr first, int n) {
+        if (n == 1) {
+            return driverPostCommonSend(first) ? 1 : 0;
+        }
         SqBuffer q = sq;
         if (q == null) {
             return 0;
