@@ -108,9 +108,12 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
     public void run() {
         InterruptLine line = ctx.function().eqInterrupt();
         this.line = line;   // before the loop's check of running: a stop after that check finds the line to wake
+        boolean poll = true;
         while (running) {
             try {
-                hca.eq().poll(this);
+                if (poll) {
+                    hca.eq().poll(this);
+                }
                 if (woken && wokenCmd) {
                     commandInterrupts.incrementAndGet();
                 }
@@ -128,25 +131,34 @@ final class Mlx5Events implements AsyncEq.Handler, Runnable {
             if (line == null) {
                 LockSupport.parkNanos(IDLE_NANOS);
             } else {
-                awaitInterrupt(line);
+                poll = awaitInterrupt(line);
             }
         }
     }
 
     /**
-     * Arms the EQ and sleeps until its interrupt or the next health check, unless an entry or a page request is
-     * already waiting (one that arrived before the arm raises no interrupt). A page request met by another thread
+     * Arms the EQ and sleeps until its interrupt or the next health check; returns whether the EQ is to be read now.
+     * As in mlx5_core, the EQ is read after its interrupt only: the arm doorbell carries the consumer index, and the
+     * device raises the vector at once for entries past it ({@code eq_update_ci} then no second look), so an entry
+     * that arrived since the last read, or whose interrupt lost the race with the wait's timeout, is read after the
+     * interrupt the next arm gives it. Reading it at the timeout instead would leave that interrupt to wake the thread
+     * to an empty EQ, and the entry would not count as having come by interrupt. A page request met by another thread
      * and this thread's stop end the wait ({@link InterruptLine#wakeUp}); on a line that cannot be woken early they
      * are seen at its end, at most {@value #HEALTH_POLL_MILLIS} ms later.
      */
-    private void awaitInterrupt(InterruptLine line) {
-        if (!hca.eq().arm() || hca.eq().pending() || pendingPages.get() != 0) {
-            return;
+    private boolean awaitInterrupt(InterruptLine line) {
+        if (!hca.eq().arm()) {
+            return true;    // another thread is reading the EQ: look again once it is done
+        }
+        if (pendingPages.get() != 0) {
+            return false;
         }
         if (line.await(HEALTH_POLL_MILLIS)) {
             interrupts.incrementAndGet();
             woken = true;
+            return true;
         }
+        return false;
     }
 
     /** Interrupts that woke the thread (0 when the function has no interrupt line). */

@@ -7,7 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetAddress;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 import org.junit.jupiter.api.Test;
 
@@ -36,6 +39,8 @@ class EqInterruptTest {
         final AtomicLong lineWakeUps = new AtomicLong();
         /** The model's raise count when the line was last woken (by the driver's stop, in the close test). */
         final AtomicLong raisedAtWakeUp = new AtomicLong(-1);
+        /** Set: the next wait ends as a timeout just after the model's next raise, whose signal it leaves pending. */
+        volatile CountDownLatch timeoutWinsNext;
 
         CountingFunction(ModelFunction f) {
             this.f = f;
@@ -85,6 +90,11 @@ class EqInterruptTest {
             return new InterruptLine() {
                 @Override
                 public boolean await(long timeoutMillis) {
+                    CountDownLatch racing = timeoutWinsNext;
+                    if (racing != null) {
+                        timeoutWinsNext = null;
+                        return timeoutJustAfterTheNextRaise(racing);
+                    }
                     boolean fired = line.await(timeoutMillis);
                     if (fired) {
                         wakeUps.incrementAndGet();
@@ -109,6 +119,17 @@ class EqInterruptTest {
         @Override
         public void close() {
             f.close();
+        }
+
+        /** The wait's timeout and the interrupt at once: the raise happened, the waiter saw a timeout. */
+        private boolean timeoutJustAfterTheNextRaise(CountDownLatch racing) {
+            long raised = f.interruptsRaised();
+            racing.countDown();
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (f.interruptsRaised() == raised && System.nanoTime() < deadline) {
+                LockSupport.parkNanos(100_000);
+            }
+            return false;
         }
     }
 
@@ -143,6 +164,38 @@ class EqInterruptTest {
             assertEquals(fn.wakeUps.get(), ctx.eqInterrupts(), "the context counts the wake-ups the line saw");
             assertTrue(ctx.commandInterrupts() > 0 && ctx.commandInterrupts() <= ctx.eqInterrupts(),
                     "wake-ups that found command completions: " + ctx.commandInterrupts());
+        }
+    }
+
+    /**
+     * The race the VM test met: the event thread's wait times out just as the interrupt for a command's completion is
+     * raised. The entry must still be read after an interrupt (the next arm raises the vector again for it), so it
+     * counts as having come by interrupt; read at the timeout, it would not, and the interrupt would wake the thread
+     * to an empty EQ.
+     */
+    @Test
+    void anEntryWhoseInterruptLostTheRaceWithTheTimeoutIsReadAfterAnInterrupt() throws Exception {
+        ModelFunction model = ModelFunction.open("irq4", InetAddress.getByName("127.0.0.49")).withInterrupts();
+        CountingFunction fn = new CountingFunction(model);
+        try (Mlx5Context ctx = Mlx5Provider.open(new DeviceInfo("irq4", "mlx5", 0, "InfiniBand"), fn,
+                Mlx5Options.defaults())) {
+            awaitQuiet(model, ctx, "irq4-events");
+            CountDownLatch racing = new CountDownLatch(1);
+            fn.timeoutWinsNext = racing;
+            model.eqInterrupt().wakeUp(); // ends the current wait, so the next one is the racing one
+            assertTrue(racing.await(10, TimeUnit.SECONDS), "the event thread waited again");
+            long cmd = ctx.commandInterrupts();
+            long eq = ctx.eqInterrupts();
+            try (ProtectionDomain pd = ctx.allocatePd()) {
+                // ALLOC_PD's completion entry raised the vector while the racing wait ran; the re-arm's raise comes
+                // from the model's thread, so wait for the count (bounded) rather than for quiet
+                long deadline = System.nanoTime() + 10_000_000_000L;
+                while (ctx.commandInterrupts() == cmd && System.nanoTime() < deadline) {
+                    Thread.sleep(1);
+                }
+                assertEquals(cmd + 1, ctx.commandInterrupts(), "the entry was read after an interrupt; wake-ups "
+                        + (ctx.eqInterrupts() - eq) + ", model raises " + model.interruptsRaised());
+            }
         }
     }
 
