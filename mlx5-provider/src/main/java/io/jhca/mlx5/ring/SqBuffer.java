@@ -233,11 +233,7 @@ public final class SqBuffer {
 
     /** Whether one more WQE would overflow the queue (rdma-core {@code mlx5_wq_overflow}). */
     public boolean full() {
-        if (posted - tailSeen < maxPost) {
-            return false;
-        }
-        refreshTail();
-        return posted - tailSeen >= maxPost;
+        return room(1) == 0;
     }
 
     /**
