@@ -68,6 +68,23 @@ public interface Link extends AutoCloseable {
         return send(datagram, peer);
     }
 
+    /** {@link #sendPair}'s result bit: the first datagram was handed to the network. */
+    int FIRST_SENT = 1;
+    /** {@link #sendPair}'s result bit: the second datagram was handed to the network. */
+    int SECOND_SENT = 2;
+
+    /**
+     * Sends {@code first}, then {@code second}, each from its position to its limit, as two datagrams to {@code peer}
+     * from the local address at index {@code from}, in that order; a socket link hands both to the kernel in one
+     * system call. Returns {@link #FIRST_SENT} and {@link #SECOND_SENT} or-ed for those handed to the network; the
+     * second is tried even if the first was refused. This default is two {@link #send(ByteBuffer, InetSocketAddress,
+     * int)} calls.
+     */
+    default int sendPair(final ByteBuffer first, final ByteBuffer second, final InetSocketAddress peer, final int from) {
+        final int a = send(first, peer, from) ? FIRST_SENT : 0;
+        return a | (send(second, peer, from) ? SECOND_SENT : 0);
+    }
+
     /**
      * The file descriptors an idle engine may sleep on until a datagram arrives ({@link KernelWait}): written into
      * {@code into} if they fit; returns how many there are, or -1 if this link has nothing to wait on that covers

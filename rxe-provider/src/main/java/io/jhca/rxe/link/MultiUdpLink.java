@@ -75,6 +75,11 @@ public final class MultiUdpLink implements Link {
     }
 
     @Override
+    public int sendPair(final ByteBuffer first, final ByteBuffer second, final InetSocketAddress peer, final int from) {
+        return links[from].sendPair(first, second, peer, from);
+    }
+
+    @Override
     public InetSocketAddress receive(final ByteBuffer buffer) {
         final int n = links.length;
         for (int k = 0; k < n; k++) {

@@ -15,8 +15,8 @@ import jnr.ffi.byref.IntByReference;
  * The socket options the JDK 17 API lacks, set with setsockopt(2) through jnr-ffi on a channel's file
  * descriptor. The descriptor comes from {@code sun.nio.ch.SelChImpl#getFDVal}, which needs
  * {@code --add-opens java.base/sun.nio.ch=ALL-UNNAMED}. Control path, except {@link #recvmmsg}, the one call of
- * the receive path, and the calls of {@link KernelWait} (primitive arguments only: jnr-ffi calls them without
- * allocating).
+ * the receive path, {@link #sendmmsg}, which sends a held ACK with the request that releases it, and the calls of
+ * {@link KernelWait} (primitive arguments only: jnr-ffi calls them without allocating).
  */
 final class NativeSocket {
 
@@ -58,6 +58,10 @@ final class NativeSocket {
         /** recvmmsg(2); the pointers are native addresses, the timeout pointer is 0 (none). */
         @IgnoreError
         int recvmmsg(int fd, long msgvec, int vlen, int flags, long timeout);
+
+        /** sendmmsg(2); {@code msgvec} is a native address. */
+        @IgnoreError
+        int sendmmsg(int fd, long msgvec, int vlen, int flags);
 
         /** eventfd(2): a counter a thread can wait on with poll and another can bump with write. */
         @SaveError
@@ -101,6 +105,14 @@ final class NativeSocket {
      */
     static int recvmmsg(final int fd, final long msgvec, final int vlen, final int flags) {
         return libc().recvmmsg(fd, msgvec, vlen, flags, 0L);
+    }
+
+    /**
+     * sendmmsg(fd, msgvec, vlen, flags): the datagrams handed to the network, counted from the first, or -1 if the
+     * first was refused (errno not kept: EAGAIN when the socket buffer is full, or a routing error).
+     */
+    static int sendmmsg(final int fd, final long msgvec, final int vlen, final int flags) {
+        return libc().sendmmsg(fd, msgvec, vlen, flags);
     }
 
     /** The kernel file descriptor of a channel. */

@@ -33,6 +33,7 @@ public final class UdpLink implements Link {
     private final InetSocketAddress local;
     private final GroupSockets groups;
     private final Recvmmsg batchReceive;
+    private final Sendmmsg pairSend;
     private final int fd;
     /** Set by close; the batch receive reads it first, so no system call goes to a descriptor closed (and reused). */
     private volatile boolean closed;
@@ -43,6 +44,7 @@ public final class UdpLink implements Link {
         this.local = local;
         this.groups = new GroupSockets(local.getAddress(), local.getPort(), socketBuffer);
         this.batchReceive = new Recvmmsg(fd);
+        this.pairSend = new Sendmmsg(fd, !(local.getAddress() instanceof Inet4Address));
         this.fd = fd;
     }
 
@@ -131,6 +133,23 @@ public final class UdpLink implements Link {
             sendErrors++; // e.g. ENETUNREACH; the transport's retry covers it
             return false;
         }
+    }
+
+    /** Both datagrams in one sendmmsg(2) (see {@link Sendmmsg}); the second alone if the kernel refused the first. */
+    @Override
+    public int sendPair(final ByteBuffer first, final ByteBuffer second, final InetSocketAddress peer, final int from) {
+        if (closed) {
+            return 0;
+        }
+        final int n = pairSend.send(first, second, peer);
+        if (n == 2) {
+            return FIRST_SENT | SECOND_SENT;
+        }
+        sendErrors++;
+        if (n == 1) {
+            return FIRST_SENT;   // the second met a full socket buffer or an error: a retry now would meet it again
+        }
+        return send(second, peer) ? SECOND_SENT : 0;
     }
 
     @Override

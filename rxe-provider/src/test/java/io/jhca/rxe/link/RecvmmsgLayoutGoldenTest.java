@@ -15,9 +15,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The native layouts and constants {@link Recvmmsg} writes and reads, against the C library's own headers compiled
+ * The native layouts and constants {@link Recvmmsg} and {@link Sendmmsg} write and read, against the C library's own headers compiled
  * with gcc (sys/socket.h, sys/uio.h, netinet/in.h): struct mmsghdr and msghdr offsets, struct iovec's size, the
- * sockaddr_in/_in6 fields it decodes, MSG_DONTWAIT and the address families.
+ * sockaddr_in/_in6 fields they decode and encode, MSG_DONTWAIT and the address families.
  */
 class RecvmmsgLayoutGoldenTest {
 
@@ -41,6 +41,8 @@ class RecvmmsgLayoutGoldenTest {
             "    P(\"IOV_BASE\", offsetof(struct iovec, iov_base));",
             "    P(\"IOV_LEN\", offsetof(struct iovec, iov_len));",
             "    P(\"SOCKADDR_IN6_SIZE\", sizeof(struct sockaddr_in6));",
+            "    P(\"SOCKADDR_IN_SIZE\", sizeof(struct sockaddr_in));",
+            "    P(\"SIN6_FLOWINFO\", offsetof(struct sockaddr_in6, sin6_flowinfo));",
             "    P(\"SIN_FAMILY\", offsetof(struct sockaddr_in, sin_family));",
             "    P(\"SIN_PORT\", offsetof(struct sockaddr_in, sin_port));",
             "    P(\"SIN_ADDR\", offsetof(struct sockaddr_in, sin_addr));",
@@ -72,6 +74,9 @@ class RecvmmsgLayoutGoldenTest {
         same(c, "IOV_BASE", 0);
         same(c, "IOV_LEN", Recvmmsg.IOV_LEN);
         assertTrue(c.get("SOCKADDR_IN6_SIZE") <= Recvmmsg.NAME_SIZE, "a sender's address fits its name slot");
+        same(c, "SOCKADDR_IN_SIZE", Sendmmsg.SOCKADDR_IN_SIZE);
+        same(c, "SOCKADDR_IN6_SIZE", Sendmmsg.SOCKADDR_IN6_SIZE);
+        same(c, "SIN6_FLOWINFO", Sendmmsg.SIN6_FLOWINFO);
         same(c, "SIN_FAMILY", 0);
         same(c, "SIN6_FAMILY", 0);
         same(c, "SIN_PORT", Recvmmsg.SIN_PORT);
