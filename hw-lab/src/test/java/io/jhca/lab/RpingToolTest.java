@@ -33,9 +33,9 @@ class RpingToolTest {
 
     /**
      * With caller progress, as ./hwlab runs it: the connection manager's DREP to the client's DREQ leaves only if
-     * closing the device's CM sends what it posted. With an ACK hold (0: none, the default; 4000 ns) each side's ACK
-     * leaves after its answer, so a SEND's completion comes after the receive of the peer's next message, the order
-     * Linux rxe shows now and then; rping must take its completions in any order.
+     * closing the device's CM sends what it posted. Without an ACK hold (0) and with the default one (4000 ns, each
+     * side's ACK leaving with its answer, just before it): rping must take its completions in any order, as Linux rxe
+     * may complete a SEND after the receive of the peer's next message.
      */
     @ParameterizedTest(name = "ack hold {0} ns")
     @ValueSource(strings = {"0", "4000"})

@@ -46,14 +46,13 @@ public final class RxeDeviceConfig {
      */
     public static final String ACK_HOLD_PROPERTY = "jhca.rxe.ackhold";
     /**
-     * See {@link #ACK_HOLD_PROPERTY}: 0, every ACK at once, as Linux rxe and a ConnectX answer. A held ACK leaves
-     * after the application's answer, an order no real responder shows, and perftest's event mode (ib_send_lat -e,
-     * one completion channel for both CQs) stalls on it against jhca; {@link #SUGGESTED_ACK_HOLD_NANOS} is for
-     * jhca-to-jhca latency work.
+     * See {@link #ACK_HOLD_PROPERTY}: 4 us, half the shortest local ACK timeout (8.2 us). A held ACK leaves with the
+     * application's answer, just before it in one system call, so a peer sees the order of a responder that acknowledges
+     * at once (Linux rxe, a ConnectX) a little later; perftest's event mode (ib_send_lat -e, one completion channel for
+     * both CQs) depends on that order. A message that completes on a CQ armed for an event is acknowledged at once:
+     * its application sleeps, so its answer is a wake-up away. 0 sends every ACK at once, in a system call of its own.
      */
-    public static final long DEFAULT_ACK_HOLD_NANOS = 0;
-    /** A hold that saves a round trip's ACK on the critical path: half the shortest local ACK timeout (8.2 us). */
-    public static final long SUGGESTED_ACK_HOLD_NANOS = 4_000;
+    public static final long DEFAULT_ACK_HOLD_NANOS = 4_000;
     /**
      * Longest ACK hold accepted, 1 ms: far below the local ACK timeout perftest and rc_pingpong arm (code 14,
      * 67 ms); a peer with a shorter timeout needs a shorter hold.

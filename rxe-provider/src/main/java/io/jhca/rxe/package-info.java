@@ -21,9 +21,9 @@
  * park 1 to 100 us, Agrona's counts) or {@code sleep} (park 100 us);</li>
  * <li>system property {@code jhca.rxe.icrc}: how received IPv4 ICRCs are checked, {@code auto} (default),
  * {@code strict} or {@code recover}, see below;</li>
- * <li>system property {@code jhca.rxe.ackhold}: nanoseconds a responder may hold an ACK back to coalesce it
- * and let the application's answer go first (default 0, at once, as real peers answer; 4000 for jhca-to-jhca latency), see
- * {@link io.jhca.rxe.RxeDeviceConfig#ACK_HOLD_PROPERTY}.</li>
+ * <li>system property {@code jhca.rxe.ackhold}: nanoseconds a responder may hold an ACK back to coalesce it and
+ * send it with the application's answer, just before it in one system call (default 4000; 0 sends each ACK at once,
+ * on its own), see {@link io.jhca.rxe.RxeDeviceConfig#ACK_HOLD_PROPERTY}.</li>
  * </ul>
  * In code, {@link io.jhca.rxe.RxeDeviceConfig#builder(String)} sets all of these per device, plus:
  * {@code netdevMtu} (the MTU the port's active MTU derives from; default the interface's, 65536 for loopback

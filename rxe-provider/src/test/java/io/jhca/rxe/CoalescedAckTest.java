@@ -25,7 +25,7 @@ import io.jhca.verbs.WrOpcode;
 
 /**
  * The responder holds the ACK a request asks for (coalesced acknowledges, IBTA 9.7.5.1): a later ACK replaces it,
- * and in a ping-pong the answer the application posts leaves before it. Caller progress, so every engine cycle
+ * and in a ping-pong it leaves with the answer the application posts, just before it. Caller progress, so every engine cycle
  * is the test's own and the order of events is exact.
  */
 class CoalescedAckTest {
@@ -33,29 +33,28 @@ class CoalescedAckTest {
     private static final int OP_RDMA_WRITE_ONLY = 0x0A;
     private static final int OP_ACKNOWLEDGE = 0x11;
 
-    /** Two caller-mode devices that hold ACKs (not the default: see RxeDeviceConfig.DEFAULT_ACK_HOLD_NANOS). */
+    /** Two caller-mode devices that hold ACKs for the default time. */
     private static Rig held() {
-        return new Rig(Rig.config("heldA", ProgressMode.CALLER).ackHoldNanos(RxeDeviceConfig.SUGGESTED_ACK_HOLD_NANOS)
-                .build(), Rig.config("heldB", ProgressMode.CALLER).ackHoldNanos(RxeDeviceConfig.SUGGESTED_ACK_HOLD_NANOS)
-                .build(), QpType.RC, 1 << 16, Mtu.MTU_1024, i -> i);
+        return new Rig(Rig.config("heldA", ProgressMode.CALLER).build(), Rig.config("heldB", ProgressMode.CALLER).build(),
+                QpType.RC, 1 << 16, Mtu.MTU_1024, i -> i);
     }
 
     @Test
-    void theAnswerOfAPingPongLeavesBeforeTheAckOfTheRequest(@TempDir final Path dir) throws IOException {
+    void theHeldAckLeavesWithTheAnswerOfAPingPongJustBeforeIt(@TempDir final Path dir) throws IOException {
+        final Path pcapA = dir.resolve("a.pcap");
         final Path pcapB = dir.resolve("b.pcap");
         final String addressB;
-        try (Rig r = new Rig(Rig.config("ackA", ProgressMode.CALLER).ackHoldNanos(RxeDeviceConfig.SUGGESTED_ACK_HOLD_NANOS).build(),
-                Rig.config("ackB", ProgressMode.CALLER).ackHoldNanos(RxeDeviceConfig.SUGGESTED_ACK_HOLD_NANOS)
-                .pcap(pcapB).build(), QpType.RC, 1 << 16, Mtu.MTU_1024, i -> i)) {
+        try (Rig r = new Rig(Rig.config("ackA", ProgressMode.CALLER).pcap(pcapA).build(),
+                Rig.config("ackB", ProgressMode.CALLER).pcap(pcapB).build(), QpType.RC, 1 << 16, Mtu.MTU_1024, i -> i)) {
             addressB = Rig.gid(r.b).toInetAddress().getHostAddress();
             r.qpA.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
                     .sge(r.mrA, 0, 64).rdma(r.mrB.address(), r.mrB.rkey()));
             driveUntil(() -> qp(r.qpA).get(Counter.SENT_PKTS) == 1, r.a);
-            // the cycle that takes the WRITE in holds its ACK
+            // the cycle that takes the WRITE in holds its ACK (the default hold)
             driveUntil(() -> qp(r.qpB).get(Counter.RX_WRITE_REQUESTS) == 1, r.b);
             assertEquals(0, qp(r.qpB).get(Counter.SENT_PKTS), "the ACK is held");
             assertEquals(1, qp(r.qpB).get(Counter.ACK_DEFERRED));
-            // the answer: its WRITE goes out in the next cycle, and the held ACK right behind it
+            // the answer: the held ACK and the answer's WRITE go out in the next cycle, the ACK first
             r.qpB.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
                     .sge(r.mrB, 128, 64).rdma(r.mrA.address() + 128, r.mrA.rkey()));
             r.b.progress();
@@ -63,14 +62,99 @@ class CoalescedAckTest {
             r.expect(r.cqA, 1, WcStatus.SUCCESS);
             r.expect(r.cqB, 2, WcStatus.SUCCESS);
         }
-        final List<Integer> sentByB = new ArrayList<>();
-        for (final int[] p : roce(pcapB)) {
-            if (ipv4(p[1]).equals(addressB)) {
-                sentByB.add(p[0]);
+        assertEquals(List.of(OP_ACKNOWLEDGE, OP_RDMA_WRITE_ONLY), from(addressB, pcapB).subList(0, 2),
+                "B's packets as it sent them: the ACK of A's WRITE, then its own");
+        assertEquals(List.of(OP_ACKNOWLEDGE, OP_RDMA_WRITE_ONLY), from(addressB, pcapA).subList(0, 2),
+                "B's packets as A took them in: the ACK first, as from a responder that never holds one");
+    }
+
+    /** Opcodes of the packets in {@code pcap} whose IPv4 source is {@code address}, in the file's order. */
+    private static List<Integer> from(final String address, final Path pcap) throws IOException {
+        final List<Integer> out = new ArrayList<>();
+        for (final int[] p : roce(pcap)) {
+            if (ipv4(p[1]).equals(address)) {
+                out.add(p[0]);
             }
         }
-        assertEquals(List.of(OP_RDMA_WRITE_ONLY, OP_ACKNOWLEDGE), sentByB.subList(0, 2),
-                "B's packets: its WRITE, then the ACK of A's");
+        return out;
+    }
+
+    @Test
+    void theAckOfAMessageCompletedOnAnArmedCqLeavesAtOnce() throws InterruptedException {
+        try (Rig r = held()) {
+            final io.jhca.verbs.CompletionChannel channel = r.b.createCompletionChannel();
+            final io.jhca.verbs.CompletionQueue cq = r.b.createCq(16, channel);
+            final io.jhca.verbs.QueuePair qpB = r.pdB.createQp(io.jhca.verbs.QpInitAttributes.of(QpType.RC, cq, cq)
+                    .maxSendWr(16).maxRecvWr(16));
+            final io.jhca.verbs.QueuePair qpA = r.pdA.createQp(io.jhca.verbs.QpInitAttributes.of(QpType.RC, r.cqA, r.cqA)
+                    .maxSendWr(16).maxRecvWr(16));
+            Rig.connect(qpA, r.a, qpB, r.b, Mtu.MTU_1024, 0x3000, 0x4000, 14);
+            Rig.connect(qpB, r.b, qpA, r.a, Mtu.MTU_1024, 0x4000, 0x3000, 14);
+            for (int i = 0; i < 2; i++) {
+                qpB.postRecv(new io.jhca.verbs.RecvWr().wrId(10 + i).sge(r.mrB, 256L * i, 64));
+            }
+            final io.jhca.verbs.WorkCompletion wc = new io.jhca.verbs.WorkCompletion();
+            // a polling receiver: the SEND's ACK is held
+            qpA.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sge(r.mrA, 0, 64));
+            driveUntil(() -> qp(qpA).get(Counter.SENT_PKTS) == 1, r.a);
+            driveUntil(() -> cq.poll(wc) == 1, r.b);
+            assertEquals(10, wc.wrId());
+            assertEquals(0, qp(qpB).get(Counter.SENT_PKTS), "a polling receiver's ACK is held");
+            driveUntil(() -> qp(qpB).get(Counter.SENT_PKTS) == 1, r.b);   // by time
+            r.expect(r.cqA, 1, WcStatus.SUCCESS);
+            // a receiver asleep on its CQ's event: the ACK leaves in the cycle that completes the SEND
+            cq.requestNotify(false);
+            qpA.postSend(new SendWr().wrId(2).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sge(r.mrA, 64, 64));
+            driveUntil(() -> qp(qpA).get(Counter.SENT_PKTS) == 2, r.a);
+            driveUntil(() -> cq.poll(wc) == 1, r.b);
+            assertEquals(11, wc.wrId());
+            assertEquals(2, qp(qpB).get(Counter.SENT_PKTS), "the ACK left with the completion's event");
+            assertEquals(1, qp(qpB).get(Counter.ACK_DEFERRED), "only the first ACK was held");
+            r.expect(r.cqA, 2, WcStatus.SUCCESS);
+            assertEquals(cq, channel.getEvent(10_000));
+            cq.ackEvents(1);
+            qpA.close();
+            qpB.close();
+            cq.close();
+            channel.close();
+        }
+    }
+
+    @Test
+    void aHeldAckLeavesThoughTheApplicationMakesNoMoreProgressCalls() {
+        try (Rig r = held()) {
+            r.qpA.postSend(new SendWr().wrId(5).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                    .sge(r.mrA, 0, 64).rdma(r.mrB.address(), r.mrB.rkey()));
+            driveUntil(() -> qp(r.qpA).get(Counter.SENT_PKTS) == 1, r.a);
+            driveUntil(() -> qp(r.qpB).get(Counter.RX_WRITE_REQUESTS) == 1, r.b);
+            assertEquals(0, qp(r.qpB).get(Counter.SENT_PKTS), "the ACK is held");
+            // B took its last message and calls progress no more; its device still acknowledges it
+            final io.jhca.verbs.WorkCompletion wc = new io.jhca.verbs.WorkCompletion();
+            driveUntil(() -> r.cqA.poll(wc) == 1, r.a);
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            assertEquals(5, wc.wrId());
+            assertEquals(1, qp(r.qpB).get(Counter.SENT_PKTS));
+            assertEquals(0, qp(r.qpA).get(Counter.RETRANSMITTED_PKTS), "acknowledged before A's retransmit timer");
+        }
+    }
+
+    @Test
+    void aHeldAckLeavesBeforeTheQpGoesToErr() {
+        // the longest hold, so that only the modify can have sent it when it returns
+        try (Rig r = new Rig(Rig.config("errA", ProgressMode.CALLER).build(), Rig.config("errB", ProgressMode.CALLER)
+                .ackHoldNanos(RxeDeviceConfig.MAX_ACK_HOLD_NANOS).build(), QpType.RC, 1 << 16, Mtu.MTU_1024, i -> i)) {
+            r.qpA.postSend(new SendWr().wrId(6).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                    .sge(r.mrA, 0, 64).rdma(r.mrB.address(), r.mrB.rkey()));
+            driveUntil(() -> qp(r.qpA).get(Counter.SENT_PKTS) == 1, r.a);
+            driveUntil(() -> qp(r.qpB).get(Counter.RX_WRITE_REQUESTS) == 1, r.b);
+            assertEquals(0, qp(r.qpB).get(Counter.SENT_PKTS), "the ACK is held");
+            r.qpB.modify(io.jhca.verbs.QpAttributes.toState(io.jhca.verbs.QpState.ERR)); // as rdma_disconnect does first
+            assertEquals(1, qp(r.qpB).get(Counter.SENT_PKTS), "the held ACK left with the modify");
+            final io.jhca.verbs.WorkCompletion wc = new io.jhca.verbs.WorkCompletion();
+            driveUntil(() -> r.cqA.poll(wc) == 1, r.a);
+            assertEquals(WcStatus.SUCCESS, wc.status(), "A's WRITE completes, not flushed by B's teardown");
+            assertEquals(6, wc.wrId());
+        }
     }
 
     @Test

@@ -321,7 +321,11 @@ public final class CmId implements AutoCloseable {
         }
     }
 
-    /** Sends a DREQ and moves the QP to ERR ({@code rdma_disconnect}); DISCONNECTED follows. */
+    /**
+     * Moves the QP to ERR, then sends a DREQ ({@code rdma_disconnect}, in the kernel's order: cma_modify_qp_err before
+     * ib_send_cm_dreq, so what the QP still owes its peer, such as an ACK, leaves before the DREQ); DISCONNECTED
+     * follows.
+     */
     public void disconnect() {
         checkOpen();
         if (conn == null) {
@@ -329,10 +333,10 @@ public final class CmId implements AutoCloseable {
         }
         agent.lock();
         try {
+            toErr();
             if (conn.state() == CmState.ESTABLISHED) {
                 conn.disconnect(NONE, System.nanoTime());
             }
-            toErr();
         } finally {
             agent.unlock();
         }

@@ -99,6 +99,8 @@ public final class Engine implements Agent {
     private volatile long ackHoldNanos = io.jhca.rxe.RxeDeviceConfig.DEFAULT_ACK_HOLD_NANOS;
     /** Where the engine thread sleeps when idle, and the handshake that lets a post wake it. */
     private final LinkSleep sleep;
+    /** CALLER mode: sends held ACKs whose time is past when the application makes no progress calls; else null. */
+    private final HeldAckWatch heldAckWatch;
 
     /**
      * @param threaded true if an AgentRunner will run this engine; false for the caller's own progress loop
@@ -123,6 +125,7 @@ public final class Engine implements Agent {
         this.out = new PacketOut(link, locals, counters);
         this.mcast = new McastTable(link);
         this.sleep = new LinkSleep(() -> link, this::dutyCycle, this::nanosToNextTimer, LinkSleep::fullFence);
+        this.heldAckWatch = threaded ? null : new HeldAckWatch(this, name);
     }
 
     /** Records every packet sent and received to a pcap file (debugging); set before the engine starts. */
@@ -249,6 +252,49 @@ public final class Engine implements Agent {
     /** The device is going away: from now on control actions run on the caller's thread. */
     public void markClosed() {
         closed = true;
+        if (heldAckWatch != null) {
+            heldAckWatch.close();
+        }
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** A responder started to hold an ACK in the current cycle (engine thread, or the caller's under the lock). */
+    void ackHeld() {
+        if (heldAckWatch != null) {
+            heldAckWatch.held(cycleNanos);
+        }
+    }
+
+    /**
+     * CALLER mode, from {@link HeldAckWatch}'s thread: sends every held ACK whose time is past, if no progress call is
+     * running (one that is releases them itself).
+     */
+    void releaseDueHeldAcks(final long now) {
+        if (!callerLock.tryLock()) {
+            return;
+        }
+        try {
+            if (closed) {
+                return;
+            }
+            for (int i = 0; i < qpCount; i++) {
+                final TransportQp qp = qps[i];
+                if (qp.responder.nanosToHeldAckRelease(now) <= 0) {
+                    out.owner(qp.counters);
+                    try {
+                        qp.releaseHeldAck();
+                    } catch (final RuntimeException e) {
+                        engineError(e);
+                    }
+                }
+            }
+        } finally {
+            out.owner(null);
+            callerLock.unlock();
+        }
     }
 
     /** See {@link #emptyRecvQueueListener}; set it before traffic starts. */

@@ -33,6 +33,11 @@ final class PacketOut {
 
     private final ByteBuffer byteBuffer = ByteBuffer.allocateDirect(CAPACITY);
     final UnsafeBuffer buffer = new UnsafeBuffer(byteBuffer);
+    /** A held ACK's own buffer: it is built while the request that releases it sits in {@link #buffer}. */
+    private final ByteBuffer ackByteBuffer = ByteBuffer.allocateDirect(64);
+    private final UnsafeBuffer ackBuffer = new UnsafeBuffer(ackByteBuffer);
+    private final Bth ackBth = new Bth();
+    private final Aeth ackAeth = new Aeth();
     final Bth bth = new Bth();
     private final Reth reth = new Reth();
     private final Aeth aeth = new Aeth();
@@ -113,34 +118,81 @@ final class PacketOut {
      * false if the link refused the datagram.
      */
     boolean send(final Peer peer) {
+        final Peer local = local(peer);
+        if (local == null) {
+            return false;
+        }
+        seal(buffer, byteBuffer, opcode, payloadLength, local, peer);
+        final boolean sent = link.send(byteBuffer, peer.socketAddress(), peer.via());
+        count(sent, byteBuffer.limit());
+        return sent;
+    }
+
+    /**
+     * {@link #send} after an ACK of the request at {@code ackPsn} (AETH syndrome ACK, MSN {@code ackMsn}) to the same
+     * destination QP, both handed to the link together, the ACK first: the held ACK a request packet releases
+     * ({@link Responder#sendRequest}) leaves in the order an ACK sent at once would have, in one system call. Returns
+     * whether the request packet was handed to the network (a refused ACK is a lost ACK, which the peer's next ACK or
+     * its retransmission recovers).
+     */
+    boolean sendAfterAck(final Peer peer, final int ackPsn, final int ackMsn) {
+        final Peer local = local(peer);
+        if (local == null) {
+            return false;
+        }
+        final int destQp = bth.destQp();
+        ackBth.wrap(ackBuffer, 0).set(Opcode.RC_ACKNOWLEDGE, false, 0, Bth.DEFAULT_PKEY, destQp, false, ackPsn);
+        ackAeth.wrap(ackBuffer, Opcode.aethOffset(Opcode.RC_ACKNOWLEDGE)).set(Aeth.SYNDROME_ACK, ackMsn);
+        seal(ackBuffer, ackByteBuffer, Opcode.RC_ACKNOWLEDGE, 0, local, peer);
+        seal(buffer, byteBuffer, opcode, payloadLength, local, peer);
+        final int ackLength = ackByteBuffer.limit();
+        final int length = byteBuffer.limit();
+        final int sent = link.sendPair(ackByteBuffer, byteBuffer, peer.socketAddress(), peer.via());
+        count((sent & Link.FIRST_SENT) != 0, ackLength);
+        count((sent & Link.SECOND_SENT) != 0, length);
+        return (sent & Link.SECOND_SENT) != 0;
+    }
+
+    /** The local address {@code peer} is reached from, or null (counted) if the device has no such address. */
+    private Peer local(final Peer peer) {
         final int via = peer.via();
         if (via >= locals.length) {
             counters.increment(RxeCounters.Counter.TX_REFUSED); // checked when the AV was set; never expected
-            return false;
+            return null;
         }
-        final Peer local = locals[via];
-        final int payloadEnd = Opcode.payloadOffset(opcode) + payloadLength;
-        final int pad = Bth.padFor(payloadLength);
+        return locals[via];
+    }
+
+    /**
+     * Zeroes the pad after the payload, appends the ICRC (little-endian) for the headers the packet will leave with
+     * from {@code local} to {@code peer}, sets {@code bytes} to the whole UDP payload and traces it.
+     */
+    private void seal(final UnsafeBuffer packet, final ByteBuffer bytes, final int op, final int payload,
+            final Peer local, final Peer peer) {
+        final int payloadEnd = Opcode.payloadOffset(op) + payload;
+        final int pad = Bth.padFor(payload);
         for (int i = 0; i < pad; i++) {
-            buffer.putByte(payloadEnd + i, (byte) 0); // pad bytes are zero (rxe_req.c finish_packet)
+            packet.putByte(payloadEnd + i, (byte) 0); // pad bytes are zero (rxe_req.c finish_packet)
         }
         final int roceLength = payloadEnd + pad;
         final int udpSrcPort = local.socketAddress().getPort();
         final int value;
         if (local.isIpv4()) {
             value = icrc.computeIpv4(local.ipv4Address(), peer.ipv4Address(), 0, PacketLayout.IPV4_DF, udpSrcPort,
-                    peer.socketAddress().getPort(), buffer, 0, roceLength);
+                    peer.socketAddress().getPort(), packet, 0, roceLength);
         } else {
             value = icrc.computeIpv6(local.hi(), local.lo(), peer.hi(), peer.lo(), udpSrcPort,
-                    peer.socketAddress().getPort(), buffer, 0, roceLength);
+                    peer.socketAddress().getPort(), packet, 0, roceLength);
         }
-        Icrc.put(buffer, roceLength, value); // little-endian on the wire
+        Icrc.put(packet, roceLength, value); // little-endian on the wire
         final int length = roceLength + Icrc.LENGTH;
-        byteBuffer.limit(length).position(0);
+        bytes.limit(length).position(0);
         if (tracer != null) {
-            tracer.trace(local, peer, udpSrcPort, peer.socketAddress().getPort(), buffer, 0, length, 0);
+            tracer.trace(local, peer, udpSrcPort, peer.socketAddress().getPort(), packet, 0, length, 0);
         }
-        final boolean sent = link.send(byteBuffer, peer.socketAddress(), via);
+    }
+
+    private void count(final boolean sent, final int length) {
         counters.increment(sent ? RxeCounters.Counter.SENT_PKTS : RxeCounters.Counter.TX_REFUSED);
         if (sent) {
             counters.add(RxeCounters.Counter.SENT_BYTES, length);
@@ -149,6 +201,5 @@ final class PacketOut {
                 owner.add(RxeCounters.Counter.SENT_BYTES, length);
             }
         }
-        return sent;
     }
 }

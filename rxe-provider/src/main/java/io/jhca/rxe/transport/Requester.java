@@ -294,7 +294,7 @@ final class Requester {
         if (!copyPayload(w, offset, at, payload)) {
             return false;
         }
-        if (!out.send(qp.peer) && !rc) {
+        if (!qp.responder.sendRequest(out) && !rc) {
             return false;   // UC: no retransmission would recover it; sent again next cycle (see emitUd)
         }
         psn = Psn.next(psn);
@@ -324,7 +324,7 @@ final class Requester {
         final PacketOut out = qp.engine.out;
         out.begin(Opcode.RC_RDMA_READ_REQUEST, false, 0, qp.destQpn, ackReq(true), psn);
         out.reth().set(w.remoteAddr + offset, w.rkey, (int) (w.length - offset));
-        out.send(qp.peer);
+        qp.responder.sendRequest(out);
         psn = Psn.next(w.lastPsn);
         return true;
     }
@@ -335,7 +335,7 @@ final class Requester {
         out.begin(cmpSwap ? Opcode.RC_COMPARE_SWAP : Opcode.RC_FETCH_ADD, false, 0, qp.destQpn, ackReq(true), psn);
         // rxe_req.c: swap_add = swap (CMP_SWP) or the addend; compare only for CMP_SWP
         out.atomicEth().set(w.remoteAddr, w.rkey, cmpSwap ? w.swap : w.compareAdd, cmpSwap ? w.compareAdd : 0);
-        out.send(qp.peer);
+        qp.responder.sendRequest(out);
         psn = Psn.next(psn);
         return true;
     }

@@ -40,16 +40,17 @@ import io.jhca.verbs.WorkCompletion;
  * READ responses are streamed, a budget of packets per engine cycle.
  *
  * <p>Coalesced acknowledges (IBTA 9.7.5.1; rocev2.md §3.3 step 9): the ACK a SEND or WRITE asks for is held
- * back, not sent at once. A later one replaces it (an ACK acknowledges every request before its PSN), and it
- * leaves right after the next request packets this QP sends (so in a ping-pong the answer the application posts
- * goes first and the ACK no longer sits on the round trip), before any other response of this QP (responses
- * stay in PSN order), when it has been held the device's ACK hold time (default 4 us:
- * half the shortest local ACK timeout, 8.2 us; long enough for an application on another core to post its answer
- * after it saw the request land), or when the QP is destroyed, whichever
- * comes first (with caller progress, the engine cycle that checks the time is the application's next progress
- * call; an application that has stopped calling progress answers nothing anyway). The hold is far
- * below any retransmit timer a requester can arm (4.096 us * 2^timeout, and Linux rxe counts whole jiffies),
- * so a held ACK never makes the peer retransmit.
+ * back, not sent at once, unless the message completed on a CQ armed for an event (the application sleeps, and
+ * answers a wake-up later; its peer takes the ACK's completion meanwhile). A later one replaces it (an ACK acknowledges every request before its PSN), and it
+ * leaves with the next request packet this QP sends, just before it and in the same system call (so in a ping-pong
+ * the answer the application posts costs one trip into the kernel, not two, and the peer still sees the ACK first,
+ * as from a responder that never holds one), before any other response of this QP (responses stay in PSN order),
+ * when it has been held the device's ACK hold time (default 4 us: half the shortest local ACK timeout, 8.2 us; long
+ * enough for an application on another core to post its answer after it saw the request land), or when the QP is
+ * destroyed, whichever comes first (with caller progress, the engine cycle that checks the time is the
+ * application's next progress call; an application that has stopped calling progress answers nothing anyway). The
+ * hold is far below any retransmit timer a requester can arm (4.096 us * 2^timeout, and Linux rxe counts whole
+ * jiffies), so a held ACK never makes the peer retransmit.
  */
 final class Responder {
 
@@ -222,6 +223,7 @@ final class Responder {
 
     private void executeSend(final RxPacket p, final boolean start, final boolean end, final boolean rc) {
         final RecvWqe w = nextRecvWqe();
+        boolean asleep = false;
         if (start) {
             recvInProgress = true;
             recvOffset = 0;
@@ -259,17 +261,19 @@ final class Responder {
                 wc.invalidatedRkey(p.ieth());
             }
             qp.rq.completeHead();
+            asleep = qp.recvCq.armed() != CqRing.DISARMED;
             qp.commitRecv(wc, imm, imm ? p.imm() : 0, -1, false, p.se);
             recvInProgress = false;
         } else {
             current = SEND;
         }
         if (rc && p.ackReq) {
-            ack(p.psn);
+            ack(p.psn, asleep);
         }
     }
 
     private void executeWrite(final RxPacket p, final boolean start, final boolean end, final boolean rc) {
+        boolean asleep = false;
         if (start) {
             final Reth reth = p.reth();
             writeVa = reth.va();
@@ -312,6 +316,7 @@ final class Responder {
                 final WorkCompletion wc = qp.completeRecv(w, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM,
                         (int) writeLength);
                 qp.rq.completeHead();
+                asleep = qp.recvCq.armed() != CqRing.DISARMED;
                 qp.commitRecv(wc, true, p.imm(), -1, false, p.se);
                 recvInProgress = false;
             }
@@ -319,7 +324,7 @@ final class Responder {
             current = WRITE;
         }
         if (rc && p.ackReq) {
-            ack(p.psn);
+            ack(p.psn, asleep);
         }
     }
 
@@ -567,9 +572,14 @@ final class Responder {
 
     // ------------------------------------------------------------------------------------------------- acks
 
-    /** Acknowledges the request at {@code psn}: held back, unless the device holds no ACKs. */
-    private void ack(final int psn) {
-        if (qp.engine.ackHoldNanos() == 0) {
+    /**
+     * Acknowledges the request at {@code psn}: held back, unless the device holds no ACKs or the message just
+     * completed on a CQ armed for an event ({@code asleep}). An application that sleeps on completion events answers
+     * a wake-up later, longer than the hold; its peer is better served by the ACK now, whose completion it can take
+     * while this side wakes up.
+     */
+    private void ack(final int psn, final boolean asleep) {
+        if (asleep || qp.engine.ackHoldNanos() == 0) {
             sendAck(Aeth.SYNDROME_ACK, psn);
             return;
         }
@@ -579,21 +589,36 @@ final class Responder {
             ackHeld = true;
             ackHeldSince = qp.engine.cycleNanos();
             qp.count(RxeCounters.Counter.ACK_DEFERRED);
+            qp.engine.ackHeld();
         }
         heldAckPsn = psn;
         heldAckMsn = msn;
     }
 
     /**
-     * Engine cycle, after this QP's requester ran: sends the held ACK if the requester just sent packets (the
-     * ACK follows them) or the ACK has been held long enough. Returns the packets sent (0 or 1).
+     * Engine cycle, after this QP's requester ran: sends the held ACK if it has been held long enough. Returns the
+     * packets sent (0 or 1).
      */
-    int releaseHeldAck(final long now, final boolean requestsSent) {
-        if (!ackHeld || (!requestsSent && nanosToHeldAckRelease(now) > 0)) {
+    int releaseHeldAckIfDue(final long now) {
+        if (!ackHeld || nanosToHeldAckRelease(now) > 0) {
             return 0;
         }
         releaseHeldAck();
         return 1;
+    }
+
+    /**
+     * Sends the request packet this QP's requester built in {@code out}: after the held ACK, if one is held, in the same
+     * system call ({@link PacketOut#sendAfterAck}). The peer sees the ACK before the request, as from a responder
+     * that never held it, and the round trip pays one trip into the kernel for both. Returns whether the request
+     * packet was handed to the network.
+     */
+    boolean sendRequest(final PacketOut out) {
+        if (!ackHeld) {
+            return out.send(qp.peer);
+        }
+        ackHeld = false;
+        return out.sendAfterAck(qp.peer, heldAckPsn, heldAckMsn);
     }
 
     /**

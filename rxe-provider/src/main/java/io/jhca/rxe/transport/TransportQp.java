@@ -119,6 +119,14 @@ public final class TransportQp {
             throw new io.jhca.verbs.VerbsException(io.jhca.verbs.VerbsException.EINVAL, "modify QP 0x"
                     + Integer.toHexString(qpn) + " to " + next + ": the QP went to the error state");
         }
+        // an ACK still held goes out first, to the peer it was for: the modify may end the QP's answers (ERR, RESET;
+        // rdma_disconnect moves the QP to ERR before its DREQ) or change where they go
+        engine.out.owner(counters);
+        try {
+            releaseHeldAck();
+        } finally {
+            engine.out.owner(null);
+        }
         if (a.has(QpAttrMask.ACCESS_FLAGS)) {
             accessFlags = a.accessFlags();
         }
@@ -336,7 +344,7 @@ public final class TransportQp {
         return state == QpState.RTS || state == QpState.SQD;
     }
 
-    /** Sends the responder's held ACK now, if it has one and may still answer (QP destroy). */
+    /** Sends the responder's held ACK now, if it has one and may still answer (QP destroy, a modify). */
     void releaseHeldAck() {
         if (canRespond()) {
             responder.releaseHeldAck();
@@ -381,7 +389,7 @@ public final class TransportQp {
         if (canRequest()) {
             sent = requester.run(now, budget);
         }
-        return work + sent + responder.releaseHeldAck(now, sent > 0);
+        return work + sent + responder.releaseHeldAckIfDue(now);
     }
 
     /** Set at creation (before the QP is added to the engine). */

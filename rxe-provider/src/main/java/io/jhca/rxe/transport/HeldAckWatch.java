@@ -1,0 +1,91 @@
+package io.jhca.rxe.transport;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A caller-progress engine's safety net for held ACKs. A held ACK leaves by time in an engine cycle, and with caller
+ * progress a cycle is the application's progress call. An application that took its last message and stopped calling
+ * progress (it waits for its peer over TCP, sleeps, tears down in another order) would leave the peer's last request
+ * unacknowledged, its send never completing, until the QP is destroyed; a responder that acknowledges at once never
+ * does that. This daemon thread looks every {@link #TICK_NANOS} while ACKs are being held and, when it can take the
+ * engine's lock (no progress call is running), sends the ACKs held past their time. It parks for good after
+ * {@link #IDLE_NANOS} without a hold, and the next hold wakes it. The data path pays a volatile store per hold and a
+ * volatile load; the thread starts with the first hold, so a device that holds nothing has none.
+ */
+final class HeldAckWatch implements Runnable {
+
+    /** How often it looks: far below any retransmit timer a peer arms in practice (perftest's code 14: 67 ms). */
+    static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** How long without a new hold before it parks until the next one. */
+    static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final Engine engine;
+    private final String name;
+    private volatile Thread thread;
+    /** System.nanoTime of the latest hold. */
+    private volatile long lastHold;
+    /** True while the thread is parked until the next hold (or about to be). */
+    private volatile boolean idle = true;
+    private final Object startLock = new Object();
+
+    HeldAckWatch(final Engine engine, final String name) {
+        this.engine = engine;
+        this.name = name;
+    }
+
+    /** Engine, when an ACK starts to be held: records the time and wakes (or starts) the thread if it is idle. */
+    void held(final long now) {
+        lastHold = now;
+        if (idle) {
+            wake();
+        }
+    }
+
+    private void wake() {
+        Thread t = thread;
+        if (t == null) {
+            synchronized (startLock) {
+                t = thread;
+                if (t == null) {
+                    t = new Thread(this, "jhca-rxe-" + name + "-held-acks");
+                    t.setDaemon(true);
+                    thread = t;
+                    idle = false;
+                    t.start();
+                    return;
+                }
+            }
+        }
+        idle = false;
+        LockSupport.unpark(t);
+    }
+
+    /** The engine closed: the thread ends. */
+    void close() {
+        final Thread t = thread;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    @Override
+    public void run() {
+        while (!engine.isClosed()) {
+            if (idle) {
+                LockSupport.park(this);
+                continue;
+            }
+            LockSupport.parkNanos(this, TICK_NANOS);
+            final long now = System.nanoTime();
+            engine.releaseDueHeldAcks(now);
+            if (now - lastHold > IDLE_NANOS) {
+                idle = true;
+                // a hold that came between the read of lastHold and the store of idle saw idle false: look again
+                if (System.nanoTime() - lastHold <= IDLE_NANOS) {
+                    idle = false;
+                }
+            }
+        }
+    }
+}
