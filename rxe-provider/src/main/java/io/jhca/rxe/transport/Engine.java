@@ -270,19 +270,21 @@ public final class Engine implements Agent {
 
     /**
      * CALLER mode, from {@link HeldAckWatch}'s thread: sends every held ACK whose time is past, if no progress call is
-     * running (one that is releases them itself).
+     * running (one that is releases them itself). Returns how many QPs had one.
      */
-    void releaseDueHeldAcks(final long now) {
+    int releaseDueHeldAcks(final long now) {
         if (!callerLock.tryLock()) {
-            return;
+            return 0;
         }
+        int released = 0;
         try {
             if (closed) {
-                return;
+                return 0;
             }
             for (int i = 0; i < qpCount; i++) {
                 final TransportQp qp = qps[i];
                 if (qp.responder.nanosToHeldAckRelease(now) <= 0) {
+                    released++;
                     out.owner(qp.counters);
                     try {
                         qp.releaseHeldAck();
@@ -291,6 +293,7 @@ public final class Engine implements Agent {
                     }
                 }
             }
+            return released;
         } finally {
             out.owner(null);
             callerLock.unlock();

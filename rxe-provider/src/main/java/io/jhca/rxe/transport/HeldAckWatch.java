@@ -8,15 +8,23 @@ import java.util.concurrent.locks.LockSupport;
  * progress a cycle is the application's progress call. An application that took its last message and stopped calling
  * progress (it waits for its peer over TCP, sleeps, tears down in another order) would leave the peer's last request
  * unacknowledged, its send never completing, until the QP is destroyed; a responder that acknowledges at once never
- * does that. This daemon thread looks every {@link #TICK_NANOS} while ACKs are being held and, when it can take the
- * engine's lock (no progress call is running), sends the ACKs held past their time. It parks for good after
- * {@link #IDLE_NANOS} without a hold, and the next hold wakes it. The data path pays a volatile store per hold and a
- * volatile load; the thread starts with the first hold, so a device that holds nothing has none.
+ * does that. This daemon thread looks while ACKs are being held and, when it can take the engine's lock (no progress
+ * call is running), sends the ACKs held past their time. It looks {@link #FIRST_LOOK_NANOS} after it found something
+ * to send, and twice as long after each look that found nothing, up to {@link #LONGEST_LOOK_NANOS}: an application
+ * that keeps calling progress sends its ACKs itself, and a wake-up on a busy core delays one of its round trips, so
+ * while it does the thread wakes about 60 times a second, and an ACK is late by at most that longest period. It parks
+ * for good after {@link #IDLE_NANOS} without a hold, and the next hold wakes it. The data path pays a volatile store
+ * per hold and a volatile load; the thread starts with the first hold, so a device that holds nothing has none.
  */
 final class HeldAckWatch implements Runnable {
 
-    /** How often it looks: far below any retransmit timer a peer arms in practice (perftest's code 14: 67 ms). */
-    static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** The period after a look that sent something. */
+    static final long FIRST_LOOK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /**
+     * The longest period: far below any retransmit timer a peer arms in practice (perftest's and rc_pingpong's code
+     * 14: 67 ms; rdma_cm's larger).
+     */
+    static final long LONGEST_LOOK_NANOS = TimeUnit.MILLISECONDS.toNanos(16);
     /** How long without a new hold before it parks until the next one. */
     static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -28,6 +36,8 @@ final class HeldAckWatch implements Runnable {
     /** True while the thread is parked until the next hold (or about to be). */
     private volatile boolean idle = true;
     private final Object startLock = new Object();
+    /** The watch thread's current period between looks. */
+    private long period = FIRST_LOOK_NANOS;
 
     HeldAckWatch(final Engine engine, final String name) {
         this.engine = engine;
@@ -76,9 +86,9 @@ final class HeldAckWatch implements Runnable {
                 LockSupport.park(this);
                 continue;
             }
-            LockSupport.parkNanos(this, TICK_NANOS);
+            LockSupport.parkNanos(this, period);
             final long now = System.nanoTime();
-            engine.releaseDueHeldAcks(now);
+            period = engine.releaseDueHeldAcks(now) > 0 ? FIRST_LOOK_NANOS : Math.min(2 * period, LONGEST_LOOK_NANOS);
             if (now - lastHold > IDLE_NANOS) {
                 idle = true;
                 // a hold that came between the read of lastHold and the store of idle saw idle false: look again
