@@ -71,8 +71,9 @@ public final class PerfJson {
                 LatencyStats s = o.latency.get(i);
                 j.beginObject();
                 latency(j, s);
-                floor(j, "udp_baseline", s, PerfOutcome.at(o.udp, i), p.latencyGap());
-                floor(j, "udp_baseline_with_acks", s, PerfOutcome.at(o.udpAcks, i), p.latencyGap());
+                for (UdpFloor f : UdpFloor.values()) {
+                    floor(j, f.json, s, PerfOutcome.at(o.floor(f), i), p.latencyGap());
+                }
                 j.endObject();
             }
         } else {

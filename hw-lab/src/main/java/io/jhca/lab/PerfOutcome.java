@@ -12,9 +12,20 @@ public final class PerfOutcome {
     final List<LatencyStats> udp = new ArrayList<>();
     /** The UDP floor with RoCE's ACKs per size (WRITE and SEND latency tests; same order as {@link #latency}). */
     final List<LatencyStats> udpAcks = new ArrayList<>();
+    /** The UDP floor with RoCE's ACKs batched with the next message (as {@link #udpAcks}). */
+    final List<LatencyStats> udpBatchedAcks = new ArrayList<>();
     String udpSkipped;
     /** UDP stream floor per size of a bandwidth test (same order as {@link #bandwidth}); null where not run. */
     final List<UdpStream.Result> udpStream = new ArrayList<>();
+
+    /** The rows of {@code floor}, per size. */
+    List<LatencyStats> floor(UdpFloor floor) {
+        return switch (floor) {
+            case PLAIN -> udp;
+            case ACKS -> udpAcks;
+            case BATCHED_ACKS -> udpBatchedAcks;
+        };
+    }
     String device;
     String peerDevice;
     String role;

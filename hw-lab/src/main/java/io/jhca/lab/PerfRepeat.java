@@ -33,8 +33,8 @@ final class PerfRepeat {
             long size = first.latency.get(i).size();
             boolean dur = first.latency.get(i).duration();
             String[] names = {"t_typical", "t_avg", "99%", "99.9%"};
-            for (boolean acks : new boolean[] {false, true}) {
-                if (runs.stream().allMatch(o -> PerfOutcome.at(acks ? o.udpAcks : o.udp, i) == null)) {
+            for (UdpFloor floor : UdpFloor.values()) {
+                if (runs.stream().allMatch(o -> PerfOutcome.at(o.floor(floor), i) == null)) {
                     continue;
                 }
                 for (int f = 0; f < names.length; f++) {
@@ -42,8 +42,8 @@ final class PerfRepeat {
                         continue; // -D has only t_avg
                     }
                     final int fig = f;
-                    row(out, size, names[f] + " / UDP floor" + (acks ? " with RoCE's ACKs" : ""), runs, o -> {
-                        LatencyStats u = PerfOutcome.at(acks ? o.udpAcks : o.udp, i);
+                    row(out, size, names[f] + " / UDP floor" + floor.suffix, runs, o -> {
+                        LatencyStats u = PerfOutcome.at(o.floor(floor), i);
                         return u == null ? Double.NaN : PerfReport.latencyRatios(o.latency.get(i), u, o.params.latencyGap())[fig];
                     });
                 }

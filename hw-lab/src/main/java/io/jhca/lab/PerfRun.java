@@ -350,36 +350,39 @@ final class PerfRun {
         out.printf(" UDP floor: the same ping-pong over plain UDP DatagramChannels %s <-> %s (no RDMA):%n",
                 local.getHostAddress(), remote.getHostAddress());
         out.println(PerfReport.LAT_HEADER);
-        floorRows(remote, local, false);
+        floorRows(remote, local, UdpFloor.PLAIN);
         PerfTest.Verb verb = p.test().verb();
         if (verb == PerfTest.Verb.WRITE || verb == PerfTest.Verb.SEND) {
             // an RC WRITE or SEND is acknowledged by a packet of its own: a floor that moves what RC must move
             out.printf(" UDP floor with RoCE's ACKs: as above, plus a %d-byte datagram back for every message"
                     + " (request and ACK each way, as RC):%n", UdpBaseline.ACK_SIZE);
-            floorRows(remote, local, true);
+            floorRows(remote, local, UdpFloor.ACKS);
+            out.printf(" UDP floor with batched ACKs: the same datagrams, each ACK handed to the kernel with the message"
+                    + " after it in one sendmmsg, unconnected sockets (the calls jhca makes):%n");
+            floorRows(remote, local, UdpFloor.BATCHED_ACKS);
         }
         out.println(PerfReport.LINE);
     }
 
     /**
-     * One UDP floor row per size the test measured ({@link UdpBaseline}, with RoCE's ACKs or without), each followed by
-     * jhca's figures as multiples of the floor's; both floors are kept in the outcome for the JSON (the plain one for
+     * One UDP floor row per size the test measured ({@link UdpBaseline}, one of the {@link UdpFloor}s), each followed by
+     * jhca's figures as multiples of the floor's; every floor is kept in the outcome for the JSON (the plain one for
      * the plot too).
      */
-    private void floorRows(InetAddress remote, InetAddress local, boolean acks) {
+    private void floorRows(InetAddress remote, InetAddress local, UdpFloor floor) {
         int iters = p.durationMode() ? 1000 : p.iters();
         for (LatencyStats rdma : outcome.latency) {
             int size = rdma.size();
             try {
                 LatencyStats u = UdpBaseline.run(remote, local, size, iters, p.warmupIters(), p.test().rttFactor(),
-                        p.stallMillis(), acks, p.latencyGapNanos());
-                (acks ? outcome.udpAcks : outcome.udp).add(u);
+                        p.stallMillis(), floor, p.latencyGapNanos());
+                outcome.floor(floor).add(u);
                 out.println(u.row());
                 out.println(PerfReport.latencyRatioRow(rdma, u, p.latencyGap()));
             } catch (IOException e) {
                 out.printf(" %-7d (not measured: %s)%n", size, e.getMessage());
-                (acks ? outcome.udpAcks : outcome.udp).add(null);
-                if (!acks) {
+                outcome.floor(floor).add(null);
+                if (floor == UdpFloor.PLAIN) {
                     if (outcome.udpSkipped == null) {
                         outcome.udpSkipped = e.getMessage();
                     }

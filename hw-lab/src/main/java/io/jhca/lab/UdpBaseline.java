@@ -40,11 +40,26 @@ public final class UdpBaseline {
      */
     public static LatencyStats run(InetAddress serverAddr, InetAddress clientAddr, int size, int iters, int warmup,
                                    int rttFactor, long stallMillis, boolean acks, long gapNanos) throws IOException {
+        return run(serverAddr, clientAddr, size, iters, warmup, rttFactor, stallMillis,
+                acks ? UdpFloor.ACKS : UdpFloor.PLAIN, gapNanos);
+    }
+
+    /**
+     * As {@link #run(InetAddress, InetAddress, int, int, int, int, long, boolean, long)}, for any of the floors: with
+     * {@link UdpFloor#BATCHED_ACKS} the datagrams of {@link UdpFloor#ACKS} go out as jhca's rxe sends them, each ACK
+     * with the message after it in one sendmmsg ({@link BatchedAckFloor}).
+     */
+    static LatencyStats run(InetAddress serverAddr, InetAddress clientAddr, int size, int iters, int warmup,
+                            int rttFactor, long stallMillis, UdpFloor floor, long gapNanos) throws IOException {
         if (size > MAX_PAYLOAD) {
             throw new IOException(size + "-byte messages do not fit one UDP datagram (max " + MAX_PAYLOAD + ")");
         }
-        int total = warmup + iters;
         long stallNanos = stallMillis <= 0 ? Long.MAX_VALUE : stallMillis * 1_000_000L;
+        if (floor == UdpFloor.BATCHED_ACKS) {
+            return BatchedAckFloor.run(serverAddr, clientAddr, size, iters, warmup, rttFactor, stallNanos, gapNanos);
+        }
+        boolean acks = floor == UdpFloor.ACKS;
+        int total = warmup + iters;
         DatagramChannel srv = open(serverAddr);
         try (DatagramChannel cli = open(clientAddr)) {
             srv.connect(cli.getLocalAddress());
@@ -113,14 +128,19 @@ public final class UdpBaseline {
             if (failure.get() != null && !(failure.get() instanceof java.nio.channels.ClosedChannelException)) {
                 throw new IOException("UDP echo failed: " + failure.get().getMessage(), failure.get());
             }
-            long[] d = new long[iters - 1];
-            for (int i = 0; i < d.length; i++) {
-                d[i] = tposted[i + 1] - tposted[i];
-            }
-            return LatencyStats.of(size, d, rttFactor);
+            return stats(size, tposted, rttFactor);
         } finally {
             srv.close();
         }
+    }
+
+    /** The statistics of the intervals between consecutive posts, as the RDMA test computes its own. */
+    static LatencyStats stats(int size, long[] tposted, int rttFactor) {
+        long[] d = new long[tposted.length - 1];
+        for (int i = 0; i < d.length; i++) {
+            d[i] = tposted[i + 1] - tposted[i];
+        }
+        return LatencyStats.of(size, d, rttFactor);
     }
 
     /**

@@ -241,6 +241,16 @@ abstract class ToolsEndToEnd {
         assertEquals(jhca[4] / floor[4], Double.parseDouble(ratio.group(1)), 0.01 + jhca[4] / floor[4] * 0.01, r.run().out());
         assertEquals(jhca[5] / floor[5], Double.parseDouble(ratio.group(2)), 0.01 + jhca[5] / floor[5] * 0.01, r.run().out());
         assertTrue(ratio.find(), "a second ratio line, under the floor with ACKs: " + r.run().out());
+        // and the same datagrams as jhca sends them: each ACK with the message after it, one sendmmsg
+        Matcher batchedFloor = Pattern.compile("(?m)^ UDP floor with batched ACKs: .*\n( 2 +(\\d+) .*)$")
+                .matcher(r.run().out());
+        assertTrue(batchedFloor.find(), r.run().out());
+        assertEquals(ITERS, Integer.parseInt(batchedFloor.group(2)), r.run().out());
+        assertTrue(ratio.find(), "a third ratio line, under the floor with batched ACKs: " + r.run().out());
+        double[] batched = numbers(batchedFloor.group(1));
+        assertEquals(jhca[4] / batched[4], Double.parseDouble(ratio.group(1)), 0.01 + jhca[4] / batched[4] * 0.01,
+                r.run().out());
+        assertTrue(batched[4] > 0 && batched[0] == 2, "a floor row of 2-byte messages: " + batchedFloor.group(1));
         assertTrue(Pattern.compile("(?m)^ local address: LID 0000 QPN 0x[0-9a-f]{4,6} PSN 0x[0-9a-f]+ RKey 0x[0-9a-f]+ VAddr 0x[0-9a-f]+$")
                 .matcher(r.run().out()).find(), r.run().out());
         assertTrue(r.run().out().contains(perfGid(ip1()) + "\n"), r.run().out());
@@ -456,6 +466,10 @@ abstract class ToolsEndToEnd {
         assertEquals(expected, res.at("/udp_baseline/jhca_ratio/t_typical").asDouble(), expected * 1e-3);
         assertEquals(200, res.at("/udp_baseline_with_acks/n_iterations").asInt(), "write-lat has the floor with ACKs");
         assertTrue(res.at("/udp_baseline_with_acks/jhca_ratio/percentile_99.9").isNumber());
+        assertEquals(200, res.at("/udp_baseline_with_batched_acks/n_iterations").asInt(),
+                "write-lat has the floor with batched ACKs");
+        double batched = res.get("t_typical").asDouble() / res.at("/udp_baseline_with_batched_acks/t_typical").asDouble();
+        assertEquals(batched, res.at("/udp_baseline_with_batched_acks/jhca_ratio/t_typical").asDouble(), batched * 1e-3);
         assertEquals(100, j.at("/hwlab/warmup_iterations").asInt());
         assertTrue(j.at("/jvm/gc_cycles").isNumber());
         assertEquals("G1", j.at("/jvm/gc").asText());
