@@ -285,7 +285,6 @@ public final class Engine implements Agent {
                 final TransportQp qp = qps[i];
                 if (qp.responder.nanosToHeldAckRelease(now) <= 0) {
                     released++;
-                    out.owner(qp.counters);
                     try {
                         qp.releaseHeldAck();
                     } catch (final RuntimeException e) {
@@ -295,7 +294,6 @@ public final class Engine implements Agent {
             }
             return released;
         } finally {
-            out.owner(null);
             callerLock.unlock();
         }
     }
@@ -613,12 +611,7 @@ public final class Engine implements Agent {
     public void removeQp(final TransportQp qp) {
         runOnEngine(() -> {
             // an ACK still held goes out first: the application may destroy the QP right after its last receive
-            out.owner(qp.counters);
-            try {
-                qp.releaseHeldAck();
-            } finally {
-                out.owner(null);
-            }
+            qp.releaseHeldAck();
             byQpn.remove(qp.qpn);
             for (int i = 0; i < qpCount; i++) {
                 if (qps[i] == qp) {

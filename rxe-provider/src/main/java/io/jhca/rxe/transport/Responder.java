@@ -41,16 +41,16 @@ import io.jhca.verbs.WorkCompletion;
  *
  * <p>Coalesced acknowledges (IBTA 9.7.5.1; rocev2.md §3.3 step 9): the ACK a SEND or WRITE asks for is held
  * back, not sent at once, unless the message completed on a CQ armed for an event (the application sleeps, and
- * answers a wake-up later; its peer takes the ACK's completion meanwhile). A later one replaces it (an ACK acknowledges every request before its PSN), and it
- * leaves with the next request packet this QP sends, just before it and in the same system call (so in a ping-pong
- * the answer the application posts costs one trip into the kernel, not two, and the peer still sees the ACK first,
- * as from a responder that never holds one), before any other response of this QP (responses stay in PSN order),
- * when it has been held the device's ACK hold time (default 4 us: half the shortest local ACK timeout, 8.2 us; long
- * enough for an application on another core to post its answer after it saw the request land), or when the QP is
- * destroyed, whichever comes first (with caller progress, the engine cycle that checks the time is the
- * application's next progress call; an application that has stopped calling progress answers nothing anyway). The
- * hold is far below any retransmit timer a requester can arm (4.096 us * 2^timeout, and Linux rxe counts whole
- * jiffies), so a held ACK never makes the peer retransmit.
+ * answers a wake-up later; its peer takes the ACK's completion meanwhile). A later one replaces it (an ACK
+ * acknowledges every request before its PSN), and it leaves with the next request packet this QP sends, just before
+ * it and in the same system call (so in a ping-pong the answer the application posts costs one trip into the kernel,
+ * not two, and the peer still sees the ACK first, as from a responder that never holds one), before any other
+ * response of this QP (responses stay in PSN order), when it has been held the device's ACK hold time (default 4 us:
+ * half the shortest local ACK timeout, 8.2 us; long enough for an application on another core to post its answer
+ * after it saw the request land), when the QP is modified, or when it is destroyed, whichever comes first. With
+ * caller progress the engine cycle that checks the time is the application's next progress call; if none comes,
+ * {@link HeldAckWatch} sends the ACK at most its longest period ({@link HeldAckWatch#LONGEST_LOOK_NANOS}) late. The hold is far below any retransmit timer a requester can
+ * arm (4.096 us * 2^timeout, and Linux rxe counts whole jiffies), so a held ACK never makes the peer retransmit.
  */
 final class Responder {
 
@@ -261,8 +261,7 @@ final class Responder {
                 wc.invalidatedRkey(p.ieth());
             }
             qp.rq.completeHead();
-            asleep = qp.recvCq.armed() != CqRing.DISARMED;
-            qp.commitRecv(wc, imm, imm ? p.imm() : 0, -1, false, p.se);
+            asleep = qp.commitRecv(wc, imm, imm ? p.imm() : 0, -1, false, p.se);
             recvInProgress = false;
         } else {
             current = SEND;
@@ -316,8 +315,7 @@ final class Responder {
                 final WorkCompletion wc = qp.completeRecv(w, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM,
                         (int) writeLength);
                 qp.rq.completeHead();
-                asleep = qp.recvCq.armed() != CqRing.DISARMED;
-                qp.commitRecv(wc, true, p.imm(), -1, false, p.se);
+                asleep = qp.commitRecv(wc, true, p.imm(), -1, false, p.se);
                 recvInProgress = false;
             }
         } else {

@@ -121,12 +121,7 @@ public final class TransportQp {
         }
         // an ACK still held goes out first, to the peer it was for: the modify may end the QP's answers (ERR, RESET;
         // rdma_disconnect moves the QP to ERR before its DREQ) or change where they go
-        engine.out.owner(counters);
-        try {
-            releaseHeldAck();
-        } finally {
-            engine.out.owner(null);
-        }
+        releaseHeldAck();
         if (a.has(QpAttrMask.ACCESS_FLAGS)) {
             accessFlags = a.accessFlags();
         }
@@ -317,11 +312,15 @@ public final class TransportQp {
         return wc;
     }
 
-    /** {@code solicited}: the message's last packet had the BTH SE bit (IBTA 9.2), for solicited-only arming. */
-    void commitRecv(final WorkCompletion wc, final boolean imm, final int immData, final int srcQp, final boolean grh,
+    /**
+     * {@code solicited}: the message's last packet had the BTH SE bit (IBTA 9.2), for solicited-only arming. Returns
+     * whether the receive CQ was armed for an event as the completion came: its application sleeps on it.
+     */
+    boolean commitRecv(final WorkCompletion wc, final boolean imm, final int immData, final int srcQp, final boolean grh,
             final boolean solicited) {
+        final boolean armed = recvCq.armed() != CqRing.DISARMED;
         if (wc == null) {
-            return;
+            return armed;
         }
         if (imm) {
             wc.immData(immData);
@@ -334,6 +333,7 @@ public final class TransportQp {
         }
         wc.solicited(solicited);
         recvCq.commit();
+        return armed;
     }
 
     boolean canRespond() {
@@ -344,10 +344,18 @@ public final class TransportQp {
         return state == QpState.RTS || state == QpState.SQD;
     }
 
-    /** Sends the responder's held ACK now, if it has one and may still answer (QP destroy, a modify). */
+    /**
+     * Sends the responder's held ACK now, if it has one and may still answer, counted as this QP's packet: outside
+     * this QP's engine cycle (QP destroy, a modify, {@link HeldAckWatch}), on the engine's thread or under its lock.
+     */
     void releaseHeldAck() {
         if (canRespond()) {
-            responder.releaseHeldAck();
+            engine.out.owner(counters);
+            try {
+                responder.releaseHeldAck();
+            } finally {
+                engine.out.owner(null);
+            }
         }
     }
 
