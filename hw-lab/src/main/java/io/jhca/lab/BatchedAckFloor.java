@@ -103,8 +103,7 @@ final class BatchedAckFloor {
         try {
             return UdpLink.open(new InetSocketAddress(addr, 0), UdpLink.DEFAULT_SOCKET_BUFFER);
         } catch (IllegalStateException e) {
-            throw new IOException("cannot bind UDP to " + addr.getHostAddress() + " (not a local address?): "
-                    + e.getMessage(), e);
+            throw UdpBaseline.cannotBind(addr, e);
         }
     }
 
@@ -126,12 +125,7 @@ final class BatchedAckFloor {
                 if (failure.get() != null) {
                     throw new IOException("the other side of the UDP floor stopped");
                 }
-                long now = System.nanoTime();
-                if (start == 0) {
-                    start = now;
-                } else if (now - start > stallNanos) {
-                    throw new IOException("UDP round trip stalled for " + stallNanos / 1_000_000 + " ms");
-                }
+                start = UdpBaseline.stallCheck(start, stallNanos);
             }
         }
     }

@@ -17,15 +17,6 @@ public final class PerfOutcome {
     String udpSkipped;
     /** UDP stream floor per size of a bandwidth test (same order as {@link #bandwidth}); null where not run. */
     final List<UdpStream.Result> udpStream = new ArrayList<>();
-
-    /** The rows of {@code floor}, per size. */
-    List<LatencyStats> floor(UdpFloor floor) {
-        return switch (floor) {
-            case PLAIN -> udp;
-            case ACKS -> udpAcks;
-            case BATCHED_ACKS -> udpBatchedAcks;
-        };
-    }
     String device;
     String peerDevice;
     String role;
@@ -43,6 +34,15 @@ public final class PerfOutcome {
 
     PerfOutcome(PerfParams params) {
         this.params = params;
+    }
+
+    /** The rows of {@code floor}, per size. */
+    List<LatencyStats> floor(UdpFloor floor) {
+        return switch (floor) {
+            case PLAIN -> udp;
+            case ACKS -> udpAcks;
+            case BATCHED_ACKS -> udpBatchedAcks;
+        };
     }
 
     /** Entry {@code i} of one of the per-size lists, or null where that size has none (a floor not run). */

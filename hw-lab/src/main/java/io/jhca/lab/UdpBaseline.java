@@ -29,25 +29,15 @@ public final class UdpBaseline {
 
     /**
      * Runs {@code warmup} unmeasured and then {@code iters} measured round trips of {@code size} bytes from
-     * {@code clientAddr} to {@code serverAddr} and back. With {@code acks}, each side also sends a
+     * {@code clientAddr} to {@code serverAddr} and back. With {@link UdpFloor#ACKS}, each side also sends a
      * {@value #ACK_SIZE}-byte datagram back for every message it receives, before its answer, and reads the one it
      * is owed: the datagrams an RC ping-pong of WRITEs or SENDs must move (request and ACK each way), with nothing
-     * of RDMA's own work. Without, one datagram each way. A {@code gapNanos} wait comes before every message, the
-     * answer's too when both sides send (rttFactor 2), as perftest's --latency_gap on both sides of a ping-pong; none
-     * in the warm-up.
+     * of RDMA's own work; with {@link UdpFloor#BATCHED_ACKS} those datagrams go out as jhca's rxe sends them, each ACK
+     * with the message after it in one sendmmsg ({@link BatchedAckFloor}); {@link UdpFloor#PLAIN}, one datagram each
+     * way. A {@code gapNanos} wait comes before every message, the answer's too when both sides send (rttFactor 2), as
+     * perftest's --latency_gap on both sides of a ping-pong; none in the warm-up.
      *
      * @throws IOException when an address is not local (cannot be bound here) or a round trip stalls
-     */
-    public static LatencyStats run(InetAddress serverAddr, InetAddress clientAddr, int size, int iters, int warmup,
-                                   int rttFactor, long stallMillis, boolean acks, long gapNanos) throws IOException {
-        return run(serverAddr, clientAddr, size, iters, warmup, rttFactor, stallMillis,
-                acks ? UdpFloor.ACKS : UdpFloor.PLAIN, gapNanos);
-    }
-
-    /**
-     * As {@link #run(InetAddress, InetAddress, int, int, int, int, long, boolean, long)}, for any of the floors: with
-     * {@link UdpFloor#BATCHED_ACKS} the datagrams of {@link UdpFloor#ACKS} go out as jhca's rxe sends them, each ACK
-     * with the message after it in one sendmmsg ({@link BatchedAckFloor}).
      */
     static LatencyStats run(InetAddress serverAddr, InetAddress clientAddr, int size, int iters, int warmup,
                             int rttFactor, long stallMillis, UdpFloor floor, long gapNanos) throws IOException {
@@ -158,10 +148,16 @@ public final class UdpBaseline {
             ch.bind(new InetSocketAddress(addr, 0));
         } catch (IOException e) {
             ch.close();
-            throw new IOException("cannot bind UDP to " + addr.getHostAddress() + " (not a local address?): " + e.getMessage(), e);
+            throw cannotBind(addr, e);
         }
         ch.configureBlocking(false);
         return ch;
+    }
+
+    /** A floor's socket could not be bound to {@code addr}. */
+    static IOException cannotBind(InetAddress addr, Exception e) {
+        return new IOException("cannot bind UDP to " + addr.getHostAddress() + " (not a local address?): "
+                + e.getMessage(), e);
     }
 
     private static void awaitRead(DatagramChannel ch, ByteBuffer b, long stallNanos) throws IOException {
@@ -170,13 +166,23 @@ public final class UdpBaseline {
         while (ch.read(b) <= 0) {
             Spin.idle(++spins);
             if ((spins & 1023) == 0) {
-                long now = System.nanoTime();
-                if (start == 0) {
-                    start = now;
-                } else if (now - start > stallNanos) {
-                    throw new IOException("UDP round trip stalled for " + stallNanos / 1_000_000 + " ms");
-                }
+                start = stallCheck(start, stallNanos);
             }
         }
+    }
+
+    /**
+     * A floor's wait, every 1024 idle spins: returns the wait's start (now, on its first call) and throws once the
+     * wait has lasted {@code stallNanos}.
+     */
+    static long stallCheck(long start, long stallNanos) throws IOException {
+        long now = System.nanoTime();
+        if (start == 0) {
+            return now;
+        }
+        if (now - start > stallNanos) {
+            throw new IOException("UDP round trip stalled for " + stallNanos / 1_000_000 + " ms");
+        }
+        return start;
     }
 }

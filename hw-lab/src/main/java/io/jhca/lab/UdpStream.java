@@ -179,7 +179,7 @@ public final class UdpStream {
             ch.bind(new InetSocketAddress(addr, 0));
         } catch (IOException e) {
             ch.close();
-            throw new IOException("cannot bind UDP to " + addr.getHostAddress() + " (not a local address?): " + e.getMessage(), e);
+            throw UdpBaseline.cannotBind(addr, e);
         }
         ch.configureBlocking(false);
         return ch;
