@@ -200,6 +200,19 @@ public final class Icrc {
     public int verifyIpv4(final Ipv4IdMode mode, final int srcAddr, final int dstAddr, final int flagsFragment,
             final int udpSrcPort, final int udpDstPort, final DirectBuffer buffer, final int offset,
             final int udpPayloadLength) {
+        return verifyIpv4(mode, 0, srcAddr, dstAddr, flagsFragment, udpSrcPort, udpDstPort, buffer, offset,
+                udpPayloadLength);
+    }
+
+    /**
+     * As above, the Identification the sender is expected to have used being {@code expectedId} instead of 0: the
+     * k-th datagram of a coalesced send carries ID k once the kernel segments it (see
+     * {@code Link#sendsCoalesced}). A match with it is the full 32-bit check; in STRICT_ID_ZERO it is the only
+     * one accepted, and other modes solve for the ID as before.
+     */
+    public int verifyIpv4(final Ipv4IdMode mode, final int expectedId, final int srcAddr, final int dstAddr,
+            final int flagsFragment, final int udpSrcPort, final int udpDstPort, final DirectBuffer buffer,
+            final int offset, final int udpPayloadLength) {
         checkRange(buffer, offset, udpPayloadLength);
         final int roceLength = udpPayloadLength - LENGTH;
         final int udpLength = UDP_HEADER_LENGTH + udpPayloadLength;
@@ -207,19 +220,21 @@ public final class Icrc {
         if (roceLength < Bth.LENGTH || totalLength > 0xFFFF) {
             return NO_MATCH;
         }
-        final int n = ipv4Prefix(srcAddr, dstAddr, totalLength, 0, flagsFragment);
-        final int icrcIdZero = finish(n, udpSrcPort, udpDstPort, udpLength, buffer, offset, roceLength);
-        final int syndrome = get(buffer, offset + roceLength) ^ icrcIdZero;
+        final int expected = expectedId & 0xFFFF;
+        final int n = ipv4Prefix(srcAddr, dstAddr, totalLength, expected, flagsFragment);
+        final int icrcExpected = finish(n, udpSrcPort, udpDstPort, udpLength, buffer, offset, roceLength);
+        final int syndrome = get(buffer, offset + roceLength) ^ icrcExpected;
         if (syndrome == 0) {
-            return 0;
+            return expected;
         }
         if (mode == Ipv4IdMode.STRICT_ID_ZERO) {
             return NO_MATCH;
         }
-        // syndrome = Z_n(F(id)): undo the n bytes that follow the ID field, then invert F.
+        // syndrome = Z_n(F(id XOR expected)) (the CRC is affine in the ID): undo the n bytes that follow the ID
+        // field, then invert F.
         final int bytesAfterId = IPV4_AFTER_ID + UDP_HEADER_LENGTH + roceLength;
-        final int id = Crc32Gf2.solveTwoBytes(Crc32Gf2.unshiftZeroBytes(syndrome, bytesAfterId));
-        return id >= 0 ? id : NO_MATCH;
+        final int delta = Crc32Gf2.solveTwoBytes(Crc32Gf2.unshiftZeroBytes(syndrome, bytesAfterId));
+        return delta >= 0 ? delta ^ expected : NO_MATCH;
     }
 
     /**

@@ -80,11 +80,18 @@ public final class PacketValidator {
      */
     public int validateIpv4(final Ipv4IdMode mode, final int srcAddr, final int dstAddr, final int udpSrcPort,
             final int udpDstPort, final DirectBuffer buffer, final int offset, final int length) {
+        return validateIpv4(mode, 0, srcAddr, dstAddr, udpSrcPort, udpDstPort, buffer, offset, length);
+    }
+
+    /** As above, with the Identification the sender is expected to have used (see {@link Icrc#verifyIpv4}). */
+    public int validateIpv4(final Ipv4IdMode mode, final int expectedId, final int srcAddr, final int dstAddr,
+            final int udpSrcPort, final int udpDstPort, final DirectBuffer buffer, final int offset, final int length) {
         final int status = validate(buffer, offset, length);
         if (status != OK) {
             return status;
         }
-        final int id = icrc.verifyIpv4(mode, srcAddr, dstAddr, udpSrcPort, udpDstPort, buffer, offset, length);
+        final int id = icrc.verifyIpv4(mode, expectedId, srcAddr, dstAddr, PacketLayout.IPV4_DF, udpSrcPort,
+                udpDstPort, buffer, offset, length);
         if (id == Icrc.NO_MATCH) {
             return BAD_ICRC;
         }

@@ -129,6 +129,29 @@ class IcrcIdRecoveryTest {
     }
 
     /**
+     * With an expected ID (a coalesced datagram's second segment carries 1): a packet sent with it matches it, in strict
+     * mode too, where nothing else does; other IDs are still recovered, relative to it, by the other modes.
+     */
+    @Test
+    void anExpectedIdIsTheFullCheckAndOthersAreStillRecovered() {
+        final Random rnd = new Random(5);
+        final UnsafeBuffer b = new UnsafeBuffer(new byte[8192]);
+        final int[] expected = {1, 0, 0xFFFF, 0x1234};
+        for (int i = 0; i < 400; i++) {
+            final int e = expected[i % expected.length];
+            final int id = i < 8 ? (i % 2 == 0 ? e : 0) : rnd.nextInt(0x10000);
+            final int at = build(b, rnd, rnd.nextInt(1500), id);
+            for (final Ipv4IdMode mode : new Ipv4IdMode[] {Ipv4IdMode.AUTO, Ipv4IdMode.RECOVER_ID}) {
+                assertEquals(id, icrc.verifyIpv4(mode, e, SRC, DST, PacketLayout.IPV4_DF, packet.udpSrcPort(), 4791,
+                        b, at, udpPayloadLength()), mode + ", expected " + e + ", sent " + id);
+            }
+            assertEquals(id == e ? e : Icrc.NO_MATCH, icrc.verifyIpv4(Ipv4IdMode.STRICT_ID_ZERO, e, SRC, DST,
+                    PacketLayout.IPV4_DF, packet.udpSrcPort(), 4791, b, at, udpPayloadLength()),
+                    "strict, expected " + e + ", sent " + id);
+        }
+    }
+
+    /**
      * Every single-bit error in a maximum-MTU packet (4096 bytes payload) is rejected in RECOVER_ID mode: each bit
      * of the UDP payload except BTH byte 4 (masked to ones by design, rxe ignores it too), and each bit of the
      * addresses and ports the receiver supplies.
