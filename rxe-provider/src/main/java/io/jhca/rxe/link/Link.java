@@ -28,8 +28,9 @@ public interface Link extends AutoCloseable {
 
     /**
      * Receives as many waiting datagrams as fit into {@code batch}'s free slots, each with its sender and the local
-     * address it arrived at, and returns how many. Fewer than the room offered means none was left waiting, so the
-     * caller need not ask again in the same pass. This default takes them one {@link #receive(ByteBuffer)} at a time
+     * address it arrived at, and returns how many. A socket that takes coalesced datagrams whole hands each over
+     * split, one entry per segment, in order, and asks the kernel for no more than that leaves room for. This
+     * default takes them one {@link #receive(ByteBuffer)} at a time
      * (the last call, finding nothing, tells that the queue is empty); a socket link takes them in one system call.
      */
     default int receive(final RxBatch batch) {
@@ -83,6 +84,28 @@ public interface Link extends AutoCloseable {
     default int sendPair(final ByteBuffer first, final ByteBuffer second, final InetSocketAddress peer, final int from) {
         final int a = send(first, peer, from) ? FIRST_SENT : 0;
         return a | (send(second, peer, from) ? SECOND_SENT : 0);
+    }
+
+    /**
+     * Whether {@link #sendCoalesced} sends datagrams of these lengths from the local address at index {@code from} as
+     * one: a UDP GSO send on a socket bound to a loopback address, which the receiving socket takes whole (UDP_GRO) or
+     * the kernel splits at it. Split, the second datagram carries IPv4 Identification 1 (the first 0: Linux
+     * inet_gso_segment numbers segments on from the first's ID), so its ICRC must be computed with ID 1. Needs the
+     * first at least as long as the second (GSO segments all have the first's size but the last). This default:
+     * never.
+     */
+    default boolean sendsCoalesced(final int firstLength, final int secondLength, final int from) {
+        return false;
+    }
+
+    /**
+     * Sends {@code first} and {@code second} to {@code peer} as one GSO datagram when {@link #sendsCoalesced} said so
+     * for their lengths, else as {@link #sendPair}. Returns {@link #FIRST_SENT} and {@link #SECOND_SENT}: both or
+     * neither for a coalesced send.
+     */
+    default int sendCoalesced(final ByteBuffer first, final ByteBuffer second, final InetSocketAddress peer,
+            final int from) {
+        return sendPair(first, second, peer, from);
     }
 
     /**

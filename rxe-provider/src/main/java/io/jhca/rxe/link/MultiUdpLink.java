@@ -45,13 +45,19 @@ public final class MultiUdpLink implements Link {
      * closed and the failure names the address.
      */
     public static MultiUdpLink open(final List<InetSocketAddress> locals, final int socketBuffer) {
+        return open(locals, socketBuffer, true);
+    }
+
+    /** {@link #open(List, int)}; {@code coalesce} as {@link UdpLink#open(InetSocketAddress, int, boolean)}'s. */
+    public static MultiUdpLink open(final List<InetSocketAddress> locals, final int socketBuffer,
+            final boolean coalesce) {
         if (locals.isEmpty()) {
             throw new IllegalStateException("no address to bind");
         }
         final UdpLink[] links = new UdpLink[locals.size()];
         try {
             for (int i = 0; i < links.length; i++) {
-                links[i] = UdpLink.open(locals.get(i), socketBuffer);
+                links[i] = UdpLink.open(locals.get(i), socketBuffer, coalesce);
             }
         } catch (final RuntimeException e) {
             for (final UdpLink u : links) {
@@ -77,6 +83,17 @@ public final class MultiUdpLink implements Link {
     @Override
     public int sendPair(final ByteBuffer first, final ByteBuffer second, final InetSocketAddress peer, final int from) {
         return links[from].sendPair(first, second, peer, from);
+    }
+
+    @Override
+    public boolean sendsCoalesced(final int firstLength, final int secondLength, final int from) {
+        return links[from].sendsCoalesced(firstLength, secondLength, from);
+    }
+
+    @Override
+    public int sendCoalesced(final ByteBuffer first, final ByteBuffer second, final InetSocketAddress peer,
+            final int from) {
+        return links[from].sendCoalesced(first, second, peer, from);
     }
 
     @Override

@@ -30,6 +30,14 @@ final class NativeSocket {
     static final int SOL_UDP = 17;
     /** UDP_NO_CHECK6_RX (linux/udp.h): accept UDPv6 datagrams with checksum 0, as rxe sends them. */
     static final int UDP_NO_CHECK6_RX = 102;
+    /** UDP_SEGMENT (linux/udp.h, Linux 4.18): a cmsg giving the segment size of a GSO send (u16). */
+    static final int UDP_SEGMENT = 103;
+    /** UDP_GRO (linux/udp.h, Linux 5.0): receive a GSO datagram whole, with its segment size as a cmsg (int). */
+    static final int UDP_GRO = 104;
+    /** struct cmsghdr (bits/socket.h, LP64): cmsg_len (size_t) at 0, cmsg_level at 8, cmsg_type at 12, data at 16. */
+    static final int CMSG_LEVEL = 8;
+    static final int CMSG_TYPE = 12;
+    static final int CMSG_DATA = 16;
 
     /** SOL_SOCKET (asm-generic/socket.h). */
     static final int SOL_SOCKET = 1;

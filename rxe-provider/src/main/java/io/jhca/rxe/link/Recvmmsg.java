@@ -21,6 +21,12 @@ import org.agrona.concurrent.UnsafeBuffer;
  * (msg_name 0, msg_namelen 8, msg_iov 16, msg_iovlen 24, msg_control 32, msg_controllen 40, msg_flags 48) + msg_len
  * 56; iovec 16 bytes. Fields are in the host's byte order, the sender's port and address in network order.
  *
+ * <p>On a socket that takes coalesced datagrams whole (UDP_GRO, see {@link UdpLink}) each header also has room for
+ * a cmsg, where the kernel gives the segment size of a datagram that came coalesced; such a datagram is handed over
+ * as one batch entry per segment, in order. So that a pair always fits, such a call asks for at most half the room;
+ * a coalesced datagram of more segments than the room left is handed over whole, where it fails the ICRC check and
+ * is counted as a drop. Only loopback sockets take them, and jhca sends pairs.
+ *
  * <p>Senders are kept in a small cache of socket addresses, so a datagram from a sender seen lately allocates
  * nothing. Engine thread only.
  */
@@ -31,6 +37,8 @@ final class Recvmmsg {
     static final int MSG_NAMELEN = 8;
     static final int MSG_IOV = 16;
     static final int MSG_IOVLEN = 24;
+    static final int MSG_CONTROL = 32;
+    static final int MSG_CONTROLLEN = 40;
     static final int MSG_LEN = 56;
     static final int IOVEC_SIZE = 16;
     /** struct iovec: iov_base at 0, iov_len at 8. */
@@ -48,7 +56,11 @@ final class Recvmmsg {
     static final int SIN6_SCOPE_ID = 24;
     private static final int CACHED_SENDERS = 8;
 
+    /** struct cmsghdr with an int: CMSG_SPACE(sizeof(int)) = 24 (LP64), rounded up to 32. */
+    static final int CONTROL_SIZE = 32;
     private final int fd;
+    private final boolean whole;
+    private int controlOffset;
     private RxBatch batch;
     private UnsafeBuffer headers;
     private long headersAddress;
@@ -64,7 +76,13 @@ final class Recvmmsg {
     private int last;
 
     Recvmmsg(final int fd) {
+        this(fd, false);
+    }
+
+    /** {@code whole}: the socket has UDP_GRO on, so a datagram may come coalesced (its segments are split here). */
+    Recvmmsg(final int fd, final boolean whole) {
         this.fd = fd;
+        this.whole = whole;
     }
 
     /**
@@ -78,6 +96,9 @@ final class Recvmmsg {
         }
         if (batch != this.batch) {
             bind(batch);
+        }
+        if (whole) {
+            return receiveSplitting(batch, on, room);
         }
         final int first = batch.count();
         final int n = NativeSocket.recvmmsg(fd, headersAddress + (long) first * MMSGHDR_SIZE, room, MSG_DONTWAIT);
@@ -95,12 +116,63 @@ final class Recvmmsg {
         return n;
     }
 
+    /** {@link #receive} on a UDP_GRO socket: at most half the room in datagrams, each split into its segments. */
+    private int receiveSplitting(final RxBatch batch, final int on, final int room) {
+        if (room < 2) {
+            return 0;   // the next pass has the room a pair needs
+        }
+        final int first = batch.count();
+        final int n = NativeSocket.recvmmsg(fd, headersAddress + (long) first * MMSGHDR_SIZE, room / 2, MSG_DONTWAIT);
+        if (n <= 0) {
+            return 0;
+        }
+        final UnsafeBuffer h = headers;
+        final int slotSize = batch.slotSize();
+        for (int k = 0; k < n; k++) {
+            final int i = first + k;
+            final int at = i * MMSGHDR_SIZE;
+            final int length = Math.min(h.getInt(at + MSG_LEN), slotSize);
+            final InetSocketAddress from = sender(namesOffset + i * NAME_SIZE);
+            h.putInt(at + MSG_NAMELEN, NAME_SIZE);
+            final int segment = segmentSize(at, controlOffset + i * CONTROL_SIZE);
+            final long slot = batch.slotAddress(i);
+            // a truncated one (a full slot) goes whole, as do those that need more room than is left
+            if (segment <= 0 || length <= segment || length >= slotSize
+                    || (length + segment - 1) / segment > batch.room()) {
+                batch.addSegment(slot, length, 0, from, on);
+                continue;
+            }
+            int index = 0;
+            for (int offset = 0; offset < length; offset += segment) {
+                batch.addSegment(slot + offset, Math.min(segment, length - offset), index++, from, on);
+            }
+        }
+        return batch.count() - first;
+    }
+
+    /**
+     * The segment size the kernel gave in header {@code at}'s cmsg (UDP_GRO), or 0 if the datagram came alone; makes
+     * the cmsg room whole again for the next call.
+     */
+    private int segmentSize(final int at, final int control) {
+        final UnsafeBuffer h = headers;
+        final long used = h.getLong(at + MSG_CONTROLLEN);
+        int size = 0;
+        if (used >= NativeSocket.CMSG_DATA + 4 && h.getInt(control + NativeSocket.CMSG_LEVEL) == NativeSocket.SOL_UDP
+                && h.getInt(control + NativeSocket.CMSG_TYPE) == NativeSocket.UDP_GRO) {
+            size = h.getInt(control + NativeSocket.CMSG_DATA);
+        }
+        h.putLong(at + MSG_CONTROLLEN, CONTROL_SIZE);
+        return size;
+    }
+
     /** Lays out one header per slot of {@code b}; called again only if the engine hands over another batch. */
     private void bind(final RxBatch b) {
         final int cap = b.capacity();
         final int iovOffset = cap * MMSGHDR_SIZE;
         namesOffset = iovOffset + cap * IOVEC_SIZE;
-        final ByteBuffer mem = BufferUtil.allocateDirectAligned(namesOffset + cap * NAME_SIZE, 64);
+        controlOffset = namesOffset + cap * NAME_SIZE;
+        final ByteBuffer mem = BufferUtil.allocateDirectAligned(controlOffset + (whole ? cap * CONTROL_SIZE : 0), 64);
         final UnsafeBuffer h = new UnsafeBuffer(mem);
         final long base = h.addressOffset();
         for (int i = 0; i < cap; i++) {
@@ -111,6 +183,10 @@ final class Recvmmsg {
             h.putLong(at + MSG_IOVLEN, 1);
             h.putLong(iovOffset + i * IOVEC_SIZE, b.slotAddress(i));
             h.putLong(iovOffset + i * IOVEC_SIZE + IOV_LEN, b.slotSize());
+            if (whole) {
+                h.putLong(at + MSG_CONTROL, base + controlOffset + (long) i * CONTROL_SIZE);
+                h.putLong(at + MSG_CONTROLLEN, CONTROL_SIZE);
+            }
         }
         this.headers = h;
         this.headersAddress = base;

@@ -26,6 +26,9 @@ public final class RxBatch {
     private final int[] lengths;
     private final InetSocketAddress[] sources;
     private final int[] receivedOn;
+    /** Where each datagram starts: its slot's first byte, or inside the slot for a segment of a coalesced one. */
+    private final long[] addresses;
+    private final int[] segments;
     private int count;
 
     /**
@@ -47,6 +50,8 @@ public final class RxBatch {
         this.lengths = new int[capacity];
         this.sources = new InetSocketAddress[capacity];
         this.receivedOn = new int[capacity];
+        this.addresses = new long[capacity];
+        this.segments = new int[capacity];
     }
 
     public int capacity() {
@@ -82,6 +87,21 @@ public final class RxBatch {
         return views[i].clear();
     }
 
+    /** Native address of datagram {@code i}'s first byte (in a slot; not always its own, see {@link #addSegment}). */
+    public long address(final int i) {
+        return addresses[i];
+    }
+
+    /** Bytes from datagram {@code i}'s first byte to the end of the slot it lies in (the most a parser may read). */
+    public int bytesToSlotEnd(final int i) {
+        return slotSize - (int) ((addresses[i] - address) % slotSize);
+    }
+
+    /** Which segment of a coalesced datagram datagram {@code i} was, counted from 0; 0 for one that came alone. */
+    public int segment(final int i) {
+        return segments[i];
+    }
+
     /** Datagram {@code i}'s length; {@link #slotSize()} if it was truncated. */
     public int length(final int i) {
         return lengths[i];
@@ -99,8 +119,21 @@ public final class RxBatch {
 
     /** Records the datagram a link has just written into the next free slot. */
     public void add(final int length, final InetSocketAddress source, final int on) {
+        final int i = count;
+        addSegment(slotAddress(i), Math.min(length, slotSize), 0, source, on);
+    }
+
+    /**
+     * Records segment {@code segment} of a coalesced datagram the link wrote into one slot: {@code length} bytes at
+     * {@code address}, inside that slot (not necessarily slot {@link #count()}: a link that splits datagrams asks for
+     * fewer than its room, so the slots it wrote stay ahead of the entries).
+     */
+    public void addSegment(final long address, final int length, final int segment, final InetSocketAddress source,
+            final int on) {
         final int i = count++;
-        lengths[i] = Math.min(length, slotSize);
+        addresses[i] = address;
+        lengths[i] = length;
+        segments[i] = segment;
         sources[i] = source;
         receivedOn[i] = on;
     }

@@ -15,8 +15,11 @@ import org.agrona.concurrent.UnsafeBuffer;
  * the request packet that releases it: one system call where two sendto calls cost a second trip into the kernel on
  * the round trip (about 1.4 us of a 4.9 us loopback half round trip on the 2-vCPU development host).
  *
- * <p>Two struct mmsghdr, two struct iovec and one struct sockaddr live in native memory made once, with the layouts
- * {@link Recvmmsg} names (checked against the C headers by its golden test). The peer's sockaddr is written again
+ * <p>{@link #sendCoalesced} sends the two as one UDP GSO datagram instead (a third struct mmsghdr over both iovecs,
+ * with a UDP_SEGMENT cmsg giving the first's length as the segment size; see {@link UdpLink}).
+ *
+ * <p>Three struct mmsghdr, two struct iovec, one struct sockaddr and one cmsg live in native memory made once, with
+ * the layouts {@link Recvmmsg} names (checked against the C headers by its golden test). The peer's sockaddr is written again
  * only when the peer changes, so a run of pairs to one peer allocates nothing. Engine thread only.
  */
 final class Sendmmsg {
@@ -27,6 +30,11 @@ final class Sendmmsg {
     static final int SOCKADDR_IN_SIZE = 16;
     static final int SOCKADDR_IN6_SIZE = 28;
     static final int SIN6_FLOWINFO = 4;
+    /** The coalesced send's header, and its cmsg: CMSG_LEN(sizeof(u16)) = 18, CMSG_SPACE = 24 (LP64). */
+    private static final int COALESCED = NAME + Recvmmsg.NAME_SIZE;
+    private static final int SEGMENT_CMSG = COALESCED + Recvmmsg.MMSGHDR_SIZE;
+    static final int SEGMENT_CMSG_LEN = 18;
+    static final int SEGMENT_CMSG_SPACE = 24;
 
     private final int fd;
     private final boolean ipv6Socket;
@@ -37,7 +45,7 @@ final class Sendmmsg {
     Sendmmsg(final int fd, final boolean ipv6Socket) {
         this.fd = fd;
         this.ipv6Socket = ipv6Socket;
-        this.headers = new UnsafeBuffer(BufferUtil.allocateDirectAligned(NAME + Recvmmsg.NAME_SIZE, 64));
+        this.headers = new UnsafeBuffer(BufferUtil.allocateDirectAligned(SEGMENT_CMSG + SEGMENT_CMSG_SPACE, 64));
         this.base = headers.addressOffset();
         for (int i = 0; i < 2; i++) {
             final int at = i * Recvmmsg.MMSGHDR_SIZE;
@@ -45,6 +53,14 @@ final class Sendmmsg {
             headers.putLong(at + Recvmmsg.MSG_IOV, base + IOVECS + (long) i * Recvmmsg.IOVEC_SIZE);
             headers.putLong(at + Recvmmsg.MSG_IOVLEN, 1);
         }
+        headers.putLong(COALESCED + Recvmmsg.MSG_NAME, base + NAME);
+        headers.putLong(COALESCED + Recvmmsg.MSG_IOV, base + IOVECS);
+        headers.putLong(COALESCED + Recvmmsg.MSG_IOVLEN, 2);
+        headers.putLong(COALESCED + Recvmmsg.MSG_CONTROL, base + SEGMENT_CMSG);
+        headers.putLong(COALESCED + Recvmmsg.MSG_CONTROLLEN, SEGMENT_CMSG_SPACE);
+        headers.putLong(SEGMENT_CMSG, SEGMENT_CMSG_LEN);
+        headers.putInt(SEGMENT_CMSG + NativeSocket.CMSG_LEVEL, NativeSocket.SOL_UDP);
+        headers.putInt(SEGMENT_CMSG + NativeSocket.CMSG_TYPE, NativeSocket.UDP_SEGMENT);
     }
 
     /**
@@ -66,6 +82,26 @@ final class Sendmmsg {
             second.position(second.limit());
         }
         return n;
+    }
+
+    /**
+     * Sends {@code first} and {@code second} as one GSO datagram of segment size {@code first.remaining()} (the caller
+     * makes sure the second is no longer than the first); returns whether the kernel took it, and then moves both
+     * positions to their limits.
+     */
+    boolean sendCoalesced(final ByteBuffer first, final ByteBuffer second, final InetSocketAddress peer) {
+        if (peer != this.peer) {
+            address(peer);
+        }
+        iovec(0, first);
+        iovec(1, second);
+        headers.putShort(SEGMENT_CMSG + NativeSocket.CMSG_DATA, (short) first.remaining());
+        if (NativeSocket.sendmmsg(fd, base + COALESCED, 1, Recvmmsg.MSG_DONTWAIT) != 1) {
+            return false;
+        }
+        first.position(first.limit());
+        second.position(second.limit());
+        return true;
     }
 
     private void iovec(final int i, final ByteBuffer datagram) {
@@ -106,6 +142,7 @@ final class Sendmmsg {
         for (int i = 0; i < 2; i++) {
             h.putInt(i * Recvmmsg.MMSGHDR_SIZE + Recvmmsg.MSG_NAMELEN, length);
         }
+        h.putInt(COALESCED + Recvmmsg.MSG_NAMELEN, length);
         this.peer = to;
     }
 }

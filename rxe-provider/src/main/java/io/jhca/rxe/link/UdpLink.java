@@ -18,6 +18,14 @@ import java.nio.channels.DatagramChannel;
  * rocev2.md §2.4), so that is set here and our ICRCs are computed with ID 0. IPv6: UDP_NO_CHECK6_RX is set so
  * that datagrams with UDP checksum 0, as Linux rxe sends them, are not dropped by the kernel.
  *
+ * <p>On a loopback address the socket also takes coalesced datagrams whole (UDP_GRO), and a held ACK leaves with
+ * the request that releases it as one GSO datagram ({@link #sendCoalesced}): one trip through the kernel's stack for
+ * both where two datagrams cost two (a 2-byte ping-pong with RC's ACKs in C, scripts/bench-udp-floor-c: 1.30-1.34x
+ * the plain UDP floor by sendmmsg, 1.13-1.24x as one GSO datagram to a UDP_GRO socket, on the 2-vCPU development
+ * host). Only there: every receiver on loopback is
+ * on this host, where the kernel hands the datagram whole to a UDP_GRO socket or splits it at any other; on a wire
+ * a NIC's segmentation may number the IPv4 IDs otherwise, so other addresses send pairs by sendmmsg.
+ *
  * <p>Allocation: sending a direct buffer allocates nothing; {@code receive} returns the JDK's cached
  * InetSocketAddress while datagrams keep coming from the same source (JDK 17 DatagramChannelImpl keeps the last
  * sender), so only a change of sender allocates one address object.
@@ -28,6 +36,11 @@ public final class UdpLink implements Link {
     public static final int ROCE_V2_PORT = 4791;
     /** Default socket buffer request: a window of 128 packets of 4 KiB must fit in the receiver's buffer. */
     public static final int DEFAULT_SOCKET_BUFFER = 4 << 20;
+    /**
+     * Longest coalesced send: well inside the 16 KiB receive slot of jhca's engine, so that a receiver takes it whole,
+     * with room for a 4 KiB MTU packet and its ACK.
+     */
+    static final int MAX_COALESCED = 4096 + 256;
 
     private final DatagramChannel channel;
     private final InetSocketAddress local;
@@ -35,15 +48,19 @@ public final class UdpLink implements Link {
     private final Recvmmsg batchReceive;
     private final Sendmmsg pairSend;
     private final int fd;
+    /** The socket takes coalesced datagrams whole (UDP_GRO), and this link sends pairs coalesced. */
+    private final boolean coalesce;
     /** Set by close; the batch receive reads it first, so no system call goes to a descriptor closed (and reused). */
     private volatile boolean closed;
     private long sendErrors;
 
-    private UdpLink(final DatagramChannel channel, final InetSocketAddress local, final int socketBuffer, final int fd) {
+    private UdpLink(final DatagramChannel channel, final InetSocketAddress local, final int socketBuffer, final int fd,
+            final boolean coalesce) {
         this.channel = channel;
         this.local = local;
+        this.coalesce = coalesce;
         this.groups = new GroupSockets(local.getAddress(), local.getPort(), socketBuffer);
-        this.batchReceive = new Recvmmsg(fd);
+        this.batchReceive = new Recvmmsg(fd, coalesce);
         this.pairSend = new Sendmmsg(fd, !(local.getAddress() instanceof Inet4Address));
         this.fd = fd;
     }
@@ -58,6 +75,15 @@ public final class UdpLink implements Link {
      * net.core.rmem_max / wmem_max where the process may).
      */
     public static UdpLink open(final InetSocketAddress local, final int socketBuffer) {
+        return open(local, socketBuffer, true);
+    }
+
+    /**
+     * {@link #open(InetSocketAddress, int)}; with {@code coalesce} a socket on a loopback address takes coalesced
+     * datagrams whole and sends pairs coalesced. Without it (a link read one datagram at a time, as a fault-injecting
+     * one is), every datagram arrives alone.
+     */
+    public static UdpLink open(final InetSocketAddress local, final int socketBuffer, final boolean coalesce) {
         final boolean v4 = local.getAddress() instanceof Inet4Address;
         DatagramChannel ch = null;
         try {
@@ -73,7 +99,8 @@ public final class UdpLink implements Link {
                 NativeSocket.setInt(fd, NativeSocket.SOL_UDP, NativeSocket.UDP_NO_CHECK6_RX, 1, "UDP_NO_CHECK6_RX");
             }
             multicastOut(ch, local.getAddress());
-            return new UdpLink(ch, (InetSocketAddress) ch.getLocalAddress(), socketBuffer, fd);
+            final boolean gro = coalesce && local.getAddress().isLoopbackAddress() && groOn(fd);
+            return new UdpLink(ch, (InetSocketAddress) ch.getLocalAddress(), socketBuffer, fd, gro);
         } catch (final IOException | RuntimeException e) {
             if (ch != null) {
                 try {
@@ -85,6 +112,16 @@ public final class UdpLink implements Link {
             throw new IllegalStateException("cannot open the RoCEv2 UDP socket on " + local + ": " + e.getMessage()
                     + (e instanceof java.net.BindException ? " (is another RoCE device, e.g. the kernel's rdma_rxe,"
                     + " already bound to this address and port?)" : ""), e);
+        }
+    }
+
+    /** UDP_GRO on, if the kernel has it (5.0; UDP_SEGMENT, which coalesced sends need, came in 4.18). */
+    private static boolean groOn(final int fd) {
+        try {
+            NativeSocket.setInt(fd, NativeSocket.SOL_UDP, NativeSocket.UDP_GRO, 1, "UDP_GRO");
+            return true;
+        } catch (final RuntimeException e) {
+            return false;
         }
     }
 
@@ -152,6 +189,32 @@ public final class UdpLink implements Link {
         return send(second, peer) ? SECOND_SENT : 0;
     }
 
+    @Override
+    public boolean sendsCoalesced(final int firstLength, final int secondLength, final int from) {
+        return coalesce && firstLength >= secondLength && firstLength + secondLength <= MAX_COALESCED;
+    }
+
+    /** Both datagrams in one GSO sendmmsg(2) (see {@link Sendmmsg#sendCoalesced}), if {@link #sendsCoalesced}. */
+    @Override
+    public int sendCoalesced(final ByteBuffer first, final ByteBuffer second, final InetSocketAddress peer,
+            final int from) {
+        if (!sendsCoalesced(first.remaining(), second.remaining(), from)) {
+            return sendPair(first, second, peer, from);
+        }
+        if (closed) {
+            return 0;
+        }
+        if (pairSend.sendCoalesced(first, second, peer)) {
+            return FIRST_SENT | SECOND_SENT;
+        }
+        sendErrors++;   // a full socket buffer: both are lost, as two refused datagrams would be
+        return 0;
+    }
+
+    /**
+     * One datagram; not for a socket that takes coalesced datagrams whole (the engine receives those in batches,
+     * split; a fault-injecting link opens its socket without).
+     */
     @Override
     public InetSocketAddress receive(final ByteBuffer buffer) {
         try {

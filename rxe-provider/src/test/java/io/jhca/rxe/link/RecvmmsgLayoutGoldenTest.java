@@ -16,8 +16,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The native layouts and constants {@link Recvmmsg} and {@link Sendmmsg} write and read, against the C library's own headers compiled
- * with gcc (sys/socket.h, sys/uio.h, netinet/in.h): struct mmsghdr and msghdr offsets, struct iovec's size, the
- * sockaddr_in/_in6 fields they decode and encode, MSG_DONTWAIT and the address families.
+ * with gcc (sys/socket.h, sys/uio.h, netinet/in.h, linux/udp.h): struct mmsghdr and msghdr offsets, struct iovec's
+ * size, the sockaddr_in/_in6 fields they decode and encode, struct cmsghdr and the UDP_SEGMENT / UDP_GRO cmsgs,
+ * MSG_DONTWAIT and the address families.
  */
 class RecvmmsgLayoutGoldenTest {
 
@@ -28,6 +29,7 @@ class RecvmmsgLayoutGoldenTest {
             "#include <sys/socket.h>",
             "#include <sys/uio.h>",
             "#include <netinet/in.h>",
+            "#include <linux/udp.h>",
             "#define P(name, value) printf(\"%s %ld\\n\", name, (long) (value))",
             "int main(void) {",
             "    P(\"MMSGHDR_SIZE\", sizeof(struct mmsghdr));",
@@ -37,6 +39,18 @@ class RecvmmsgLayoutGoldenTest {
             "    P(\"MSG_IOV\", offsetof(struct msghdr, msg_iov));",
             "    P(\"MSG_IOVLEN\", offsetof(struct msghdr, msg_iovlen));",
             "    P(\"MSG_LEN\", offsetof(struct mmsghdr, msg_len));",
+            "    P(\"MSG_CONTROL\", offsetof(struct msghdr, msg_control));",
+            "    P(\"MSG_CONTROLLEN\", offsetof(struct msghdr, msg_controllen));",
+            "    P(\"CMSG_LEVEL\", offsetof(struct cmsghdr, cmsg_level));",
+            "    P(\"CMSG_TYPE\", offsetof(struct cmsghdr, cmsg_type));",
+            "    struct cmsghdr h;",
+            "    P(\"CMSG_DATA\", (char *) CMSG_DATA(&h) - (char *) &h);",
+            "    P(\"CMSG_LEN_U16\", CMSG_LEN(sizeof(unsigned short)));",
+            "    P(\"CMSG_SPACE_U16\", CMSG_SPACE(sizeof(unsigned short)));",
+            "    P(\"CMSG_SPACE_INT\", CMSG_SPACE(sizeof(int)));",
+            "    P(\"SOL_UDP\", IPPROTO_UDP);",
+            "    P(\"UDP_SEGMENT\", UDP_SEGMENT);",
+            "    P(\"UDP_GRO\", UDP_GRO);",
             "    P(\"IOVEC_SIZE\", sizeof(struct iovec));",
             "    P(\"IOV_BASE\", offsetof(struct iovec, iov_base));",
             "    P(\"IOV_LEN\", offsetof(struct iovec, iov_len));",
@@ -70,6 +84,17 @@ class RecvmmsgLayoutGoldenTest {
         same(c, "MSG_IOV", Recvmmsg.MSG_IOV);
         same(c, "MSG_IOVLEN", Recvmmsg.MSG_IOVLEN);
         same(c, "MSG_LEN", Recvmmsg.MSG_LEN);
+        same(c, "MSG_CONTROL", Recvmmsg.MSG_CONTROL);
+        same(c, "MSG_CONTROLLEN", Recvmmsg.MSG_CONTROLLEN);
+        same(c, "CMSG_LEVEL", NativeSocket.CMSG_LEVEL);
+        same(c, "CMSG_TYPE", NativeSocket.CMSG_TYPE);
+        same(c, "CMSG_DATA", NativeSocket.CMSG_DATA);
+        same(c, "CMSG_LEN_U16", Sendmmsg.SEGMENT_CMSG_LEN);
+        same(c, "CMSG_SPACE_U16", Sendmmsg.SEGMENT_CMSG_SPACE);
+        assertTrue(c.get("CMSG_SPACE_INT") <= Recvmmsg.CONTROL_SIZE, "the UDP_GRO cmsg fits its room");
+        same(c, "SOL_UDP", NativeSocket.SOL_UDP);
+        same(c, "UDP_SEGMENT", NativeSocket.UDP_SEGMENT);
+        same(c, "UDP_GRO", NativeSocket.UDP_GRO);
         same(c, "IOVEC_SIZE", Recvmmsg.IOVEC_SIZE);
         same(c, "IOV_BASE", 0);
         same(c, "IOV_LEN", Recvmmsg.IOV_LEN);

@@ -32,8 +32,9 @@ class UdpLinkBatchReceiveTest {
         System.out.println("UdpLinkBatchReceiveTest: seed " + SEED + "; replay with -Djhca.batch.seed=" + SEED);
     }
 
+    /** A link that receives datagrams one each (UdpLinkCoalescedSendTest covers one that takes them whole). */
     private static UdpLink open(final String address) throws IOException {
-        return UdpLink.open(new InetSocketAddress(InetAddress.getByName(address), 0), 1 << 20);
+        return UdpLink.open(new InetSocketAddress(InetAddress.getByName(address), 0), 1 << 20, false);
     }
 
     private static DatagramChannel sender(final String address) throws IOException {
