@@ -48,6 +48,8 @@ public final class RxeContext extends Context {
         this.attributes = new RxeDeviceAttributes(config.mac(), config.gidTable(), config.netdevMtu());
         final Link opened;
         final java.net.InetSocketAddress bind = new java.net.InetSocketAddress(config.address(), UdpLink.ROCE_V2_PORT);
+        // a fault-injecting link takes one datagram at a time, so its socket must not receive coalesced ones
+        final boolean coalesce = config.gso() && !config.hasFaults();
         try {
             if (config.linkOpener() != null) {
                 opened = config.linkOpener().open(bind);
@@ -57,9 +59,9 @@ public final class RxeContext extends Context {
                 for (final java.net.InetAddress a : attributes.gidTable().addresses()) {
                     binds.add(new java.net.InetSocketAddress(a, UdpLink.ROCE_V2_PORT));
                 }
-                opened = MultiUdpLink.open(binds, config.socketBuffer());
+                opened = MultiUdpLink.open(binds, config.socketBuffer(), coalesce);
             } else {
-                opened = UdpLink.open(bind, config.socketBuffer());
+                opened = UdpLink.open(bind, config.socketBuffer(), coalesce);
             }
         } catch (final IllegalStateException e) {
             throw new VerbsException(VerbsException.EIO, "open " + config.name() + ": " + e.getMessage(), e);

@@ -54,6 +54,13 @@ public final class RxeDeviceConfig {
      */
     public static final long DEFAULT_ACK_HOLD_NANOS = 4_000;
     /**
+     * System property: {@code true} (default) or {@code false}, whether a device on a loopback address sends a held
+     * ACK and the request that releases it as one UDP GSO datagram, received whole by the peer's socket (UDP_GRO) and
+     * split there: one trip through the kernel's stack for both (see {@code Link#sendsCoalesced}). On loopback only,
+     * where every receiver is on this host; {@code false} for captures on lo, which show such a pair as one datagram.
+     */
+    public static final String GSO_PROPERTY = "jhca.rxe.gso";
+    /**
      * Longest ACK hold accepted, 1 ms: far below the local ACK timeout perftest and rc_pingpong arm (code 14,
      * 67 ms); a peer with a shorter timeout needs a shorter hold.
      */
@@ -85,6 +92,7 @@ public final class RxeDeviceConfig {
     private final byte[] mac;
     private final List<InetAddress> netdevAddresses;
     private final long ackHoldNanos;
+    private final boolean gso;
 
     private RxeDeviceConfig(final Builder b) {
         this.netdev = b.netdev;
@@ -105,6 +113,12 @@ public final class RxeDeviceConfig {
         this.socketBuffer = b.socketBuffer;
         this.pcap = b.pcap;
         this.ackHoldNanos = b.ackHoldNanos;
+        this.gso = b.gso;
+    }
+
+    /** Whether a held ACK and its request may leave as one GSO datagram on loopback (see {@link #GSO_PROPERTY}). */
+    public boolean gso() {
+        return gso;
     }
 
     /** How long a responder may hold an ACK back (see {@link #ACK_HOLD_PROPERTY}); 0 = never. */
@@ -291,14 +305,26 @@ public final class RxeDeviceConfig {
         return Collections.unmodifiableList(out);
     }
 
-    /** Progress, idle, ICRC and ACK-hold settings from their properties. */
+    /** Progress, idle, ICRC, ACK-hold and GSO settings from their properties. */
     private static Builder settings(final Builder b) {
         final ProgressMode progress = ProgressMode.valueOf(
                 System.getProperty(PROGRESS_PROPERTY, "thread").trim().toUpperCase(Locale.ROOT));
         final String idle = System.getProperty(IDLE_PROPERTY, "adaptive").trim().toLowerCase(Locale.ROOT);
         final String icrc = System.getProperty(ICRC_PROPERTY, "auto").trim().toLowerCase(Locale.ROOT);
         final long ackHold = parseAckHold(System.getProperty(ACK_HOLD_PROPERTY, Long.toString(DEFAULT_ACK_HOLD_NANOS)));
-        return b.progressMode(progress).idleStrategy(idle).icrcMode(parseIcrc(icrc)).ackHoldNanos(ackHold);
+        final boolean gso = parseGso(System.getProperty(GSO_PROPERTY, "true"));
+        return b.progressMode(progress).idleStrategy(idle).icrcMode(parseIcrc(icrc)).ackHoldNanos(ackHold).gso(gso);
+    }
+
+    private static boolean parseGso(final String s) {
+        switch (s.trim().toLowerCase(Locale.ROOT)) {
+            case "true":
+                return true;
+            case "false":
+                return false;
+            default:
+                throw new IllegalArgumentException(GSO_PROPERTY + " must be true or false, not '" + s + "'");
+        }
     }
 
     private static long parseAckHold(final String s) {
@@ -379,6 +405,7 @@ public final class RxeDeviceConfig {
         private byte[] mac;
         private List<InetAddress> netdevAddresses = List.of();
         private long ackHoldNanos = DEFAULT_ACK_HOLD_NANOS;
+        private boolean gso = true;
 
         private Builder(final String name) {
             if (name == null || name.isBlank()) {
@@ -533,6 +560,12 @@ public final class RxeDeviceConfig {
                         + MAX_ACK_HOLD_NANOS + " (it must stay far below the peer's retransmit timer)");
             }
             this.ackHoldNanos = nanos;
+            return this;
+        }
+
+        /** Whether a held ACK and its request may leave as one GSO datagram on loopback (see {@link #GSO_PROPERTY}). */
+        public Builder gso(final boolean on) {
+            this.gso = on;
             return this;
         }
 

@@ -43,9 +43,41 @@ class CoalescedAckTest {
     void theHeldAckLeavesWithTheAnswerOfAPingPongJustBeforeIt(@TempDir final Path dir) throws IOException {
         final Path pcapA = dir.resolve("a.pcap");
         final Path pcapB = dir.resolve("b.pcap");
+        final String addressB = pingPong(pcapA, pcapB, false);
+        assertEquals(List.of(OP_ACKNOWLEDGE, OP_RDMA_WRITE_ONLY), from(addressB, pcapB).subList(0, 2),
+                "B's packets as it sent them: the ACK of A's WRITE, then its own");
+        assertEquals(List.of(OP_ACKNOWLEDGE, OP_RDMA_WRITE_ONLY), from(addressB, pcapA).subList(0, 2),
+                "B's packets as A took them in: the ACK first, as from a responder that never holds one");
+    }
+
+    /**
+     * On loopback, by default, the two leave as one GSO datagram, the answer first (the longer segment): A takes them
+     * in that order and checks both ICRCs in full, the ACK's with the IPv4 ID 1 a split gives the second segment.
+     */
+    @Test
+    void onLoopbackTheHeldAckAndTheAnswerLeaveAsOneDatagram(@TempDir final Path dir) throws IOException {
+        final Path pcapA = dir.resolve("a.pcap");
+        final Path pcapB = dir.resolve("b.pcap");
+        final long[] icrc = new long[2];
+        final String addressB = pingPong(pcapA, pcapB, true, icrc);
+        assertEquals(List.of(OP_RDMA_WRITE_ONLY, OP_ACKNOWLEDGE), from(addressB, pcapB).subList(0, 2),
+                "B's packets as it sent them: its WRITE, then the ACK of A's, in one datagram");
+        assertEquals(List.of(OP_RDMA_WRITE_ONLY, OP_ACKNOWLEDGE), from(addressB, pcapA).subList(0, 2),
+                "B's packets as A took them in");
+        assertEquals(0, icrc[1], "no ICRC of B's packets needed its IPv4 ID solved for");
+        assertTrue(icrc[0] >= 2, "A checked the ICRC of both in full: " + icrc[0]);
+    }
+
+    private static String pingPong(final Path pcapA, final Path pcapB, final boolean gso) {
+        return pingPong(pcapA, pcapB, gso, new long[2]);
+    }
+
+    /** A's WRITE, B's answer; returns B's address, and A's full and recovered ICRC checks in {@code icrc}. */
+    private static String pingPong(final Path pcapA, final Path pcapB, final boolean gso, final long[] icrc) {
         final String addressB;
-        try (Rig r = new Rig(Rig.config("ackA", ProgressMode.CALLER).pcap(pcapA).build(),
-                Rig.config("ackB", ProgressMode.CALLER).pcap(pcapB).build(), QpType.RC, 1 << 16, Mtu.MTU_1024, i -> i)) {
+        try (Rig r = new Rig(Rig.config("ackA", ProgressMode.CALLER).pcap(pcapA).gso(gso).build(),
+                Rig.config("ackB", ProgressMode.CALLER).pcap(pcapB).gso(gso).build(), QpType.RC, 1 << 16, Mtu.MTU_1024,
+                i -> i)) {
             addressB = Rig.gid(r.b).toInetAddress().getHostAddress();
             r.qpA.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
                     .sge(r.mrA, 0, 64).rdma(r.mrB.address(), r.mrB.rkey()));
@@ -61,11 +93,10 @@ class CoalescedAckTest {
             assertEquals(2, qp(r.qpB).get(Counter.SENT_PKTS));
             r.expect(r.cqA, 1, WcStatus.SUCCESS);
             r.expect(r.cqB, 2, WcStatus.SUCCESS);
+            icrc[0] = device(r.a).get(Counter.ICRC_CHECKED_FULL);
+            icrc[1] = device(r.a).get(Counter.ICRC_RECOVERED_ID);
         }
-        assertEquals(List.of(OP_ACKNOWLEDGE, OP_RDMA_WRITE_ONLY), from(addressB, pcapB).subList(0, 2),
-                "B's packets as it sent them: the ACK of A's WRITE, then its own");
-        assertEquals(List.of(OP_ACKNOWLEDGE, OP_RDMA_WRITE_ONLY), from(addressB, pcapA).subList(0, 2),
-                "B's packets as A took them in: the ACK first, as from a responder that never holds one");
+        return addressB;
     }
 
     /** Opcodes of the packets in {@code pcap} whose IPv4 source is {@code address}, in the file's order. */
@@ -218,6 +249,10 @@ class CoalescedAckTest {
             assertTrue(b.get(Counter.ACKS_COALESCED) > 0, "the burst arrived in one cycle, so ACKs were coalesced: " + b);
             assertEquals(0, qp(r.qpA).get(Counter.RETRANSMITTED_PKTS));
         }
+    }
+
+    private static RxeCounters device(final io.jhca.verbs.Context ctx) {
+        return ((RxeContext) ctx).counters();
     }
 
     private static RxeCounters qp(final io.jhca.verbs.QueuePair qp) {

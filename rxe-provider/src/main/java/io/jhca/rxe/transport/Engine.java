@@ -370,9 +370,9 @@ public final class Engine implements Agent {
             if (!counted(length)) {
                 continue;
             }
-            rx.wrap(b.slotAddress(i), RX_CAPACITY);
+            rx.wrap(b.address(i), b.bytesToSlotEnd(i));
             try {
-                onPacket(b.source(i), length, b.receivedOn(i), now);
+                onPacket(b.source(i), length, b.receivedOn(i), b.segment(i), now);
             } catch (final RuntimeException e) {
                 engineError(e);
             } finally {
@@ -396,8 +396,9 @@ public final class Engine implements Agent {
         return true;
     }
 
-    private void onPacket(final InetSocketAddress src, final int length, final int on, final long now) {
-        if (!checkAndDecode(src, length, on >= 0 && on < locals.length ? locals[on] : locals[0])) {
+    private void onPacket(final InetSocketAddress src, final int length, final int on, final int segment,
+            final long now) {
+        if (!checkAndDecode(src, length, on >= 0 && on < locals.length ? locals[on] : locals[0], segment)) {
             return;
         }
         if (packet.destQp == 0) {
@@ -473,6 +474,15 @@ public final class Engine implements Agent {
      * and decodes it into {@link #packet}; false, with the drop counted, if it is not to be processed.
      */
     private boolean checkAndDecode(final InetSocketAddress src, final int length, final Peer local) {
+        return checkAndDecode(src, length, local, 0);
+    }
+
+    /**
+     * {@code segment}: which segment of a coalesced datagram the packet was; its sender computed the ICRC with that
+     * as the IPv4 ID, the one the kernel gives it when it splits the datagram ({@code Link#sendsCoalesced}).
+     */
+    private boolean checkAndDecode(final InetSocketAddress src, final int length, final Peer local,
+            final int segment) {
         final Peer from = source(src);
         if (from.isIpv4() != local.isIpv4()) {
             counters.increment(RxeCounters.Counter.DROP_BAD_SRC_ADDR);
@@ -481,12 +491,12 @@ public final class Engine implements Agent {
         final int status;
         int ipv4Id = 0;
         if (local.isIpv4()) {
-            status = validator.validateIpv4(icrcMode, from.ipv4Address(), local.ipv4Address(), src.getPort(),
-                    local.socketAddress().getPort(), rx, 0, length);
+            status = validator.validateIpv4(icrcMode, segment, from.ipv4Address(), local.ipv4Address(),
+                    src.getPort(), local.socketAddress().getPort(), rx, 0, length);
             ipv4Id = validator.lastIpv4Id();
             if (status == PacketValidator.OK) {
-                // a match with ID 0 is the full 32-bit check; any other ID was solved for (16 bits checked)
-                counters.increment(ipv4Id == 0 ? RxeCounters.Counter.ICRC_CHECKED_FULL
+                // a match with the expected ID is the full 32-bit check; any other ID was solved for (16 bits checked)
+                counters.increment(ipv4Id == segment ? RxeCounters.Counter.ICRC_CHECKED_FULL
                         : RxeCounters.Counter.ICRC_RECOVERED_ID);
             }
         } else {

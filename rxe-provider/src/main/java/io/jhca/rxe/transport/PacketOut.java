@@ -28,6 +28,9 @@ import io.jhca.rxe.wire.Reth;
  */
 final class PacketOut {
 
+    /** An ACK's length on the wire: BTH, AETH, ICRC. */
+    static final int ACK_LENGTH = Bth.LENGTH + Aeth.LENGTH + Icrc.LENGTH;
+
     /** Largest packet built: BTH + the longest header set (rxe RXE_MAX_HDR_LENGTH 80) + 4096 payload + pad + ICRC. */
     static final int CAPACITY = 8192;
 
@@ -131,9 +134,11 @@ final class PacketOut {
     /**
      * {@link #send} after an ACK of the request at {@code ackPsn} (AETH syndrome ACK, MSN {@code ackMsn}) to the same
      * destination QP, both handed to the link together, the ACK first: the held ACK a request packet releases
-     * ({@link Responder#sendRequest}) leaves in the order an ACK sent at once would have, in one system call. Returns
-     * whether the request packet was handed to the network (a refused ACK is a lost ACK, which the peer's next ACK or
-     * its retransmission recovers).
+     * ({@link Responder#sendRequest}) leaves in the order an ACK sent at once would have, in one system call. Where
+     * the link sends the two as one GSO datagram (a loopback socket, {@link Link#sendsCoalesced}) the request goes
+     * first, as GSO needs the longer segment first: both reach the peer's socket at the same moment, in one datagram.
+     * Returns whether the request packet was handed to the network (a refused ACK is a lost ACK, which the peer's next
+     * ACK or its retransmission recovers).
      */
     boolean sendAfterAck(final Peer peer, final int ackPsn, final int ackMsn) {
         final Peer local = local(peer);
@@ -143,10 +148,19 @@ final class PacketOut {
         final int destQp = bth.destQp();
         ackBth.wrap(ackBuffer, 0).set(Opcode.RC_ACKNOWLEDGE, false, 0, Bth.DEFAULT_PKEY, destQp, false, ackPsn);
         ackAeth.wrap(ackBuffer, Opcode.aethOffset(Opcode.RC_ACKNOWLEDGE)).set(Aeth.SYNDROME_ACK, ackMsn);
-        seal(ackBuffer, ackByteBuffer, Opcode.RC_ACKNOWLEDGE, 0, local, peer);
-        seal(buffer, byteBuffer, opcode, payloadLength, local, peer);
+        final int length = Opcode.payloadOffset(opcode) + payloadLength + Bth.padFor(payloadLength) + Icrc.LENGTH;
+        if (link.sendsCoalesced(length, ACK_LENGTH, peer.via())) {
+            // one GSO datagram: the request (the longer) first, the ACK as the second segment, IPv4 ID 1 when split
+            seal(buffer, byteBuffer, opcode, payloadLength, local, peer, 0);
+            seal(ackBuffer, ackByteBuffer, Opcode.RC_ACKNOWLEDGE, 0, local, peer, 1);
+            final int sent = link.sendCoalesced(byteBuffer, ackByteBuffer, peer.socketAddress(), peer.via());
+            count((sent & Link.FIRST_SENT) != 0, length);
+            count((sent & Link.SECOND_SENT) != 0, ACK_LENGTH);
+            return (sent & Link.FIRST_SENT) != 0;
+        }
+        seal(ackBuffer, ackByteBuffer, Opcode.RC_ACKNOWLEDGE, 0, local, peer, 0);
+        seal(buffer, byteBuffer, opcode, payloadLength, local, peer, 0);
         final int ackLength = ackByteBuffer.limit();
-        final int length = byteBuffer.limit();
         final int sent = link.sendPair(ackByteBuffer, byteBuffer, peer.socketAddress(), peer.via());
         count((sent & Link.FIRST_SENT) != 0, ackLength);
         count((sent & Link.SECOND_SENT) != 0, length);
@@ -169,6 +183,12 @@ final class PacketOut {
      */
     private void seal(final UnsafeBuffer packet, final ByteBuffer bytes, final int op, final int payload,
             final Peer local, final Peer peer) {
+        seal(packet, bytes, op, payload, local, peer, 0);
+    }
+
+    /** {@link #seal} for a packet that leaves with IPv4 Identification {@code ipv4Id} (0 unless coalesced). */
+    private void seal(final UnsafeBuffer packet, final ByteBuffer bytes, final int op, final int payload,
+            final Peer local, final Peer peer, final int ipv4Id) {
         final int payloadEnd = Opcode.payloadOffset(op) + payload;
         final int pad = Bth.padFor(payload);
         for (int i = 0; i < pad; i++) {
@@ -178,7 +198,7 @@ final class PacketOut {
         final int udpSrcPort = local.socketAddress().getPort();
         final int value;
         if (local.isIpv4()) {
-            value = icrc.computeIpv4(local.ipv4Address(), peer.ipv4Address(), 0, PacketLayout.IPV4_DF, udpSrcPort,
+            value = icrc.computeIpv4(local.ipv4Address(), peer.ipv4Address(), ipv4Id, PacketLayout.IPV4_DF, udpSrcPort,
                     peer.socketAddress().getPort(), packet, 0, roceLength);
         } else {
             value = icrc.computeIpv6(local.hi(), local.lo(), peer.hi(), peer.lo(), udpSrcPort,
@@ -188,7 +208,7 @@ final class PacketOut {
         final int length = roceLength + Icrc.LENGTH;
         bytes.limit(length).position(0);
         if (tracer != null) {
-            tracer.trace(local, peer, udpSrcPort, peer.socketAddress().getPort(), packet, 0, length, 0);
+            tracer.trace(local, peer, udpSrcPort, peer.socketAddress().getPort(), packet, 0, length, ipv4Id);
         }
     }
 

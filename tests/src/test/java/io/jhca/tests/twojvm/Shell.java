@@ -57,9 +57,16 @@ final class Shell {
      * own rxe link file {@code links} (and no JHCA_RXE_DEVICES); its output to {@code log}.
      */
     static Process childJvm(String ns, Path links, Path log, Class<?> main, List<String> args) throws IOException {
+        return childJvm(ns, links, log, List.of(), main, args);
+    }
+
+    /** {@link #childJvm(String, Path, Path, Class, List)} with {@code jvmOptions} (e.g. system properties). */
+    static Process childJvm(String ns, Path links, Path log, List<String> jvmOptions, Class<?> main, List<String> args)
+            throws IOException {
         List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", ns));
         cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(TwoJvmTest.opens());
+        cmd.addAll(jvmOptions);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(main.getName());
