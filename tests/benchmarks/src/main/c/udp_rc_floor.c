@@ -11,6 +11,9 @@
  *            send or receive call per datagram: hwlab's "UDP floor with RoCE's ACKs".
  *   batched  the same datagrams, the ACK and the answer leaving in one sendmmsg and the pair taken with recvmmsg where
  *            both are waiting: what batching system calls could save an RC implementation.
+ *   gso      the same datagrams, the two leaving as one UDP GSO send (UDP_SEGMENT, the longer first) to a socket with
+ *            UDP_GRO, which takes them whole with their segment size: one trip through the stack for both, what jhca's
+ *            rxe does on loopback.
  * Reported as perftest reports latency, half the round trip: the median (t_typical) and the mean of the measured
  * iterations after WARMUP unmeasured ones, and each mode's median as a multiple of the plain one's.
  *
@@ -20,7 +23,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <linux/udp.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +36,8 @@
 #define ACK_SIZE 20 /* BTH 12 + AETH 4 + ICRC 4 */
 #define MAX_SIZE 4096
 
-enum mode { PLAIN, ACKS, BATCHED };
-static const char *const names[] = {"plain", "acks", "batched"};
+enum mode { PLAIN, ACKS, BATCHED, GSO };
+static const char *const names[] = {"plain", "acks", "batched", "gso"};
 
 struct side {
     int fd;
@@ -68,12 +73,33 @@ static void connect_to(int fd, int peer) {
     }
 }
 
-/* Busy-polls until n datagrams have been taken: recv one at a time, or recvmmsg all that are waiting. */
+/* One datagram, or the segments of one that came coalesced (UDP_GRO gives their size): how many it held, or -1. */
+static int take_whole(int fd, char *buf, size_t room) {
+    char control[CMSG_SPACE(sizeof(int))];
+    struct iovec io = {buf, room};
+    struct msghdr m = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
+    ssize_t len = recvmsg(fd, &m, MSG_DONTWAIT);
+    if (len < 0) {
+        return -1;
+    }
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+            int segment;
+            memcpy(&segment, CMSG_DATA(c), sizeof segment);
+            return (int) ((len + segment - 1) / segment);
+        }
+    }
+    return 1;
+}
+
+/* Busy-polls until n datagrams have been taken: recv one at a time, recvmmsg all that are waiting, or (gso) whole. */
 static void take(int fd, int n, int batched) {
     static __thread char buf[2][MAX_SIZE];
     while (n > 0) {
         int r;
-        if (batched) {
+        if (batched == GSO) {
+            r = take_whole(fd, (char *) buf, sizeof buf);
+        } else if (batched) {
             struct iovec io[2] = {{buf[0], MAX_SIZE}, {buf[1], MAX_SIZE}};
             struct mmsghdr m[2];
             memset(m, 0, sizeof m);
@@ -94,7 +120,29 @@ static void take(int fd, int n, int batched) {
     }
 }
 
-/* Sends an ACK (if ack) and then a message of size bytes (if size >= 0): one call each, or one sendmmsg. */
+/* Both iovecs as one GSO datagram, the longer first (every segment but the last has the first's size). */
+static void put_coalesced(int fd, struct iovec *io) {
+    struct iovec both[2] = {io[0], io[1]};
+    if (io[1].iov_len > io[0].iov_len) {
+        both[0] = io[1];
+        both[1] = io[0];
+    }
+    char control[CMSG_SPACE(sizeof(uint16_t))];
+    memset(control, 0, sizeof control);
+    struct msghdr m = {.msg_iov = both, .msg_iovlen = 2, .msg_control = control, .msg_controllen = sizeof control};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = IPPROTO_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+    uint16_t segment = (uint16_t) both[0].iov_len;
+    memcpy(CMSG_DATA(c), &segment, sizeof segment);
+    if (sendmsg(fd, &m, 0) < 0) {
+        perror("udp_rc_floor: sendmsg (UDP_SEGMENT)");
+        exit(1);
+    }
+}
+
+/* Sends an ACK (if ack) and then a message of size bytes (if size >= 0): one call each, one sendmmsg, or one GSO. */
 static void put(int fd, int ack, int size, int batched) {
     static __thread char buf[MAX_SIZE];
     struct iovec io[2];
@@ -107,6 +155,10 @@ static void put(int fd, int ack, int size, int batched) {
     if (size >= 0) {
         io[n].iov_base = buf;
         io[n++].iov_len = (size_t) size;
+    }
+    if (batched == GSO && n == 2) {
+        put_coalesced(fd, io);
+        return;
     }
     if (batched && n == 2) {
         memset(m, 0, sizeof m);
@@ -131,7 +183,7 @@ static void put(int fd, int ack, int size, int batched) {
 /* The server: takes the request (and the ACK of its previous answer), sends the ACK and the answer. */
 static void *serve(void *arg) {
     struct side *s = arg;
-    int rc = s->mode != PLAIN, batched = s->mode == BATCHED;
+    int rc = s->mode != PLAIN, batched = s->mode == BATCHED ? BATCHED : s->mode == GSO ? GSO : 0;
     for (long i = 0; i < s->total; i++) {
         take(s->fd, rc && i > 0 ? 2 : 1, batched);
         put(s->fd, rc, s->size, batched);
@@ -155,7 +207,15 @@ static double run(enum mode mode, long iters, int size, long warmup) {
     struct side s = {srv, mode, size, warmup + iters};
     pthread_t t;
     pthread_create(&t, NULL, serve, &s);
-    int rc = mode != PLAIN, batched = mode == BATCHED;
+    int rc = mode != PLAIN, batched = mode == BATCHED ? BATCHED : mode == GSO ? GSO : 0;
+    if (mode == GSO) {
+        int on = 1;
+        if (setsockopt(cli, IPPROTO_UDP, UDP_GRO, &on, sizeof on) != 0
+                || setsockopt(srv, IPPROTO_UDP, UDP_GRO, &on, sizeof on) != 0) {
+            perror("udp_rc_floor: UDP_GRO");
+            exit(1);
+        }
+    }
     double *stamp = malloc(sizeof(double) * (size_t) (iters + 1));
     for (long i = 0; i < warmup + iters; i++) {
         if (i >= warmup) {
@@ -200,6 +260,8 @@ int main(int argc, char **argv) {
     double plain = run(PLAIN, iters, size, warmup);
     double acks = run(ACKS, iters, size, warmup);
     double batched = run(BATCHED, iters, size, warmup);
-    printf("acks / plain t_typical %.2fx   batched / plain %.2fx\n", acks / plain, batched / plain);
+    double gso = run(GSO, iters, size, warmup);
+    printf("acks / plain t_typical %.2fx   batched / plain %.2fx   gso / plain %.2fx\n", acks / plain,
+           batched / plain, gso / plain);
     return 0;
 }

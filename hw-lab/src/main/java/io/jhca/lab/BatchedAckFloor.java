@@ -7,14 +7,18 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.jhca.rxe.link.Link;
+import io.jhca.rxe.link.RxBatch;
 import io.jhca.rxe.link.UdpLink;
 
 /**
  * The UDP floor with batched ACKs ({@link UdpFloor#BATCHED_ACKS}): the datagrams of an RC ping-pong (each message and
  * a {@value UdpBaseline#ACK_SIZE}-byte ACK back for it), handed to the kernel as jhca's rxe hands them, over the same
- * kind of socket ({@link UdpLink}: unconnected, DF). The server answers with the request's ACK and its answer in one
- * sendmmsg; the client's next request carries the answer's ACK in front of it the same way. Both ends busy-poll;
- * measured and reported as {@link UdpBaseline} measures the other floors.
+ * kind of socket ({@link UdpLink}: unconnected, DF, on loopback taking coalesced datagrams whole). The server answers
+ * with the request's ACK and its answer in one call; the client's next request carries the answer's ACK with it the
+ * same way: one GSO datagram where the link sends pairs coalesced (loopback; the longer of the two first, as GSO
+ * needs), else one sendmmsg, the ACK first. Datagrams are taken as the engine takes them, by batch (recvmmsg, split
+ * where they came coalesced). Both ends busy-poll; measured and reported as {@link UdpBaseline} measures the other
+ * floors.
  */
 final class BatchedAckFloor {
 
@@ -37,17 +41,14 @@ final class BatchedAckFloor {
                 try {
                     ByteBuffer b = UdpBaseline.pageAligned(Math.max(size, 1));
                     ByteBuffer ack = ByteBuffer.allocateDirect(UdpBaseline.ACK_SIZE);
+                    RxBatch in = batch(size);
                     for (int i = 0; i < total && failure.get() == null; i++) {
-                        if (i > 0) {
-                            ack.clear();
-                            await(srv, ack, stallNanos, failure);   // the ACK of its last answer, first
-                        }
-                        b.clear();
-                        await(srv, b, stallNanos, failure);
-                        b.flip();
+                        // the request, and from the second on the ACK of the last answer
+                        await(srv, in, i > 0 ? 2 : 1, stallNanos, failure);
                         if (rttFactor == 2) {   // --latency_gap, as the RDMA side waits; the phase masked in
                             Spin.forNanos(LatencyLoops.gapBefore(i, warmup, gapNanos), null);
                         }
+                        b.clear().limit(size);
                         ack.clear();
                         sendPair(srv, ack, b, toClient);   // the request's ACK and the answer, one call
                     }
@@ -60,6 +61,7 @@ final class BatchedAckFloor {
             long[] tposted = new long[iters];
             ByteBuffer b = UdpBaseline.pageAligned(Math.max(size, 1));
             ByteBuffer ack = ByteBuffer.allocateDirect(UdpBaseline.ACK_SIZE);
+            RxBatch in = batch(size);
             try {
                 for (int i = 0; i < total; i++) {
                     b.clear().limit(size);
@@ -73,10 +75,7 @@ final class BatchedAckFloor {
                         ack.clear();
                         sendPair(cli, ack, b, toServer);   // the last answer's ACK, then the request
                     }
-                    ack.clear();
-                    await(cli, ack, stallNanos, failure);   // the request's ACK comes first
-                    b.clear();
-                    await(cli, b, stallNanos, failure);
+                    await(cli, in, 2, stallNanos, failure);   // the request's ACK and the answer
                 }
             } catch (IOException e) {
                 failure.compareAndSet(null, e);
@@ -107,19 +106,41 @@ final class BatchedAckFloor {
         }
     }
 
-    private static void sendPair(UdpLink link, ByteBuffer first, ByteBuffer second, InetSocketAddress to)
+    /** Slots one byte longer than any datagram of the floor, on pages, as the engine's. */
+    private static RxBatch batch(int size) {
+        int slot = Math.max(size, UdpBaseline.ACK_SIZE) + 1;
+        return new RxBatch(4, (slot + 4095) / 4096 * 4096);
+    }
+
+    /** The ACK and the message in one call, as jhca's rxe sends a held ACK with the request that releases it. */
+    private static void sendPair(UdpLink link, ByteBuffer ack, ByteBuffer message, InetSocketAddress to)
             throws IOException {
-        if (link.sendPair(first, second, to, 0) != (Link.FIRST_SENT | Link.SECOND_SENT)) {
-            throw new IOException("the UDP floor's sendmmsg was refused");
+        int both = Link.FIRST_SENT | Link.SECOND_SENT;
+        int sent;
+        if (link.sendsCoalesced(ack.remaining(), message.remaining(), 0)) {
+            sent = link.sendCoalesced(ack, message, to, 0);
+        } else if (link.sendsCoalesced(message.remaining(), ack.remaining(), 0)) {
+            sent = link.sendCoalesced(message, ack, to, 0);
+        } else {
+            sent = link.sendPair(ack, message, to, 0);
+        }
+        if (sent != both) {
+            throw new IOException("the UDP floor's send of an ACK and a message was refused");
         }
     }
 
-    /** Busy-polls until a datagram fills {@code b} from its position; gives up when the other side failed or stalled. */
-    private static void await(UdpLink link, ByteBuffer b, long stallNanos, AtomicReference<Throwable> failure)
+    /**
+     * Busy-polls until {@code n} datagrams have come (the batch is emptied first); gives up when the other side
+     * failed or stalled.
+     */
+    private static void await(UdpLink link, RxBatch in, int n, long stallNanos, AtomicReference<Throwable> failure)
             throws IOException {
+        in.clear();
         long start = 0;
         long spins = 0;
-        while (link.receive(b) == null) {
+        link.receive(in);
+        while (in.count() < n) {
+            link.receive(in);
             Spin.idle(++spins);
             if ((spins & 1023) == 0) {
                 if (failure.get() != null) {

@@ -358,7 +358,8 @@ final class PerfRun {
                     + " (request and ACK each way, as RC):%n", UdpBaseline.ACK_SIZE);
             floorRows(remote, local, UdpFloor.ACKS);
             out.printf(" UDP floor with batched ACKs: the same datagrams, each ACK handed to the kernel with the message"
-                    + " after it in one sendmmsg, unconnected sockets (the calls jhca makes):%n");
+                    + " after it in one call (one GSO datagram on loopback, else sendmmsg), unconnected sockets, batch"
+                    + " receives (the calls jhca makes):%n");
             floorRows(remote, local, UdpFloor.BATCHED_ACKS);
         }
         out.println(PerfReport.LINE);

@@ -33,7 +33,7 @@ public final class UdpBaseline {
      * {@value #ACK_SIZE}-byte datagram back for every message it receives, before its answer, and reads the one it
      * is owed: the datagrams an RC ping-pong of WRITEs or SENDs must move (request and ACK each way), with nothing
      * of RDMA's own work; with {@link UdpFloor#BATCHED_ACKS} those datagrams go out as jhca's rxe sends them, each ACK
-     * with the message after it in one sendmmsg ({@link BatchedAckFloor}); {@link UdpFloor#PLAIN}, one datagram each
+     * with the message after it in one call ({@link BatchedAckFloor}); {@link UdpFloor#PLAIN}, one datagram each
      * way. A {@code gapNanos} wait comes before every message, the answer's too when both sides send (rttFactor 2), as
      * perftest's --latency_gap on both sides of a ping-pong; none in the warm-up.
      *
