@@ -50,8 +50,9 @@ public final class RxeDeviceConfig {
      * application's answer, just before it in one system call, so a peer sees the order of a responder that acknowledges
      * at once (Linux rxe, a ConnectX) a little later; perftest's event mode (ib_send_lat -e, one completion channel for
      * both CQs) depends on that order. On loopback the two are one datagram ({@link #GSO_PROPERTY}), the answer its
-     * first segment: the peer takes both at the same moment. A message that completes on a CQ armed for an event is acknowledged at once:
-     * its application sleeps, so its answer is a wake-up away. 0 sends every ACK at once, in a system call of its own.
+     * first segment: the peer takes both at the same moment. A message that completes on a CQ armed for an event is
+     * acknowledged at once: its application sleeps, so its answer is a wake-up away. 0 sends every ACK at once, in a
+     * system call of its own.
      */
     public static final long DEFAULT_ACK_HOLD_NANOS = 4_000;
     /**

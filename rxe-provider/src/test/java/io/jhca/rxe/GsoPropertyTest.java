@@ -8,7 +8,9 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
-/** {@value RxeDeviceConfig#GSO_PROPERTY}: on by default, true or false in any case and spacing, anything else refused. */
+/**
+ * {@value RxeDeviceConfig#GSO_PROPERTY}: on by default, true or false in any case and spacing, anything else refused.
+ */
 class GsoPropertyTest {
 
     @Test

@@ -19,8 +19,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  * with a UDP_SEGMENT cmsg giving the first's length as the segment size; see {@link UdpLink}).
  *
  * <p>Three struct mmsghdr, two struct iovec, one struct sockaddr and one cmsg live in native memory made once, with
- * the layouts {@link Recvmmsg} names (checked against the C headers by its golden test). The peer's sockaddr is written again
- * only when the peer changes, so a run of pairs to one peer allocates nothing. Engine thread only.
+ * the layouts {@link Recvmmsg} names (checked against the C headers by its golden test). The peer's sockaddr is
+ * written again only when the peer changes, so a run of pairs to one peer allocates nothing. Engine thread only.
  */
 final class Sendmmsg {
 

@@ -135,7 +135,8 @@ class UdpLinkCoalescedSendTest {
     @Test
     void pairsThatCannotOrMustNotBeCoalescedAreNot() throws IOException {
         try (UdpLink on = open("127.0.7.95", true); UdpLink off = open("127.0.7.96", false);
-             UdpLink wildcard = UdpLink.open(new InetSocketAddress(InetAddress.getByName("0.0.0.0"), 0), 1 << 20, true)) {
+             UdpLink wildcard = UdpLink.open(new InetSocketAddress(InetAddress.getByName("0.0.0.0"), 0), 1 << 20,
+                     true)) {
             assertTrue(on.sendsCoalesced(36, 20, 0));
             assertTrue(on.sendsCoalesced(20, 20, 0), "equal lengths: two full segments");
             assertFalse(on.sendsCoalesced(19, 20, 0), "GSO segments all have the first's size but the last");

@@ -129,8 +129,8 @@ class IcrcIdRecoveryTest {
     }
 
     /**
-     * With an expected ID (a coalesced datagram's second segment carries 1): a packet sent with it matches it, in strict
-     * mode too, where nothing else does; other IDs are still recovered, relative to it, by the other modes.
+     * With an expected ID (a coalesced datagram's second segment carries 1): a packet sent with it matches it, in
+     * strict mode too, where nothing else does; other IDs are still recovered, relative to it, by the other modes.
      */
     @Test
     void anExpectedIdIsTheFullCheckAndOthersAreStillRecovered() {
