@@ -13,6 +13,7 @@ import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
+import java.util.List;
 import java.util.Random;
 
 import org.agrona.BufferUtil;
@@ -25,7 +26,7 @@ import org.junit.jupiter.api.Test;
  * a plain socket gets two datagrams, split by the kernel, the first first; over IPv4 and IPv6. Pairs the link must
  * not coalesce (the first shorter, too long together, a link opened without, a wildcard address) are not; a foreign
  * coalesced datagram of more segments than the batch's room comes whole, and a batch with room for less than a pair
- * is left alone.
+ * is left alone. A link of several addresses coalesces per address.
  */
 class UdpLinkCoalescedSendTest {
 
@@ -189,6 +190,40 @@ class UdpLinkCoalescedSendTest {
             assertEquals(500, batch.length(2), "whole: five segments do not fit the room of four");
             assertArrayEquals(five, bytes(batch, 2));
             assertEquals(0, batch.segment(2));
+        }
+    }
+
+    /**
+     * A device on an interface (one socket per address): the pair leaves from the address asked for, and one that
+     * comes back coalesced is split with the index of the address it arrived at.
+     */
+    @Test
+    void aMultiAddressLinkCoalescesPerAddress() throws IOException {
+        final Random rnd = new Random(SEED + 4);
+        final byte[] first = random(rnd, 60);
+        final byte[] second = random(rnd, 20);
+        final List<InetSocketAddress> locals = List.of(new InetSocketAddress(InetAddress.getByName("127.0.7.103"), 0),
+                new InetSocketAddress(InetAddress.getByName("127.0.7.104"), 0));
+        try (MultiUdpLink multi = MultiUdpLink.open(locals, 1 << 20, true); UdpLink peer = open("127.0.7.105", true)) {
+            assertTrue(multi.sendsCoalesced(60, 20, 1));
+            assertEquals(Link.FIRST_SENT | Link.SECOND_SENT,
+                    multi.sendCoalesced(datagram(first), datagram(second), peer.localAddress(), 1));
+            final RxBatch in = new RxBatch(8, 4096);
+            receive(peer, in, 2);
+            assertEquals(multi.localAddresses().get(1), in.source(0), "from the address at index 1");
+            assertEquals(1, in.segment(1));
+            assertEquals(Link.FIRST_SENT | Link.SECOND_SENT, peer.sendCoalesced(datagram(first), datagram(second),
+                    multi.localAddresses().get(1), 0));
+            final RxBatch back = new RxBatch(8, 4096);
+            for (int spins = 0; spins < 1_000_000 && back.count() < 2; spins++) {
+                multi.receive(back);
+            }
+            assertEquals(2, back.count());
+            assertArrayEquals(first, bytes(back, 0));
+            assertArrayEquals(second, bytes(back, 1));
+            assertEquals(1, back.receivedOn(0));
+            assertEquals(1, back.receivedOn(1));
+            assertEquals(1, back.segment(1));
         }
     }
 
