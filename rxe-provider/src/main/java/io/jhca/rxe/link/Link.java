@@ -91,8 +91,8 @@ public interface Link extends AutoCloseable {
      * one: a UDP GSO send on a socket bound to a loopback address, which the receiving socket takes whole (UDP_GRO) or
      * the kernel splits at it. Split, the second datagram carries IPv4 Identification 1 (the first 0: Linux
      * inet_gso_segment numbers segments on from the first's ID), so its ICRC must be computed with ID 1. Needs the
-     * first at least as long as the second (GSO segments all have the first's size but the last). This default:
-     * never.
+     * first at least as long as the second (GSO segments all have the first's size but the last), and a second that
+     * is not empty. This default: never.
      */
     default boolean sendsCoalesced(final int firstLength, final int secondLength, final int from) {
         return false;

@@ -191,7 +191,9 @@ public final class UdpLink implements Link {
 
     @Override
     public boolean sendsCoalesced(final int firstLength, final int secondLength, final int from) {
-        return coalesce && firstLength >= secondLength && firstLength + secondLength <= MAX_COALESCED;
+        // an empty second segment would vanish: the kernel sends a GSO send no longer than one segment as is
+        return coalesce && firstLength >= secondLength && secondLength > 0
+                && firstLength + secondLength <= MAX_COALESCED;
     }
 
     /** Both datagrams in one GSO sendmmsg(2) (see {@link Sendmmsg#sendCoalesced}), if {@link #sendsCoalesced}. */

@@ -141,6 +141,7 @@ class UdpLinkCoalescedSendTest {
             assertTrue(on.sendsCoalesced(36, 20, 0));
             assertTrue(on.sendsCoalesced(20, 20, 0), "equal lengths: two full segments");
             assertFalse(on.sendsCoalesced(19, 20, 0), "GSO segments all have the first's size but the last");
+            assertFalse(on.sendsCoalesced(20, 0, 0), "an empty second datagram would not be one");
             assertTrue(on.sendsCoalesced(UdpLink.MAX_COALESCED - 20, 20, 0));
             assertFalse(on.sendsCoalesced(UdpLink.MAX_COALESCED - 19, 20, 0), "one byte past the longest");
             assertFalse(off.sendsCoalesced(36, 20, 0), "opened without");
