@@ -138,9 +138,7 @@ final class BatchedAckFloor {
         in.clear();
         long start = 0;
         long spins = 0;
-        link.receive(in);
-        while (in.count() < n) {
-            link.receive(in);
+        for (link.receive(in); in.count() < n; link.receive(in)) {
             Spin.idle(++spins);
             if ((spins & 1023) == 0) {
                 if (failure.get() != null) {

@@ -7,8 +7,9 @@ enum UdpFloor {
     /** Each message's 20-byte ACK back, sent by a call of its own before the answer: the datagrams RC moves. */
     ACKS(" with RoCE's ACKs", "udp_baseline_with_acks"),
     /**
-     * The same datagrams, each ACK handed to the kernel with the message after it in one sendmmsg, over unconnected
-     * sockets: the calls jhca's rxe makes, so that what jhca adds to it is its own stack's.
+     * The same datagrams, each ACK handed to the kernel with the message after it in one call (one GSO datagram on
+     * loopback, else sendmmsg), over unconnected sockets: the calls jhca's rxe makes, so that what jhca adds to it is
+     * its own stack's ({@link BatchedAckFloor}).
      */
     BATCHED_ACKS(" with batched ACKs", "udp_baseline_with_batched_acks");
 

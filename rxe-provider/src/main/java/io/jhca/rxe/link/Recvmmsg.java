@@ -86,43 +86,22 @@ final class Recvmmsg {
     }
 
     /**
-     * Receives into {@code batch}'s free slots; returns how many datagrams arrived (0 when none was waiting or the
+     * Receives into {@code batch}'s free slots; returns how many entries were added (0 when none was waiting or the
      * call failed: the socket's errors are the transport's losses). {@code on} is recorded as each one's local address.
+     * On a UDP_GRO socket the call asks for at most half the room, and each datagram that came coalesced is split
+     * into its segments.
      */
     int receive(final RxBatch batch, final int on) {
         final int room = batch.room();
-        if (room == 0) {
-            return 0;
+        final int ask = whole ? room / 2 : room;
+        if (ask == 0) {
+            return 0;   // a UDP_GRO socket: the next pass has the room a pair needs
         }
         if (batch != this.batch) {
             bind(batch);
         }
-        if (whole) {
-            return receiveSplitting(batch, on, room);
-        }
         final int first = batch.count();
-        final int n = NativeSocket.recvmmsg(fd, headersAddress + (long) first * MMSGHDR_SIZE, room, MSG_DONTWAIT);
-        if (n <= 0) {
-            return 0;
-        }
-        final UnsafeBuffer h = headers;
-        for (int k = 0; k < n; k++) {
-            final int i = first + k;
-            final int at = i * MMSGHDR_SIZE;
-            // msg_len is what was copied, so a truncated datagram (MSG_TRUNC in msg_flags) reports the whole slot
-            batch.add(h.getInt(at + MSG_LEN), sender(namesOffset + i * NAME_SIZE), on);
-            h.putInt(at + MSG_NAMELEN, NAME_SIZE); // the kernel wrote the sender's length there
-        }
-        return n;
-    }
-
-    /** {@link #receive} on a UDP_GRO socket: at most half the room in datagrams, each split into its segments. */
-    private int receiveSplitting(final RxBatch batch, final int on, final int room) {
-        if (room < 2) {
-            return 0;   // the next pass has the room a pair needs
-        }
-        final int first = batch.count();
-        final int n = NativeSocket.recvmmsg(fd, headersAddress + (long) first * MMSGHDR_SIZE, room / 2, MSG_DONTWAIT);
+        final int n = NativeSocket.recvmmsg(fd, headersAddress + (long) first * MMSGHDR_SIZE, ask, MSG_DONTWAIT);
         if (n <= 0) {
             return 0;
         }
@@ -131,12 +110,14 @@ final class Recvmmsg {
         for (int k = 0; k < n; k++) {
             final int i = first + k;
             final int at = i * MMSGHDR_SIZE;
+            // msg_len is what was copied, so a truncated datagram (MSG_TRUNC in msg_flags) reports the whole slot
             final int length = Math.min(h.getInt(at + MSG_LEN), slotSize);
             final InetSocketAddress from = sender(namesOffset + i * NAME_SIZE);
-            h.putInt(at + MSG_NAMELEN, NAME_SIZE);
-            final int segment = segmentSize(at, controlOffset + i * CONTROL_SIZE);
+            h.putInt(at + MSG_NAMELEN, NAME_SIZE); // the kernel wrote the sender's length there
+            final int segment = whole ? segmentSize(at, controlOffset + i * CONTROL_SIZE) : 0;
             final long slot = batch.slotAddress(i);
-            // a truncated one (a full slot) goes whole, as do those that need more room than is left
+            // one entry for a datagram that came alone; a truncated one (a full slot) goes whole, as do those that
+            // need more room than is left
             if (segment <= 0 || length <= segment || length >= slotSize
                     || (length + segment - 1) / segment > batch.room()) {
                 batch.addSegment(slot, length, 0, from, on);

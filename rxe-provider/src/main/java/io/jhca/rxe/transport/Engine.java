@@ -472,14 +472,9 @@ public final class Engine implements Agent {
     /**
      * Checks a received datagram as arrived at {@code local} (address family, headers, ICRC; counted and traced)
      * and decodes it into {@link #packet}; false, with the drop counted, if it is not to be processed.
-     */
-    private boolean checkAndDecode(final InetSocketAddress src, final int length, final Peer local) {
-        return checkAndDecode(src, length, local, 0);
-    }
-
-    /**
-     * {@code segment}: which segment of a coalesced datagram the packet was; its sender computed the ICRC with that
-     * as the IPv4 ID, the one the kernel gives it when it splits the datagram ({@code Link#sendsCoalesced}).
+     * {@code segment}: which segment of a coalesced datagram the packet was (0 if it came alone); its sender computed
+     * the ICRC with that as the IPv4 ID, the one the kernel gives it when it splits the datagram
+     * ({@code Link#sendsCoalesced}).
      */
     private boolean checkAndDecode(final InetSocketAddress src, final int length, final Peer local,
             final int segment) {
@@ -564,7 +559,7 @@ public final class Engine implements Agent {
             counters.increment(RxeCounters.Counter.DROP_MCAST_NO_MEMBER); // left while the datagram was queued
             return;
         }
-        if (!checkAndDecode(src, length, group.peer)) { // the ICRC covers the group's address
+        if (!checkAndDecode(src, length, group.peer, 0)) { // the ICRC covers the group's address
             return;
         }
         if (packet.destQp != io.jhca.verbs.QueuePair.MULTICAST_QPN

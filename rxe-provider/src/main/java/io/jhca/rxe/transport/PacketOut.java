@@ -29,7 +29,7 @@ import io.jhca.rxe.wire.Reth;
 final class PacketOut {
 
     /** An ACK's length on the wire: BTH, AETH, ICRC. */
-    static final int ACK_LENGTH = Bth.LENGTH + Aeth.LENGTH + Icrc.LENGTH;
+    static final int ACK_LENGTH = wireLength(Opcode.RC_ACKNOWLEDGE, 0);
 
     /** Largest packet built: BTH + the longest header set (rxe RXE_MAX_HDR_LENGTH 80) + 4096 payload + pad + ICRC. */
     static final int CAPACITY = 8192;
@@ -125,7 +125,7 @@ final class PacketOut {
         if (local == null) {
             return false;
         }
-        seal(buffer, byteBuffer, opcode, payloadLength, local, peer);
+        seal(buffer, byteBuffer, opcode, payloadLength, local, peer, 0);
         final boolean sent = link.send(byteBuffer, peer.socketAddress(), peer.via());
         count(sent, byteBuffer.limit());
         return sent;
@@ -148,7 +148,7 @@ final class PacketOut {
         final int destQp = bth.destQp();
         ackBth.wrap(ackBuffer, 0).set(Opcode.RC_ACKNOWLEDGE, false, 0, Bth.DEFAULT_PKEY, destQp, false, ackPsn);
         ackAeth.wrap(ackBuffer, Opcode.aethOffset(Opcode.RC_ACKNOWLEDGE)).set(Aeth.SYNDROME_ACK, ackMsn);
-        final int length = Opcode.payloadOffset(opcode) + payloadLength + Bth.padFor(payloadLength) + Icrc.LENGTH;
+        final int length = wireLength(opcode, payloadLength);
         if (link.sendsCoalesced(length, ACK_LENGTH, peer.via())) {
             // one GSO datagram: the request (the longer) first, the ACK as the second segment, IPv4 ID 1 when split
             seal(buffer, byteBuffer, opcode, payloadLength, local, peer, 0);
@@ -160,9 +160,8 @@ final class PacketOut {
         }
         seal(ackBuffer, ackByteBuffer, Opcode.RC_ACKNOWLEDGE, 0, local, peer, 0);
         seal(buffer, byteBuffer, opcode, payloadLength, local, peer, 0);
-        final int ackLength = ackByteBuffer.limit();
         final int sent = link.sendPair(ackByteBuffer, byteBuffer, peer.socketAddress(), peer.via());
-        count((sent & Link.FIRST_SENT) != 0, ackLength);
+        count((sent & Link.FIRST_SENT) != 0, ACK_LENGTH);
         count((sent & Link.SECOND_SENT) != 0, length);
         return (sent & Link.SECOND_SENT) != 0;
     }
@@ -177,16 +176,16 @@ final class PacketOut {
         return locals[via];
     }
 
-    /**
-     * Zeroes the pad after the payload, appends the ICRC (little-endian) for the headers the packet will leave with
-     * from {@code local} to {@code peer}, sets {@code bytes} to the whole UDP payload and traces it.
-     */
-    private void seal(final UnsafeBuffer packet, final ByteBuffer bytes, final int op, final int payload,
-            final Peer local, final Peer peer) {
-        seal(packet, bytes, op, payload, local, peer, 0);
+    /** The UDP payload's length of a packet of opcode {@code op} with {@code payload} bytes: headers, pad, ICRC. */
+    private static int wireLength(final int op, final int payload) {
+        return Opcode.payloadOffset(op) + payload + Bth.padFor(payload) + Icrc.LENGTH;
     }
 
-    /** {@link #seal} for a packet that leaves with IPv4 Identification {@code ipv4Id} (0 unless coalesced). */
+    /**
+     * Zeroes the pad after the payload, appends the ICRC (little-endian) for the headers the packet will leave with
+     * from {@code local} to {@code peer} with IPv4 Identification {@code ipv4Id} (0 unless it is the second of a
+     * coalesced pair), sets {@code bytes} to the whole UDP payload (its {@link #wireLength}) and traces it.
+     */
     private void seal(final UnsafeBuffer packet, final ByteBuffer bytes, final int op, final int payload,
             final Peer local, final Peer peer, final int ipv4Id) {
         final int payloadEnd = Opcode.payloadOffset(op) + payload;
