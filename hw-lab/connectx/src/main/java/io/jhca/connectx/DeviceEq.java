@@ -56,9 +56,18 @@ final class DeviceEq {
     /**
      * The doorbell: the driver's consumer index, and with {@code arm} (UAR + 0x40) a request for one interrupt at the
      * next entry; entries it has not consumed yet raise it at once.
+     *
+     * <p>A consumer index behind the one the device holds is not taken. On hardware both doorbells update one
+     * register in the order the driver wrote them, but here they are two words read in turn, so an arm written
+     * between the two reads of one poll is taken after the update that followed it, with its older index (the
+     * driver arms from its event thread and updates from its command path). Taken, that index would make entries the
+     * driver has consumed count as pending until its next doorbell: the EQ would look full and drop events. The
+     * driver's index never moves back, so an index behind is always such a stale word.
      */
     void doorbell(int consumer, boolean arm) {
-        ci = consumer;
+        if (((consumer - ci) & 0xffffff) <= ((pi - ci) & 0xffffff)) {
+            ci = consumer & 0xffffff;
+        }
         if (arm) {
             armed = true;
             if (((pi - ci) & 0xffffff) != 0) {
