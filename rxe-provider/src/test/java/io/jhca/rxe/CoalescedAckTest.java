@@ -220,6 +220,88 @@ class CoalescedAckTest {
         }
     }
 
+    /**
+     * A hold that ends by time having covered one request alone only delayed its ACK: from then on an ACK waits only
+     * for the end of the cycle that took its request in, so a peer that writes and waits for each completion does not
+     * wait out a hold every time. A burst taken in one cycle still gets one ACK.
+     */
+    @Test
+    void aHoldThatOnlyDelayedItsAckIsNotRepeated() {
+        try (Rig r = held()) {
+            final RxeCounters b = qp(r.qpB);
+            write(r, 1);
+            driveUntil(() -> b.get(Counter.RX_WRITE_REQUESTS) == 1, r.b);
+            assertEquals(0, b.get(Counter.SENT_PKTS), "the first ACK is held");
+            driveUntil(() -> b.get(Counter.SENT_PKTS) == 1, r.b);   // by time: nothing answered, nothing joined it
+            r.expect(r.cqA, 1, WcStatus.SUCCESS);
+
+            write(r, 2);
+            driveUntil(() -> b.get(Counter.RX_WRITE_REQUESTS) == 2, r.b);
+            assertEquals(2, b.get(Counter.SENT_PKTS), "the ACK left in the cycle that took its WRITE in: " + b);
+            r.expect(r.cqA, 2, WcStatus.SUCCESS);
+
+            final int burst = 8;
+            for (int i = 0; i < burst; i++) {
+                r.qpA.postSend(new SendWr().wrId(10 + i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                        .sge(r.mrA, i * 64L, 64).rdma(r.mrB.address() + i * 64L, r.mrB.rkey()));
+            }
+            driveUntil(() -> qp(r.qpA).get(Counter.SENT_PKTS) == 2 + burst, r.a);
+            r.b.progress();   // the burst is in B's socket already (loopback): one cycle takes it all
+            assertEquals(2 + burst, b.get(Counter.RX_WRITE_REQUESTS), "one cycle took the burst in: " + b);
+            assertEquals(3, b.get(Counter.SENT_PKTS), "one ACK for the burst, in that cycle: " + b);
+            for (int i = 0; i < burst; i++) {
+                r.expect(r.cqA, 10 + i, WcStatus.SUCCESS);
+            }
+            assertEquals(0, qp(r.qpA).get(Counter.RETRANSMITTED_PKTS));
+        }
+    }
+
+    /**
+     * After a hold that only delayed its ACK, an answer sent within a hold's time of the next ACK brings the hold
+     * back: the ACK after it waits for the answer again. The longest hold, so that the answer is within it however the
+     * test thread is scheduled; tried a few times, since a pause of the thread longer than that between the ACK and
+     * the answer would rightly not bring it back.
+     */
+    @Test
+    void anAnswerSoonAfterAnAckBringsTheHoldBack() {
+        try (Rig r = new Rig(Rig.config("backA", ProgressMode.CALLER).build(), Rig.config("backB", ProgressMode.CALLER)
+                .ackHoldNanos(RxeDeviceConfig.MAX_ACK_HOLD_NANOS).build(), QpType.RC, 1 << 16, Mtu.MTU_1024, i -> i)) {
+            final RxeCounters b = qp(r.qpB);
+            write(r, 1);
+            driveUntil(() -> b.get(Counter.RX_WRITE_REQUESTS) == 1, r.b);
+            driveUntil(() -> b.get(Counter.SENT_PKTS) == 1, r.b);   // by time, alone: the hold stops
+            r.expect(r.cqA, 1, WcStatus.SUCCESS);
+            boolean heldAgain = false;
+            for (int attempt = 0; attempt < 5 && !heldAgain; attempt++) {
+                final long rx = b.get(Counter.RX_WRITE_REQUESTS) + 1;
+                final long sent = b.get(Counter.SENT_PKTS);
+                write(r, 2 + 2 * attempt);
+                driveUntil(() -> b.get(Counter.RX_WRITE_REQUESTS) == rx, r.b);
+                assertEquals(sent + 1, b.get(Counter.SENT_PKTS), "the ACK left in the cycle that took its WRITE in");
+                r.qpB.postSend(new SendWr().wrId(100 + attempt).opcode(WrOpcode.RDMA_WRITE)
+                        .sendFlags(SendFlags.SIGNALED).sge(r.mrB, 128, 64).rdma(r.mrA.address() + 128, r.mrA.rkey()));
+                r.b.progress();   // the answer
+                r.expect(r.cqA, 2 + 2 * attempt, WcStatus.SUCCESS);
+                r.expect(r.cqB, 100 + attempt, WcStatus.SUCCESS);
+                write(r, 3 + 2 * attempt);
+                driveUntil(() -> b.get(Counter.RX_WRITE_REQUESTS) == rx + 1, r.b);
+                heldAgain = b.get(Counter.SENT_PKTS) == sent + 2;
+                driveUntil(() -> b.get(Counter.SENT_PKTS) == sent + 3, r.b);
+                r.expect(r.cqA, 3 + 2 * attempt, WcStatus.SUCCESS);
+            }
+            assertTrue(heldAgain, "the ACK after the answer was held again: " + b);
+        }
+    }
+
+    /** A signaled one-packet WRITE from A to B, driven until A has sent it (on loopback it is then in B's socket). */
+    private static void write(final Rig r, final long wrId) {
+        final long at = 1024 + (wrId & 63) * 64;
+        final long before = qp(r.qpA).get(Counter.SENT_PKTS);
+        r.qpA.postSend(new SendWr().wrId(wrId).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                .sge(r.mrA, at, 64).rdma(r.mrB.address() + at, r.mrB.rkey()));
+        driveUntil(() -> qp(r.qpA).get(Counter.SENT_PKTS) > before, r.a);
+    }
+
     @Test
     void anAckHoldOutsideItsRangeIsRefused() {
         final IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,

@@ -93,6 +93,19 @@ final class Responder {
     private int heldAckPsn;
     private int heldAckMsn;
     private long ackHeldSince;
+    /** Acknowledges the held ACK covers: more than one, and the hold saved datagrams. */
+    private int heldAcks;
+    /**
+     * Whether holding pays on this QP: the application answers within the hold, so the ACK leaves with its answer,
+     * or requests come in bursts that one ACK covers. Cleared when a hold ends by time having covered one request
+     * alone: a peer that only writes (or an application slower than the hold) would otherwise wait the whole hold
+     * for every completion. While clear, an ACK waits only for the end of the engine cycle that took its request in,
+     * so a burst taken in one batch still gets one ACK. Set again when this QP sends a request within a hold's time of
+     * its last ACK: holding that ACK would have paired them.
+     */
+    private boolean holdPays = true;
+    /** Engine cycle time at which the last ACK left on its own (by time or at the end of its cycle). */
+    private long ackLeftAlone = Long.MIN_VALUE / 2;
 
     Responder(final TransportQp qp) {
         this.qp = qp;
@@ -107,6 +120,7 @@ final class Responder {
         recvInProgress = false;
         readActive = false;
         ackHeld = false;
+        holdPays = true;
         resources.clear();
     }
 
@@ -583,9 +597,11 @@ final class Responder {
             return;
         }
         if (ackHeld) {
+            heldAcks++;
             qp.count(RxeCounters.Counter.ACKS_COALESCED);
         } else {
             ackHeld = true;
+            heldAcks = 1;
             ackHeldSince = qp.engine.cycleNanos();
             qp.count(RxeCounters.Counter.ACK_DEFERRED);
             qp.engine.ackHeld();
@@ -602,7 +618,11 @@ final class Responder {
         if (!ackHeld || nanosToHeldAckRelease(now) > 0) {
             return 0;
         }
+        if (holdPays && heldAcks == 1) {
+            holdPays = false;   // the hold only delayed this ACK: nothing answered it, nothing joined it
+        }
         releaseHeldAck();
+        ackLeftAlone = now;
         return 1;
     }
 
@@ -614,6 +634,9 @@ final class Responder {
      */
     boolean sendRequest(final PacketOut out) {
         if (!ackHeld) {
+            if (!holdPays && qp.engine.cycleNanos() - ackLeftAlone <= qp.engine.ackHoldNanos()) {
+                holdPays = true;   // this request followed the last ACK within a hold: held, they would have paired
+            }
             return out.send(qp.peer);
         }
         ackHeld = false;
@@ -625,7 +648,7 @@ final class Responder {
      * one definition of that deadline, for the cycle that releases it and for an idle engine's sleep.
      */
     long nanosToHeldAckRelease(final long now) {
-        return ackHeld ? ackHeldSince + qp.engine.ackHoldNanos() - now : Long.MAX_VALUE;
+        return ackHeld ? ackHeldSince + (holdPays ? qp.engine.ackHoldNanos() : 0) - now : Long.MAX_VALUE;
     }
 
     /** Sends the held ACK, if any, now: before any other response, which must not overtake it. */
