@@ -52,9 +52,9 @@ public final class RxeDeviceConfig {
      * both CQs) depends on that order. On loopback the two are one datagram ({@link #GSO_PROPERTY}), the answer its
      * first segment: the peer takes both at the same moment. A message that completes on a CQ armed for an event is
      * acknowledged at once: its application sleeps, so its answer is a wake-up away. A QP whose hold ended by time
-     * having covered one request alone (a peer that writes and waits, an application slower than the hold) holds its
-     * next ACKs only to the end of the engine cycle that took their requests in, until it sends a request within a
-     * hold's time of its last ACK. 0 sends every ACK at once, in a system call of its own.
+     * having covered one request alone, with no request of its own sent meanwhile (a peer writes and waits, and this
+     * side never answers), holds its next ACKs only to the end of the engine cycle that took their requests in, until
+     * it sends a request. 0 sends every ACK at once, in a system call of its own.
      */
     public static final long DEFAULT_ACK_HOLD_NANOS = 4_000;
     /**

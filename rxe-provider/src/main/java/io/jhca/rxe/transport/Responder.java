@@ -96,16 +96,15 @@ final class Responder {
     /** Acknowledges the held ACK covers: more than one, and the hold saved datagrams. */
     private int heldAcks;
     /**
-     * Whether holding pays on this QP: the application answers within the hold, so the ACK leaves with its answer,
-     * or requests come in bursts that one ACK covers. Cleared when a hold ends by time having covered one request
-     * alone: a peer that only writes (or an application slower than the hold) would otherwise wait the whole hold
-     * for every completion. While clear, an ACK waits only for the end of the engine cycle that took its request in,
-     * so a burst taken in one batch still gets one ACK. Set again when this QP sends a request within a hold's time of
-     * its last ACK: holding that ACK would have paired them.
+     * Whether holding may pay on this QP: it answers (it sends requests of its own, which a held ACK can go with), or
+     * requests come in bursts that one ACK covers. Cleared when a hold ends by time having covered one request alone
+     * and this QP sent nothing meanwhile: a peer that writes and waits for each completion, to a QP that never
+     * answers, would otherwise wait out the whole hold every time. While clear, an ACK waits only for the end of the
+     * engine cycle that took its request in, so a burst taken in one batch still gets one ACK. Set again by any
+     * request this QP sends. Whether an answer came in time is not the test: on a host short of CPU an ACK sent at
+     * once wakes the peer's threads, which then delay the answer, and the hold would not come back.
      */
     private boolean holdPays = true;
-    /** Engine cycle time at which the last ACK left on its own (by time or at the end of its cycle). */
-    private long ackLeftAlone = Long.MIN_VALUE / 2;
 
     Responder(final TransportQp qp) {
         this.qp = qp;
@@ -618,11 +617,10 @@ final class Responder {
         if (!ackHeld || nanosToHeldAckRelease(now) > 0) {
             return 0;
         }
-        if (holdPays && heldAcks == 1) {
+        if (heldAcks == 1) {
             holdPays = false;   // the hold only delayed this ACK: nothing answered it, nothing joined it
         }
         releaseHeldAck();
-        ackLeftAlone = now;
         return 1;
     }
 
@@ -633,10 +631,8 @@ final class Responder {
      * packet was handed to the network.
      */
     boolean sendRequest(final PacketOut out) {
+        holdPays = true;   // this QP answers: its next ACK may leave with its next request
         if (!ackHeld) {
-            if (!holdPays && qp.engine.cycleNanos() - ackLeftAlone <= qp.engine.ackHoldNanos()) {
-                holdPays = true;   // this request followed the last ACK within a hold: held, they would have paired
-            }
             return out.send(qp.peer);
         }
         ackHeld = false;
