@@ -93,7 +93,7 @@ final class Responder {
     private int heldAckPsn;
     private int heldAckMsn;
     private long ackHeldSince;
-    /** Acknowledges the held ACK covers: more than one, and the hold saved datagrams. */
+    /** Requests the held ACK acknowledges: more than one, and the hold saved datagrams. */
     private int heldAcks;
     /**
      * Whether holding may pay on this QP: it answers (it sends requests of its own, which a held ACK can go with), or
