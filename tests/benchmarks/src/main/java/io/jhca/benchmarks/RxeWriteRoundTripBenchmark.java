@@ -38,9 +38,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * One full RDMA WRITE through the rxe provider: post with the builder, the requester segments and sends over
  * UDP on loopback, the peer's responder places the bytes and ACKs, the completer completes, the CQ is polled.
- * Both devices run in CALLER progress mode and are driven from this one thread, so the score is the CPU cost of
- * a round trip through both stacks and two kernel UDP hops, and {@code -prof gc} shows whether any of it
- * allocates.
+ * With {@code progress=CALLER} both devices are driven from this one thread, so the score is the CPU cost of a
+ * round trip through both stacks and two kernel UDP hops, and {@code -prof gc} shows whether any of it allocates.
+ * With {@code progress=THREAD} (the default of the tools) each device has its engine thread and this thread only
+ * posts and spins on the CQ: a peer that writes and waits for each completion, from a side that never answers.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -53,6 +54,10 @@ public class RxeWriteRoundTripBenchmark {
 
     @Param({"64", "4096"})
     public int size;
+
+    /** CALLER: this thread drives both devices; THREAD: their engine threads do. */
+    @Param({"CALLER", "THREAD"})
+    public ProgressMode progress;
 
     private Context a;
     private Context b;
@@ -72,19 +77,25 @@ public class RxeWriteRoundTripBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        a = RxeProvider.open(RxeDeviceConfig.builder("bench0").address("127.0.0.61").progressMode(ProgressMode.CALLER).build());
-        b = RxeProvider.open(RxeDeviceConfig.builder("bench1").address("127.0.0.62").progressMode(ProgressMode.CALLER).build());
+        a = RxeProvider.open(RxeDeviceConfig.builder("bench0").address("127.0.0.61").progressMode(progress).build());
+        b = RxeProvider.open(RxeDeviceConfig.builder("bench1").address("127.0.0.62").progressMode(progress).build());
         pdA = a.allocatePd();
         pdB = b.allocatePd();
         memA = DmaMemory.allocate(1 << 16);
         memB = DmaMemory.allocate(1 << 16);
         mrA = pdA.register(memA, Access.LOCAL_WRITE);
         mrB = pdB.register(memB, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
-        // driven from one thread: single-threaded objects, no locks
-        cqA = a.createCq(64, CqFlags.SINGLE_THREADED);
-        cqB = b.createCq(64, CqFlags.SINGLE_THREADED);
-        qpA = pdA.createQp(QpInitAttributes.rc(cqA, cqA).singleThreaded().maxSendWr(16));
-        qpB = pdB.createQp(QpInitAttributes.rc(cqB, cqB).singleThreaded().maxRecvWr(16));
+        if (progress == ProgressMode.CALLER) {   // driven from one thread: single-threaded objects, no locks
+            cqA = a.createCq(64, CqFlags.SINGLE_THREADED);
+            cqB = b.createCq(64, CqFlags.SINGLE_THREADED);
+            qpA = pdA.createQp(QpInitAttributes.rc(cqA, cqA).singleThreaded().maxSendWr(16));
+            qpB = pdB.createQp(QpInitAttributes.rc(cqB, cqB).singleThreaded().maxRecvWr(16));
+        } else {
+            cqA = a.createCq(64);
+            cqB = b.createCq(64);
+            qpA = pdA.createQp(QpInitAttributes.rc(cqA, cqA).maxSendWr(16));
+            qpB = pdB.createQp(QpInitAttributes.rc(cqB, cqB).maxRecvWr(16));
+        }
         connect(qpA, a, qpB, b);
         connect(qpB, b, qpA, a);
         sq = qpA.sendQueue();
@@ -117,10 +128,15 @@ public class RxeWriteRoundTripBenchmark {
         sq.start();
         sq.wrId(++wrId).flags(SendFlags.SIGNALED).rdmaWrite(mrB.rkey(), mrB.address()).sge(mrA, 0, size);
         sq.complete();
+        boolean caller = progress == ProgressMode.CALLER;
         long spins = 0;
         while (cqA.poll(wc) == 0) {
-            a.progress();
-            b.progress();
+            if (caller) {
+                a.progress();
+                b.progress();
+            } else {
+                Thread.onSpinWait();
+            }
             if (++spins > 100_000_000L) {
                 throw new IllegalStateException("no completion");
             }
