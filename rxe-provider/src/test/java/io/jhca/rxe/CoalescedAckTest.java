@@ -228,18 +228,7 @@ class CoalescedAckTest {
     @Test
     void aHoldThatOnlyDelayedItsAckIsNotRepeated() {
         try (Rig r = held()) {
-            final RxeCounters b = qp(r.qpB);
-            write(r, 1);
-            driveUntil(() -> b.get(Counter.RX_WRITE_REQUESTS) == 1, r.b);
-            assertEquals(0, b.get(Counter.SENT_PKTS), "the first ACK is held");
-            driveUntil(() -> b.get(Counter.SENT_PKTS) == 1, r.b);   // by time: nothing answered, nothing joined it
-            r.expect(r.cqA, 1, WcStatus.SUCCESS);
-
-            write(r, 2);
-            driveUntil(() -> b.get(Counter.RX_WRITE_REQUESTS) == 2, r.b);
-            assertEquals(2, b.get(Counter.SENT_PKTS), "the ACK left in the cycle that took its WRITE in: " + b);
-            r.expect(r.cqA, 2, WcStatus.SUCCESS);
-
+            final RxeCounters b = holdStops(r);
             final int burst = 8;
             for (int i = 0; i < burst; i++) {
                 r.qpA.postSend(new SendWr().wrId(10 + i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
@@ -263,16 +252,7 @@ class CoalescedAckTest {
     @Test
     void aRequestOfTheQpBringsTheHoldBack() {
         try (Rig r = held()) {
-            final RxeCounters b = qp(r.qpB);
-            write(r, 1);
-            driveUntil(() -> b.get(Counter.RX_WRITE_REQUESTS) == 1, r.b);
-            driveUntil(() -> b.get(Counter.SENT_PKTS) == 1, r.b);   // by time, alone: the hold stops
-            r.expect(r.cqA, 1, WcStatus.SUCCESS);
-            write(r, 2);
-            driveUntil(() -> b.get(Counter.RX_WRITE_REQUESTS) == 2, r.b);
-            assertEquals(2, b.get(Counter.SENT_PKTS), "the ACK left in the cycle that took its WRITE in");
-            r.expect(r.cqA, 2, WcStatus.SUCCESS);
-
+            final RxeCounters b = holdStops(r);
             r.qpB.postSend(new SendWr().wrId(100).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
                     .sge(r.mrB, 128, 64).rdma(r.mrA.address() + 128, r.mrA.rkey()));
             driveUntil(() -> b.get(Counter.SENT_PKTS) == 3, r.b);   // B's own WRITE
@@ -287,6 +267,24 @@ class CoalescedAckTest {
             r.expect(r.cqA, 3, WcStatus.SUCCESS);
             r.expect(r.cqB, 101, WcStatus.SUCCESS);
         }
+    }
+
+    /**
+     * WRITEs 1 and 2 from A to B, B never answering: B holds the first ACK until its time is up, which stops the hold,
+     * and sends the second in the cycle that took its WRITE in. Returns B's QP counters.
+     */
+    private static RxeCounters holdStops(final Rig r) {
+        final RxeCounters b = qp(r.qpB);
+        write(r, 1);
+        driveUntil(() -> b.get(Counter.RX_WRITE_REQUESTS) == 1, r.b);
+        assertEquals(0, b.get(Counter.SENT_PKTS), "the first ACK is held");
+        driveUntil(() -> b.get(Counter.SENT_PKTS) == 1, r.b);   // by time: nothing answered, nothing joined it
+        r.expect(r.cqA, 1, WcStatus.SUCCESS);
+        write(r, 2);
+        driveUntil(() -> b.get(Counter.RX_WRITE_REQUESTS) == 2, r.b);
+        assertEquals(2, b.get(Counter.SENT_PKTS), "the ACK left in the cycle that took its WRITE in: " + b);
+        r.expect(r.cqA, 2, WcStatus.SUCCESS);
+        return b;
     }
 
     /** A signaled one-packet WRITE from A to B, driven until A has sent it (on loopback it is then in B's socket). */
