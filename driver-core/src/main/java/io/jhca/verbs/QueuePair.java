@@ -234,9 +234,18 @@ public abstract class QueuePair extends VerbsResource {
                         + " while this thread has a send builder batch open (complete() or abort() it first)");
             }
             long maxMsg = maxMsgSize; // one volatile read per chain
+            int refuse = refusedShapes();
+            if (wr.next() != null && caps.maxSendSge() >= 1) {   // a chain of one costs the walk below no more
+                int written = driverPostCommonChain(wr, Math.min(maxMsg, Integer.MAX_VALUE), refuse);
+                if (written >= 0) {
+                    if (written > 0) {
+                        driverRingSendDoorbell();
+                    }
+                    return written;
+                }
+            }
             boolean commonOnly = true;   // every WR of the chain the common one, with at most one SGE
             int n = 0;
-            int refuse = refusedShapes();
             for (SendWr w = wr; w != null; w = w.next()) {
                 if (plainSendWr(w, maxMsg, refuse)) {
                     commonOnly &= w.numSge() <= 1;
@@ -329,6 +338,18 @@ public abstract class QueuePair extends VerbsResource {
         }
         long total = w.totalLength();
         return total <= maxMsg && total <= Integer.MAX_VALUE;
+    }
+
+    /**
+     * Whether {@code w} is the common WR with at most one SGE, as {@link #driverPostCommonChain} must test each WR of
+     * its chain: what {@link #plainSendWr} accepts, for a QP whose max_send_sge is at least 1.
+     *
+     * @param maxLength the port's max_msg_sz, at most 2^31-1 (the largest length a 32-bit field carries)
+     * @param refuse    the {@code SendWr.shape} bits this QP does not take as common
+     */
+    protected static boolean commonSendWr(SendWr w, long maxLength, int refuse) {
+        int n = w.numSge();
+        return (w.shape() & refuse) == 0 && (n == 0 || n == 1 && (w.firstSge().length() & 0xFFFFFFFFL) <= maxLength);
     }
 
     /** The {@code SendWr.shape} bits that make a WR of this QP not the common one: every WR on UD, a READ on UC. */
@@ -476,6 +497,24 @@ public abstract class QueuePair extends VerbsResource {
             posted++;
         }
         return posted;
+    }
+
+    /**
+     * Provider side: checks and queues a chain of two or more WRs in one walk, if every WR of it is the common one
+     * ({@link #commonSendWr}); returns how many were queued (fewer than the chain: the send queue is full), or -1 when
+     * it queued nothing and {@link #postSend} is to check and post the chain as before: its check walk, then WR by WR.
+     * A separate check walk waits once more on every WR's {@code next} pointer, a load that depends on the load before
+     * it: on some hosts that walk took a quarter of a chain of 32. A provider that queues WRs before it has seen the
+     * whole chain takes them back when it finds an uncommon WR, so that a refused chain posts nothing, and when the
+     * queue fills it still tests the rest of the chain. Called before {@link #driverBeginPostSend}: a provider makes
+     * that check itself and returns -1 when it fails, so the refusals and their order stay the walk's. The default
+     * returns -1.
+     *
+     * @param maxLength the port's max_msg_sz, at most 2^31-1
+     * @param refuse    the {@code SendWr.shape} bits this QP does not take as common
+     */
+    protected int driverPostCommonChain(SendWr first, long maxLength, int refuse) {
+        return -1;
     }
 
     private int postEach(SendWr first) {

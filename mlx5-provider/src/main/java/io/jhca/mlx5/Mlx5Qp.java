@@ -318,6 +318,41 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         return posted;
     }
 
+    /**
+     * The chain checked as it is written, in one walk: a separate check walk waits on every WR's {@code next} pointer
+     * once more. An uncommon WR drops what the walk wrote ({@link SqBuffer#abortBatch}: nothing of it was published)
+     * and returns -1, and postSend checks and posts the chain WR by WR.
+     */
+    @Override
+    protected int driverPostCommonChain(SendWr first, long maxLength, int refuse) {
+        SqBuffer q = sq;
+        if (q == null || ctx.deadReason() != null || !commonSendWr(first, maxLength, refuse)) {
+            return -1;   // postSend's own walk gives the refusal
+        }
+        SendWr w = first.next();
+        int room = q.startBatch();
+        if (room == 0) {
+            return -1;   // full: the walk checks the whole chain
+        }
+        writeCommon(q, first);
+        int posted = 1;
+        for (; w != null && posted < room; w = w.next()) {
+            if (!commonSendWr(w, maxLength, refuse)) {
+                q.abortBatch();
+                return -1;
+            }
+            writeCommon(q, w);
+            posted++;
+        }
+        for (; w != null; w = w.next()) {   // the queue is full: the rest is checked all the same
+            if (!commonSendWr(w, maxLength, refuse)) {
+                q.abortBatch();
+                return -1;
+            }
+        }
+        return posted;
+    }
+
     private static void writeCommon(SqBuffer q, SendWr wr) {
         Sge s = wr.numSge() == 1 ? wr.firstSge() : null;
         Mlx5SendQueue.writePlain(q, wr.opcode().ordinal(), wr.wrId(), wr.sendFlags(), wr.immData(), wr.rkey(),

@@ -237,10 +237,12 @@ public final class SqBuffer {
     }
 
     /**
-     * Remembers where a builder batch starts, so {@link #abortBatch} can drop it. WQEs still pending are published
-     * first, and the tail is read ({@link #refreshTail}).
+     * Remembers where a builder batch (or a postSend chain written as it is checked) starts, so {@link #abortBatch}
+     * can drop it. WQEs still pending are published first, and the tail is read ({@link #refreshTail}).
+     *
+     * @return how many WRs fit now
      */
-    public void startBatch() {
+    public int startBatch() {
         ringDoorbell();
         refreshTail();
         batchCurPost = curPost;
@@ -249,6 +251,7 @@ public final class SqBuffer {
         batchLastCtrl = lastCtrl;
         batchLastInlinePost = lastInlinePost;
         ctrl = -1;
+        return maxPost - (posted - tailSeen);
     }
 
     /**

@@ -171,6 +171,45 @@ class SignalingAndBatchTest {
 
     @ParameterizedTest
     @MethodSource("io.jhca.tests.harness.DevicePairs#all")
+    void aChainWithAnUncommonWrPostsEachWrOnce(DevicePair pair) {
+        try (Harness h = Harness.open(pair)) {
+            Peer a = h.peerA(PeerSpec.rc().maxSendWr(16));
+            Peer b = h.peerB(PeerSpec.rc().maxRecvWr(64));
+            h.connect(a, b);
+            int n = 8;
+            // n SENDs of one SGE, one at a time with two (valid, but not the common WR a provider may write as it
+            // checks): first, in the middle, last. Every WR is sent once, in order, with its own bytes.
+            for (int odd : new int[] {0, n / 2, n - 1}) {
+                for (int i = 0; i < n; i++) {
+                    Payloads.fill(a.buf(), i * 256, 100 + i, odd * n + i);
+                    b.postRecv(1000 + odd * n + i, i * 256L, 256);
+                }
+                SendWr[] chain = new SendWr[n];
+                for (int i = n - 1; i >= 0; i--) {
+                    int id = odd * n + i;
+                    chain[i] = new SendWr().wrId(id).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+                            .sge(a.mr(), i * 256L, 100 + i).next(i + 1 < n ? chain[i + 1] : null);
+                }
+                chain[odd].numSge(2);
+                chain[odd].sge(0).set(a.mr(), odd * 256L, 40);
+                chain[odd].sge(1).set(a.mr(), odd * 256L + 40, 100 + odd - 40);
+                String where = "two SGEs in WR " + odd + " of " + n;
+                assertEquals(n, a.qp().postSend(chain[0]), where);
+                WorkCompletion[] wcs = h.await(a.sendCq(), n, where + ": the SENDs");
+                WorkCompletion[] r = h.await(b.recvCq(), n, where + ": their receives");
+                for (int i = 0; i < n; i++) {
+                    int id = odd * n + i;
+                    Wcs.assertSuccess(wcs[i], WcOpcode.SEND, id, a.qpn(), where + ": send " + i);
+                    Wcs.assertRecv(r[i], WcOpcode.RECV, 1000 + id, b.qpn(), 100 + i, null, where + ": receive " + i);
+                    Payloads.assertPayload(b.buf(), i * 256, 100 + i, id, where + ": message " + i);
+                }
+                h.assertNoCompletion(b.recvCq(), Duration.ofMillis(20), where + ": nothing sent twice");
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("io.jhca.tests.harness.DevicePairs#all")
     void fullSendQueueIsAReturnValue(DevicePair pair) {
         try (Harness h = Harness.open(pair)) {
             Peer a = h.peerA(PeerSpec.rc().maxSendWr(8));
