@@ -235,7 +235,7 @@ public abstract class QueuePair extends VerbsResource {
             }
             long maxMsg = maxMsgSize; // one volatile read per chain
             int refuse = refusedShapes();
-            if (wr.next() != null && caps.maxSendSge() >= 1) {   // a chain of one costs the walk below no more
+            if (wr.next() != null && caps.maxSendSge() >= 1) {   // one WR: the walk below is faster
                 int written = driverPostCommonChain(wr, Math.min(maxMsg, Integer.MAX_VALUE), refuse);
                 if (written >= 0) {
                     if (written > 0) {
