@@ -210,8 +210,9 @@ public final class SqBuffer {
      * posting loop only when the queue fills there. An acquire in that loop, even on a branch taken once in many
      * batches, is a barrier the JIT keeps: every field and invariant of the loop is then loaded again at every WR.
      * With this and the builder's plain closed check ({@code VerbsResource.isClosedPlain}) the builder at batch 32
-     * takes 0.39-0.47 of its time before; either barrier left in the loop keeps most of it. postSend asks
-     * {@link #room} once per chain instead, which reads the tail only when the queue looks too full for the chain.
+     * takes 0.39-0.47 of its time before; either barrier left in the loop keeps most of it. postSend reads it
+     * once per chain instead: when its walk starts ({@link #startBatch}), or through {@link #room} on its
+     * path after a check walk.
      */
     public void refreshTail() {
         tailSeen = tail();
