@@ -2,10 +2,6 @@ package io.jhca.connectx;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
-
-import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
 
 import org.junit.jupiter.api.Test;
 
@@ -32,12 +28,12 @@ class EqConsumerIndexTest {
             ConnectXModel model = fn.model();
 
             fill(model, eq);
-            int doorbells = (int) model.counters().get(ModelCounters.Counter.EQ_DOORBELLS);
+            long doorbells = eqDoorbells(model);
             eq.updateCi();                                  // the newer index: all four consumed
-            await("the update taken", doorbells + 1, () -> model.counters().get(ModelCounters.Counter.EQ_DOORBELLS));
+            AwaitValue.of("the update taken", doorbells + 1, () -> eqDoorbells(model));
             long raised = fn.interruptsRaised();
             drv.bar0.putIntBe(drv.uar * HostDriver.PAGE + UarDoorbells.EQ_ARM, eq.eqn << 24); // the older arm: ci 0
-            await("the arm taken", doorbells + 2, () -> model.counters().get(ModelCounters.Counter.EQ_DOORBELLS));
+            AwaitValue.of("the arm taken", doorbells + 2, () -> eqDoorbells(model));
             assertEquals(raised, fn.interruptsRaised(), "no interrupt for entries the driver consumed");
 
             fill(model, eq);                                // a full ring's worth again: room for every one
@@ -60,14 +56,7 @@ class EqConsumerIndexTest {
         assertEquals(-1, eq.next(), "no more entries than were raised");
     }
 
-    private static void await(String what, long expected, LongSupplier actual) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (actual.getAsLong() < expected) {
-            if (System.nanoTime() > deadline) {
-                fail(what + ": " + actual.getAsLong() + ", expected " + expected + " within 20 s");
-            }
-            Thread.onSpinWait();
-        }
-        assertEquals(expected, actual.getAsLong(), what);
+    private static long eqDoorbells(ConnectXModel model) {
+        return model.counters().get(ModelCounters.Counter.EQ_DOORBELLS);
     }
 }

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import java.net.InetAddress;
 import java.util.concurrent.TimeUnit;
-import java.util.function.IntSupplier;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -33,16 +32,6 @@ class PageRequestTest {
         }
     }
 
-    private static void await(String what, int expected, IntSupplier actual) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (actual.getAsInt() != expected) {
-            if (System.nanoTime() > deadline) {
-                fail(what + ": " + actual.getAsInt() + ", expected " + expected + " within 20 s");
-            }
-            Thread.onSpinWait();
-        }
-    }
-
     @Test
     void theDriverGivesAndTakesBackWhatTheFirmwareAsks() throws Exception {
         fn = ModelFunction.open("pages0", InetAddress.getByName("127.0.0.43"));
@@ -51,12 +40,12 @@ class PageRequestTest {
         assertEquals(base, ctx.hca().pagesGiven(), "after bring-up both sides count the same pages");
 
         fn.model().requestPages(5);
-        await("pages the driver gave", base + 5, () -> ctx.hca().pagesGiven());
-        await("pages the model holds", base + 5, () -> fn.model().firmwarePages());
+        AwaitValue.of("pages the driver gave", base + 5, () -> ctx.hca().pagesGiven());
+        AwaitValue.of("pages the model holds", base + 5, () -> fn.model().firmwarePages());
 
         fn.model().requestPages(-3);
-        await("pages the driver holds given", base + 2, () -> ctx.hca().pagesGiven());
-        await("pages the model holds", base + 2, () -> fn.model().firmwarePages());
+        AwaitValue.of("pages the driver holds given", base + 2, () -> ctx.hca().pagesGiven());
+        AwaitValue.of("pages the model holds", base + 2, () -> fn.model().firmwarePages());
 
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> fn.model().requestPages(-3));
         assertEquals("the firmware can give back at most the 2 pages it asked for since INIT_HCA, not 3",
