@@ -59,6 +59,8 @@ public class RxeWriteRoundTripBenchmark {
     @Param({"CALLER", "THREAD"})
     public ProgressMode progress;
 
+    /** progress == CALLER: this thread drives both devices. */
+    private boolean caller;
     private Context a;
     private Context b;
     private ProtectionDomain pdA;
@@ -85,17 +87,12 @@ public class RxeWriteRoundTripBenchmark {
         memB = DmaMemory.allocate(1 << 16);
         mrA = pdA.register(memA, Access.LOCAL_WRITE);
         mrB = pdB.register(memB, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
-        if (progress == ProgressMode.CALLER) {   // driven from one thread: single-threaded objects, no locks
-            cqA = a.createCq(64, CqFlags.SINGLE_THREADED);
-            cqB = b.createCq(64, CqFlags.SINGLE_THREADED);
-            qpA = pdA.createQp(QpInitAttributes.rc(cqA, cqA).singleThreaded().maxSendWr(16));
-            qpB = pdB.createQp(QpInitAttributes.rc(cqB, cqB).singleThreaded().maxRecvWr(16));
-        } else {
-            cqA = a.createCq(64);
-            cqB = b.createCq(64);
-            qpA = pdA.createQp(QpInitAttributes.rc(cqA, cqA).maxSendWr(16));
-            qpB = pdB.createQp(QpInitAttributes.rc(cqB, cqB).maxRecvWr(16));
-        }
+        caller = progress == ProgressMode.CALLER;
+        int cqFlags = caller ? CqFlags.SINGLE_THREADED : 0;   // driven from one thread: single-threaded, no locks
+        cqA = a.createCq(64, cqFlags);
+        cqB = b.createCq(64, cqFlags);
+        qpA = pdA.createQp(singleThreadedIfCaller(QpInitAttributes.rc(cqA, cqA).maxSendWr(16)));
+        qpB = pdB.createQp(singleThreadedIfCaller(QpInitAttributes.rc(cqB, cqB).maxRecvWr(16)));
         connect(qpA, a, qpB, b);
         connect(qpB, b, qpA, a);
         sq = qpA.sendQueue();
@@ -105,6 +102,11 @@ public class RxeWriteRoundTripBenchmark {
         qp.modify(QpAttributes.toInit(1, Access.REMOTE_WRITE));
         qp.modify(QpAttributes.toRtr(peer.qpn(), 0, AhAttributes.to(remote.queryGid(1, 1)).sgidIndex(1), Mtu.MTU_4096));
         qp.modify(QpAttributes.toRts(0));
+    }
+
+    /** A QP driven from this one thread alone (caller progress) is single-threaded: no locks. */
+    private QpInitAttributes singleThreadedIfCaller(QpInitAttributes attr) {
+        return caller ? attr.singleThreaded() : attr;
     }
 
     @TearDown(Level.Trial)
@@ -128,7 +130,6 @@ public class RxeWriteRoundTripBenchmark {
         sq.start();
         sq.wrId(++wrId).flags(SendFlags.SIGNALED).rdmaWrite(mrB.rkey(), mrB.address()).sge(mrA, 0, size);
         sq.complete();
-        boolean caller = progress == ProgressMode.CALLER;
         long spins = 0;
         while (cqA.poll(wc) == 0) {
             if (caller) {
