@@ -10,15 +10,20 @@
  * Rings, doorbell record, "UAR" page and CQ are anonymous page-aligned memory: no device, so this measures the
  * CPU cost of the driver, exactly as the Java side does.
  *
- * Usage: mlx5_bare_baseline BATCH ITERATIONS [wrid]  -> prints "batch=%d mean=%.2f checksum=%d ns_per_op=%.2f" (the
- * median 1000-operation block's ns per operation). Built with -DJHCA_BASELINE_LIB (no main) into a shared library,
- * bare_init / bare_run are called from the JVM (Mlx5PairedRun) to time C and Java blocks alternately.
+ * Usage: mlx5_bare_baseline BATCH ITERATIONS [wrid|rt|wrid-rt]  -> prints "batch=%d mean=%.2f checksum=%d
+ * ns_per_op=%.2f" (the median 1000-operation block's ns per operation). Built with -DJHCA_BASELINE_LIB (no main) into
+ * a shared library, bare_init / bare_run are called from the JVM (Mlx5PairedRun) to time C and Java blocks alternately.
  *
  * With "wrid" the loop also keeps what a driver must keep to report a completion, as jhca's ring level does:
  * per WQE the wr_id and the WR number it ends (rdma-core qp.c: qp->sq.wrid[idx], qp->sq.wqe_head[idx]), per
  * CQE the wr_id looked up by wqe_counter, the send queue's tail advanced (cq.c handle_good_req,
  * mlx5_parse_cqe) and a struct ibv_wc filled (cleared first, as jhca's WorkCompletion.set does). The plain loop
  * keeps none of it and reads three CQE fields.
+ *
+ * With "rt" the ring sizes, QPN, lkey and rkey are read from memory when the loop starts, as a driver has them
+ * (rdma-core: qp->sq.wqe_cnt, cq->verbs_cq.cq.cqe, qp->ibv_qp->qp_num, the SGE's lkey): the compiler can no longer
+ * fold them into the loop's instructions. Otherwise they are compile-time constants, which no driver's ring has.
+ * Mlx5BareLoopBenchmark is this loop, line for line, in Java, in the same four modes.
  */
 #define _GNU_SOURCE
 #include <infiniband/mlx5dv.h>
@@ -57,6 +62,9 @@ static double now_ns(void) {
 static struct {
     unsigned batch;
     int keep_wrid;
+    int runtime;
+    unsigned wqe_cnt, cq_entries;
+    uint32_t qpn, lkey, rkey;
     uint8_t *sq, *uar, *cq, *buf;
     volatile uint32_t *dbr, *cq_dbr;
     uint32_t cur_post, ci, bf_offset, head, tail;
@@ -65,8 +73,11 @@ static struct {
     uint32_t wqe_head[SQ_WQEBBS];
 } B;
 
-/* Sets the loop up for BATCH WQEs per operation (keep_wrid: the "wrid" mode); the memory is mapped once. */
-int bare_init(unsigned batch, int keep_wrid) {
+/*
+ * Sets the loop up for BATCH WQEs per operation; MODE bit 0: keep wr_ids (the "wrid" mode), bit 1: runtime parameters
+ * (the "rt" mode). The memory is mapped once.
+ */
+int bare_init(unsigned batch, int mode) {
     if (B.sq == NULL) {
         B.sq = pages(SQ_WQEBBS * 64);
         B.dbr = pages(4096);
@@ -76,7 +87,13 @@ int bare_init(unsigned batch, int keep_wrid) {
         B.buf = pages(4096);
     }
     B.batch = batch;
-    B.keep_wrid = keep_wrid;
+    B.keep_wrid = mode & 1;
+    B.runtime = (mode & 2) != 0;
+    B.wqe_cnt = SQ_WQEBBS;
+    B.cq_entries = CQ_ENTRIES;
+    B.qpn = 0x11;
+    B.lkey = 0x100;
+    B.rkey = 0x200;
     B.cur_post = B.ci = B.head = B.tail = 0;
     B.bf_offset = 0x800;
     B.it = B.sum = 0;
@@ -86,13 +103,17 @@ int bare_init(unsigned batch, int keep_wrid) {
     return 0;
 }
 
-/* Runs OPS operations; returns their time in ns (CLOCK_MONOTONIC), or -1 if a CQE was not software's. */
-double bare_run(long ops) {
+/* The loop, compiled twice: RUNTIME is a literal at both calls, so the constant mode keeps its constants. */
+static inline __attribute__((always_inline)) double bare_loop(long ops, const int runtime) {
     const unsigned batch = B.batch;
     const int keep_wrid = B.keep_wrid;
     uint8_t *const sq = B.sq, *const uar = B.uar, *const cq = B.cq, *const buf = B.buf;
     volatile uint32_t *const dbr = B.dbr, *const cq_dbr = B.cq_dbr;
-    const uint32_t qpn = 0x11, lkey = 0x100, rkey = 0x200;
+    const unsigned wqe_cnt = runtime ? *(volatile unsigned *) &B.wqe_cnt : SQ_WQEBBS;
+    const unsigned cq_entries = runtime ? *(volatile unsigned *) &B.cq_entries : CQ_ENTRIES;
+    const uint32_t qpn = runtime ? *(volatile uint32_t *) &B.qpn : 0x11;
+    const uint32_t lkey = runtime ? *(volatile uint32_t *) &B.lkey : 0x100;
+    const uint32_t rkey = runtime ? *(volatile uint32_t *) &B.rkey : 0x200;
     uint32_t cur_post = B.cur_post, ci = B.ci, bf_offset = B.bf_offset, head = B.head, tail = B.tail;
     uint64_t sum = B.sum, it = B.it;
     struct ibv_wc wc;
@@ -100,7 +121,7 @@ double bare_run(long ops) {
     for (long op = 0; op < ops; op++, it++) {
         struct mlx5_wqe_ctrl_seg *ctrl = NULL;
         for (unsigned b = 0; b < batch; b++) {
-            uint8_t *wqe = sq + ((cur_post & (SQ_WQEBBS - 1)) << 6);
+            uint8_t *wqe = sq + ((cur_post & (wqe_cnt - 1)) << 6);
             ctrl = (struct mlx5_wqe_ctrl_seg *) wqe;
             struct mlx5_wqe_raddr_seg *raddr = (struct mlx5_wqe_raddr_seg *) (wqe + 16);
             struct mlx5_wqe_data_seg *data = (struct mlx5_wqe_data_seg *) (wqe + 32);
@@ -111,8 +132,8 @@ double bare_run(long ops) {
             raddr->reserved = 0;
             mlx5dv_set_data_seg(data, 64, lkey, (uintptr_t) buf);
             if (keep_wrid) {
-                B.wrid[cur_post & (SQ_WQEBBS - 1)] = it * batch + b;
-                B.wqe_head[cur_post & (SQ_WQEBBS - 1)] = head + b;
+                B.wrid[cur_post & (wqe_cnt - 1)] = it * batch + b;
+                B.wqe_head[cur_post & (wqe_cnt - 1)] = head + b;
             }
             cur_post += 1; /* 3 DS = one WQEBB */
         }
@@ -126,19 +147,19 @@ double bare_run(long ops) {
         bf_offset ^= 0x100;
 
         /* stub device: the CQE of the last WQE, body first, then op_own */
-        struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *) (cq + ((ci & (CQ_ENTRIES - 1)) << 6));
-        stub_complete_request(cqe, (uint16_t) (cur_post - 1), MLX5_OPCODE_RDMA_WRITE, qpn, 64, ci, CQ_ENTRIES);
+        struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *) (cq + ((ci & (cq_entries - 1)) << 6));
+        stub_complete_request(cqe, (uint16_t) (cur_post - 1), MLX5_OPCODE_RDMA_WRITE, qpn, 64, ci, cq_entries);
 
         /* driver: poll it (rdma-core get_sw_cqe + parse) */
-        struct mlx5_cqe64 *c = (struct mlx5_cqe64 *) (cq + ((ci & (CQ_ENTRIES - 1)) << 6));
+        struct mlx5_cqe64 *c = (struct mlx5_cqe64 *) (cq + ((ci & (cq_entries - 1)) << 6));
         uint8_t op_own = *(volatile uint8_t *) &c->op_own;
-        if ((op_own >> 4) == MLX5_CQE_INVALID || ((op_own & 1) ^ !!(ci & CQ_ENTRIES))) {
+        if ((op_own >> 4) == MLX5_CQE_INVALID || ((op_own & 1) ^ !!(ci & cq_entries))) {
             fprintf(stderr, "CQE not owned by software at ci=%u\n", ci);
             return -1;
         }
         lfence();
         if (keep_wrid) {
-            uint16_t idx = be16toh(c->wqe_counter) & (SQ_WQEBBS - 1);
+            uint16_t idx = be16toh(c->wqe_counter) & (wqe_cnt - 1);
             memset(&wc, 0, sizeof wc);
             wc.wr_id = B.wrid[idx];
             wc.status = IBV_WC_SUCCESS;
@@ -164,6 +185,11 @@ double bare_run(long ops) {
     return t1 - t0;
 }
 
+/* Runs OPS operations; returns their time in ns (CLOCK_MONOTONIC), or -1 if a CQE was not software's. */
+double bare_run(long ops) {
+    return B.runtime ? bare_loop(ops, 1) : bare_loop(ops, 0);
+}
+
 /* What the loop read back, so that no compiler can drop it. */
 uint64_t bare_checksum(void) {
     return B.sum;
@@ -176,7 +202,8 @@ int main(int argc, char **argv) {
     unsigned batch = argc > 1 ? (unsigned) atoi(argv[1]) : 1;
     long iters = argc > 2 ? atol(argv[2]) : 10000000L;
     double median, mean;
-    bare_init(batch, argc > 3 && strcmp(argv[3], "wrid") == 0);
+    const char *mode = argc > 3 ? argv[3] : "";
+    bare_init(batch, (strncmp(mode, "wrid", 4) == 0 ? 1 : 0) | (strstr(mode, "rt") != NULL ? 2 : 0));
     if (time_blocks(bare_run, iters, &median, &mean)) return 1;
     printf("batch=%u mean=%.2f checksum=%llu ns_per_op=%.2f\n", batch, mean,
            (unsigned long long) (bare_checksum() & 0xff), median);
