@@ -74,13 +74,15 @@ public final class SqBuffer {
     private final DoorbellRecord dbr;
     private final Bfreg bfreg;
     private final int bfMode;
-    private final long[] wrid;
     /**
-     * Per slot, the WR number the WQE ends ({@code wqe_head}) shifted left by 16, its size in WQEBBs shifted left by 8
-     * (at most 16) and its completion opcode's ordinal: one array store per WQE for the three, no reference store
-     * (which costs a G1 post-write barrier), and a completion needs no read of the WQE back from the ring.
+     * Two longs per WQE slot, side by side ({@link #wridAt}, {@link #metaAt}): the WR's wr_id, then its meta word, the
+     * WR number the WQE ends ({@code wqe_head}) shifted left by 16, its size in WQEBBs shifted left by 8 (at most 16)
+     * and its completion opcode's ordinal. One array store per WQE for those three, no reference store (which costs a
+     * G1 post-write barrier), and a completion needs no read of the WQE back from the ring. One array where two
+     * (wr_ids, meta words) kept the posting loop one base register and one mask busier: JMH p50 at batch 32, five
+     * pairs of JVMs, ring level 119-124 -> 109-119 ns, the builder 175-197 -> 144-163, postSend 196-201 -> 187-194.
      */
-    private final long[] meta;
+    private final long[] slots;
     private static final WcOpcode[] WC_OPCODES = WcOpcode.values();
 
     private int curPost;
@@ -163,8 +165,7 @@ public final class SqBuffer {
         this.dbr = dbr;
         this.bfreg = bfreg;
         this.bfMode = bfMode;
-        this.wrid = new long[wqeCnt];
-        this.meta = new long[wqeCnt];
+        this.slots = new long[2 * wqeCnt];
     }
 
     public int wqeCnt() {
@@ -274,8 +275,8 @@ public final class SqBuffer {
         ctrl = c;
         ds = CtrlSeg.SIZE / SendWqeLayout.DS;
         kind = 0;
-        wrid[post & (wrid.length - 1)] = wrId;
-        meta[post & (meta.length - 1)] = meta(posted, 0, wc.ordinal());   // its size when it closes (finish)
+        slots[wridAt(post)] = wrId;
+        slots[metaAt(post)] = meta(posted, 0, wc.ordinal());   // its size when it closes (finish)
         return c;
     }
 
@@ -304,8 +305,8 @@ public final class SqBuffer {
         int c = ctrlAt(post);
         OneSgeWqe.put(buf, c, post, mlx5Opcode, qpn, fmCeSe(sendFlags), CtrlSeg.beImm(imm), rdma, raddr, rkey, lkey, addr,
                 length);
-        wrid[post & (wrid.length - 1)] = wrId;
-        meta[post & (meta.length - 1)] = meta(posted, 1, wcOrdinal);
+        slots[wridAt(post)] = wrId;
+        slots[metaAt(post)] = meta(posted, 1, wcOrdinal);
         lastCtrl = c;
         curPost = post + 1;
         posted++;
@@ -403,7 +404,7 @@ public final class SqBuffer {
             throw new IllegalStateException("WQE of " + n + " DS does not fit (max 63 DS, ring of " + wqeCnt + " WQEBBs)");
         }
         CtrlSeg.putQpnDs(buf, c, qpn, n);
-        meta[((c - start) >> SendWqeLayout.WQEBB_SHIFT) & (meta.length - 1)] |= (long) SendWqeLayout.wqebbs(n) << 8;
+        slots[metaAt((c - start) >> SendWqeLayout.WQEBB_SHIFT)] |= (long) SendWqeLayout.wqebbs(n) << 8;
         lastCtrl = c;
         curPost += SendWqeLayout.wqebbs(n);
         if (inl) {
@@ -434,7 +435,7 @@ public final class SqBuffer {
         ds = dsAt(c);
         kind = 0;
         openFence = nextFence;
-        meta[post & (meta.length - 1)] &= ~(0xffL << 8);   // its size comes back with finish
+        slots[metaAt(post)] &= ~(0xffL << 8);   // its size comes back with finish
     }
 
     /**
@@ -495,23 +496,32 @@ public final class SqBuffer {
 
     // ---- completion side ----
 
-    /** A slot's {@link #meta}: the WR number the WQE ends, its WQEBBs, its completion opcode. */
+    /** Where the wr_id of the WQE at producer counter (or wqe_counter) {@code post} is kept in {@link #slots}. */
+    private int wridAt(int post) {
+        return post << 1 & (slots.length - 1);   // masked by the array's own length: the JIT drops the range check
+    }
+
+    /** Where that WQE's meta word is kept, next to its wr_id. */
+    private int metaAt(int post) {
+        return (post << 1 | 1) & (slots.length - 1);
+    }
+
+    /** A slot's meta word ({@link #slots}): the WR number the WQE ends, its WQEBBs, its completion opcode. */
     private static long meta(int wrNumber, int wqebbs, int wcOrdinal) {
         return (long) wrNumber << 16 | wqebbs << 8 | wcOrdinal;
     }
 
     public long wrId(int wqeCounter) {
-        return wrid[wqeCounter & (wrid.length - 1)];
+        return slots[wridAt(wqeCounter)];
     }
 
     public WcOpcode wcOpcode(int wqeCounter) {
-        return WC_OPCODES[(int) meta[wqeCounter & (meta.length - 1)] & 0xff];
+        return WC_OPCODES[(int) slots[metaAt(wqeCounter)] & 0xff];
     }
 
     /** A CQE for the WQE at {@code wqeCounter} retires it and every WQE before it. */
     public void retire(int wqeCounter) {
-        int idx = wqeCounter & (wqeCnt - 1);
-        long m = meta[idx];
+        long m = slots[metaAt(wqeCounter)];
         lastPoll = wqeCounter + (int) (m >> 8 & 0xff);
         TAIL.setRelease(this, (int) (m >> 16) + 1);
     }
@@ -530,7 +540,7 @@ public final class SqBuffer {
      */
     public int flushOldest() {
         int idx = lastPoll & (wqeCnt - 1);
-        lastPoll += (int) (meta[idx] >> 8 & 0xff);
+        lastPoll += (int) (slots[metaAt(idx)] >> 8 & 0xff);
         TAIL.setRelease(this, (int) TAIL.getAcquire(this) + 1);
         return idx;
     }
