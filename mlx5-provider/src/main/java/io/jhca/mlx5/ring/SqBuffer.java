@@ -75,12 +75,12 @@ public final class SqBuffer {
     private final Bfreg bfreg;
     private final int bfMode;
     /**
-     * Two longs per WQE slot, side by side ({@link #wridAt}, {@link #metaAt}): the WR's wr_id, then its meta word, the
-     * WR number the WQE ends ({@code wqe_head}) shifted left by 16, its size in WQEBBs shifted left by 8 (at most 16)
-     * and its completion opcode's ordinal. One array store per WQE for those three, no reference store (which costs a
-     * G1 post-write barrier), and a completion needs no read of the WQE back from the ring. One array where two
-     * (wr_ids, meta words) kept the posting loop one base register and one mask busier: JMH p50 at batch 32, five
-     * pairs of JVMs, ring level 119-124 -> 109-119 ns, the builder 175-197 -> 144-163, postSend 196-201 -> 187-194.
+     * Two longs per WQE slot, side by side ({@link #wridAt}, {@link #metaAt}): the WR's wr_id, then its meta word
+     * ({@link #meta}: the WR number the WQE ends, {@code wqe_head}; its size in WQEBBs; its completion opcode). One
+     * store per WQE for those three, no reference store (which costs a G1 post-write barrier), and a completion needs
+     * no read of the WQE back from the ring. One array where two (wr_ids, meta words) kept the posting loop one base
+     * register and one mask busier: JMH p50 at batch 32, five pairs of JVMs, ring level 119-124 -> 109-119 ns, the
+     * builder 175-197 -> 144-163, postSend 196-201 -> 187-194.
      */
     private final long[] slots;
     private static final WcOpcode[] WC_OPCODES = WcOpcode.values();
@@ -506,7 +506,7 @@ public final class SqBuffer {
         return (post << 1 | 1) & (slots.length - 1);
     }
 
-    /** A slot's meta word ({@link #slots}): the WR number the WQE ends, its WQEBBs, its completion opcode. */
+    /** A slot's meta word: the WR number the WQE ends shifted left by 16, its WQEBBs (at most 16) by 8, its opcode. */
     private static long meta(int wrNumber, int wqebbs, int wcOrdinal) {
         return (long) wrNumber << 16 | wqebbs << 8 | wcOrdinal;
     }
