@@ -3,7 +3,9 @@ package io.jhca.benchmarks;
 import io.jhca.doorbell.Fences;
 import io.jhca.memory.DmaMemory;
 import io.jhca.memory.DmaRegion;
+import io.jhca.mlx5.ring.CqBuffer;
 import org.agrona.UnsafeApi;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -25,10 +27,11 @@ import java.util.concurrent.TimeUnit;
  * The bare C baseline's loop ({@code src/main/c/mlx5_bare_baseline.c}) line for line in Java, in its four modes: the
  * language against C on the same work, apart from the driver. One operation: {@code batch} RDMA WRITE WQEs (control,
  * remote address and data segment, the last one signaled), the doorbell record, the 8-byte doorbell between the
- * driver's two MMIO fences ({@link Fences}), the stub device's CQE, its poll; with {@code wrid} also each WQE's wr_id
- * and WR number, and per CQE the wr_id looked up, the tail and a completion cleared and filled. {@code params}: "constant" takes the ring sizes, QPN
- * and keys as compile-time constants as the C loop does by default; "runtime" reads them from fields when the
- * operation starts, as the C loop's "rt" mode and any driver's ring do. Like the C loop, and unlike
+ * driver's two MMIO fences ({@link Fences}), the stub device's CQE ({@link StubDevice}, as the C loop's
+ * {@code stub_device.h}), its poll; with {@code wrid} also each WQE's wr_id and WR number, and per CQE the wr_id
+ * looked up, the tail and a completion cleared and filled. {@code params}: "constant" takes the ring sizes, QPN and
+ * keys as compile-time constants as the C loop does by default; "runtime" reads them from fields when the operation
+ * starts, as the C loop's "rt" mode and any driver's ring do. Like the C loop, and unlike
  * {@link Mlx5RingBenchmark}'s ring, it checks no bounds: its offsets are masked and nothing outside it reaches them.
  */
 @State(Scope.Thread)
@@ -45,7 +48,6 @@ public class Mlx5BareLoopBenchmark {
     private static final int RKEY = 0x200;
     private static final int RDMA_WRITE = 0x08;
     private static final int CQ_UPDATE = 0x08;
-    private static final int CQE_REQ = 0x0;
     private static final int CQE_INVALID = 0xf;
 
     @Param({"1", "8", "32"})
@@ -66,6 +68,7 @@ public class Mlx5BareLoopBenchmark {
     private DmaRegion data;
     private long sq;
     private long cq;
+    private UnsafeBuffer cqBuf;
     private long dbr;
     private long cqDbr;
     private long uar;
@@ -135,9 +138,8 @@ public class Mlx5BareLoopBenchmark {
         uar = uarMem.address();
         buf = data.address();
         runtime = params.equals("runtime");
-        for (int i = 0; i < CQ_ENTRIES; i++) {
-            UnsafeApi.putByte(cq + i * 64L + 63, (byte) (CQE_INVALID << 4 | 1));   // rdma-core's initial op_own
-        }
+        cqBuf = cqMem.buffer();
+        CqBuffer.initialize(cqBuf, CQ_ENTRIES);   // rdma-core's initial op_own
     }
 
     @TearDown(Level.Trial)
@@ -205,13 +207,10 @@ public class Mlx5BareLoopBenchmark {
         UnsafeApi.putLong(uar + bfOffset, ctrl0);
         Fences.flushMmio();
         bfOffset ^= 0x100;
-        // the stub device: the CQE of the last WQE, byte_cnt, then the last 8 bytes with op_own (StubDevice)
+        // the stub device, as the C loop's stub_complete_request: the CQE of the last WQE
         int c = ci;
+        StubDevice.completeRequest(cqBuf, cqEntries, c, cur - 1, RDMA_WRITE, qpn, 64);
         long cqe = cq + ((long) (c & (cqEntries - 1)) << 6);
-        UnsafeApi.putInt(cqe + 44, Integer.reverseBytes(64));
-        long cqeTail = ((long) RDMA_WRITE << 24 | qpn) << 32 | (long) ((cur - 1) & 0xffff) << 16 | CQE_REQ << 4
-                | ((c & cqEntries) != 0 ? 1 : 0);
-        UnsafeApi.putLong(cqe + 56, Long.reverseBytes(cqeTail));
         // the driver: poll it
         int opOwn = UnsafeApi.getByteVolatile(null, cqe + 63) & 0xff;
         if (opOwn >> 4 == CQE_INVALID || ((opOwn & 1) ^ ((c & cqEntries) != 0 ? 1 : 0)) != 0) {
