@@ -74,6 +74,7 @@ public final class PerfJson {
                 for (UdpFloor f : UdpFloor.values()) {
                     floor(j, f.json, s, PerfOutcome.at(o.floor(f), i), p.latencyGap());
                 }
+                stalls(j, s, o.floorsAt(i));
                 j.endObject();
             }
         } else {
@@ -130,6 +131,23 @@ public final class PerfJson {
         j.key("jhca_ratio").beginObject().field("t_typical", r[0]).field("t_avg", r[1]).field("percentile_99", r[2])
                 .field("percentile_99.9", r[3]).endObject();
         j.endObject();
+    }
+
+    /** {@link Stalls}: the threshold and every line's stalls per second; nothing without the plain floor. */
+    private static void stalls(JsonOut j, LatencyStats rdma, LatencyStats[] floors) {
+        if (floors[0] == null) {
+            return;
+        }
+        double t = Stalls.thresholdUsec(floors[0]);
+        j.key("stalls").beginObject().field("threshold_usec", t).field("floor_t_typical_factor", Stalls.FACTOR);
+        j.key("per_second").beginObject().field("jhca", Stalls.perSecond(rdma, t));
+        for (UdpFloor f : UdpFloor.values()) {
+            LatencyStats u = floors[f.ordinal()];
+            if (u != null) {
+                j.field(f.json, Stalls.perSecond(u, t));
+            }
+        }
+        j.endObject().endObject();
     }
 
     private static void latency(JsonOut j, LatencyStats s) {

@@ -45,6 +45,16 @@ public final class PerfOutcome {
         };
     }
 
+    /** Every floor's row of size {@code i}, in {@link UdpFloor} order, null where one was not run. */
+    LatencyStats[] floorsAt(int i) {
+        UdpFloor[] all = UdpFloor.values();
+        LatencyStats[] rows = new LatencyStats[all.length];
+        for (int f = 0; f < all.length; f++) {
+            rows[f] = at(floor(all[f]), i);
+        }
+        return rows;
+    }
+
     /** Entry {@code i} of one of the per-size lists, or null where that size has none (a floor not run). */
     static <T> T at(List<T> list, int i) {
         return i < list.size() ? list.get(i) : null;

@@ -49,8 +49,37 @@ final class PerfRepeat {
                 }
             }
         }
+        stalls(first, runs, out);
         out.println(PerfReport.LINE);
         out.flush();
+    }
+
+    /** Per size with a plain floor: every line's stalls per second ({@link Stalls}), each run, then the median. */
+    private static void stalls(PerfOutcome first, List<PerfOutcome> runs, PrintWriter out) {
+        boolean header = false;
+        for (int k = 0; k < first.latency.size(); k++) {
+            final int i = k;
+            if (runs.stream().allMatch(o -> PerfOutcome.at(o.udp, i) == null)) {
+                continue;
+            }
+            if (!header) {
+                out.printf(" stalls per second measured (iterations over %d x the plain floor's t_typical of the same run),"
+                        + " each run, then the median:%n", Stalls.FACTOR);
+                header = true;
+            }
+            long size = first.latency.get(i).size();
+            row(out, size, "jhca", runs, o -> rate(o, i, o.latency.get(i)));
+            for (UdpFloor floor : UdpFloor.values()) {
+                if (runs.stream().anyMatch(o -> PerfOutcome.at(o.floor(floor), i) != null)) {
+                    row(out, size, "UDP floor" + floor.suffix, runs, o -> rate(o, i, PerfOutcome.at(o.floor(floor), i)));
+                }
+            }
+        }
+    }
+
+    private static double rate(PerfOutcome o, int i, LatencyStats s) {
+        LatencyStats plain = PerfOutcome.at(o.udp, i);
+        return s == null || plain == null ? Double.NaN : Stalls.perSecond(s, Stalls.thresholdUsec(plain));
     }
 
     private static void row(PrintWriter out, long size, String what, List<PerfOutcome> runs,

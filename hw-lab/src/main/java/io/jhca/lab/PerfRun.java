@@ -362,6 +362,12 @@ final class PerfRun {
                     + " receives (the calls jhca makes):%n");
             floorRows(remote, local, UdpFloor.BATCHED_ACKS);
         }
+        for (int i = 0; i < outcome.latency.size(); i++) {
+            LatencyStats[] floors = outcome.floorsAt(i);
+            if (floors[0] != null) {
+                out.println(Stalls.row(outcome.latency.get(i), floors));
+            }
+        }
         out.println(PerfReport.LINE);
     }
 
