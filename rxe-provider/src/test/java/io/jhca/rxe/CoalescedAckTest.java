@@ -165,7 +165,88 @@ class CoalescedAckTest {
             assertEquals(WcStatus.SUCCESS, wc.status());
             assertEquals(5, wc.wrId());
             assertEquals(1, qp(r.qpB).get(Counter.SENT_PKTS));
+            assertEquals(1, qp(r.qpB).get(Counter.ACKS_SENT_BY_WATCH), "B's watch thread sent it");
             assertEquals(0, qp(r.qpA).get(Counter.RETRANSMITTED_PKTS), "acknowledged before A's retransmit timer");
+        }
+    }
+
+    /**
+     * Applications that keep calling progress, if slowly (a ping-pong that answers 0.5 ms after each message, under the
+     * watch's quiet time of 1 ms), send their held ACKs in their own cycles, with their answers: the watch threads do
+     * not take the engines from them, though each ACK falls due 4 us after its WRITE and then waits for the answer
+     * (where a watch took the lock whenever it looked then, and sent the ACK alone while the application's next
+     * progress call waited for the lock: 81 of 200 on one side). Only where this machine stalled the test's thread
+     * past the quiet time between two progress calls may a watch send one; the test counts those gaps.
+     */
+    @Test
+    void theWatchLeavesTheEngineToAnApplicationThatCallsProgress() {
+        final int rounds = 200;   // 0.2 s of answers 0.5 ms late: each watch looks a dozen times or more
+        try (Rig r = held()) {
+            final Caller a = new Caller(r.a);
+            final Caller b = new Caller(r.b);
+            final io.jhca.verbs.WorkCompletion wc = new io.jhca.verbs.WorkCompletion();
+            for (int i = 0; i < rounds; i++) {
+                final long round = i + 1;
+                r.qpA.postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                        .sge(r.mrA, 0, 64).rdma(r.mrB.address() + 512, r.mrB.rkey()));   // A -> B
+                a.until(() -> qp(r.qpA).get(Counter.SENT_PKTS) == 2 * round - 1);   // with A's held ACK, if any
+                b.until(() -> qp(r.qpB).get(Counter.RX_WRITE_REQUESTS) == round);   // B holds its ACK
+                if (i > 0) {
+                    b.until(() -> r.cqB.poll(wc) == 1);   // A's ACK came with A's WRITE
+                    assertEquals(i - 1, wc.wrId());
+                }
+                spin(500_000);
+                r.qpB.postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                        .sge(r.mrB, 0, 64).rdma(r.mrA.address() + 512, r.mrA.rkey()));   // B answers
+                b.until(() -> qp(r.qpB).get(Counter.SENT_PKTS) == 2 * round);
+                a.until(() -> qp(r.qpA).get(Counter.RX_WRITE_REQUESTS) == round);   // A holds its ACK
+                a.until(() -> r.cqA.poll(wc) == 1);   // B's ACK came with the answer
+                assertEquals(i, wc.wrId());
+                assertEquals(WcStatus.SUCCESS, wc.status());
+                spin(500_000);
+            }
+            a.until(() -> qp(r.qpA).get(Counter.SENT_PKTS) == 2 * rounds);   // A's last ACK leaves by time, in A's cycle
+            b.until(() -> r.cqB.poll(wc) == 1);
+            assertEquals(rounds - 1, wc.wrId());
+            for (final Caller c : List.of(a, b)) {
+                final RxeCounters n = qp(c == a ? r.qpA : r.qpB);
+                assertEquals(rounds, n.get(Counter.ACK_DEFERRED), "every ACK held: " + n);
+                assertTrue(n.get(Counter.ACKS_SENT_BY_WATCH) <= c.quietGaps, "the application's cycles sent its ACKs, the watch"
+                        + " at most one per gap of 0.9 ms or more between its progress calls (" + c.quietGaps + "): " + n);
+                assertEquals(0, n.get(Counter.RETRANSMITTED_PKTS));
+            }
+        }
+    }
+
+    /** One side's progress calls, counting the gaps between two of them that come near the watch's quiet time (1 ms). */
+    private static final class Caller {
+        private static final long NEAR_QUIET_NANOS = 900_000;
+        private final RxeContext ctx;
+        private long last;
+        int quietGaps;
+
+        Caller(final RxeContext ctx) {
+            this.ctx = ctx;
+        }
+
+        void until(final java.util.function.BooleanSupplier done) {
+            final long end = System.nanoTime() + 10_000_000_000L;
+            while (!done.getAsBoolean()) {
+                assertTrue(System.nanoTime() < end, "no progress within 10 s; counters " + ctx.counters());
+                final long now = System.nanoTime();
+                if (last != 0 && now - last >= NEAR_QUIET_NANOS) {
+                    quietGaps++;
+                }
+                ctx.progress();
+                last = System.nanoTime();
+            }
+        }
+    }
+
+    private static void spin(final long nanos) {
+        final long end = System.nanoTime() + nanos;
+        while (System.nanoTime() < end) {
+            Thread.onSpinWait();
         }
     }
 

@@ -1,5 +1,8 @@
 package io.jhca.rxe.transport;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.concurrent.locks.ReentrantLock;
@@ -94,8 +97,21 @@ public final class Engine implements Agent {
     private Peer lastPeer;
     private Tracer tracer;
     private final McastTable mcast;
-    /** System.nanoTime at the start of the current duty cycle. */
+    /**
+     * System.nanoTime at the start of the current duty cycle. Written (opaque) by the cycle's thread; read by that
+     * thread plainly and, opaque, by {@link HeldAckWatch}'s, which must not take the engine from an application that
+     * is driving it.
+     */
     private long cycleNanos;
+    private static final VarHandle CYCLE_NANOS;
+
+    static {
+        try {
+            CYCLE_NANOS = MethodHandles.lookup().findVarHandle(Engine.class, "cycleNanos", long.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     private volatile long ackHoldNanos = io.jhca.rxe.RxeDeviceConfig.DEFAULT_ACK_HOLD_NANOS;
     /** Where the engine thread sleeps when idle, and the handshake that lets a post wake it. */
     private final LinkSleep sleep;
@@ -167,6 +183,11 @@ public final class Engine implements Agent {
     /** The time (System.nanoTime) the current duty cycle started; engine thread only. */
     long cycleNanos() {
         return cycleNanos;
+    }
+
+    /** When the latest duty cycle started, as another thread sees it (CALLER mode: the application's last progress call). */
+    long lastCycleNanos() {
+        return (long) CYCLE_NANOS.getOpaque(this);
     }
 
     /** The last unexpected exception the engine caught (a bug if not null), for tests and tools. */
@@ -285,6 +306,7 @@ public final class Engine implements Agent {
                 final TransportQp qp = qps[i];
                 if (qp.responder.nanosToHeldAckRelease(now) <= 0) {
                     released++;
+                    qp.count(RxeCounters.Counter.ACKS_SENT_BY_WATCH);
                     try {
                         qp.releaseHeldAck();
                     } catch (final RuntimeException e) {
@@ -335,7 +357,7 @@ public final class Engine implements Agent {
     private int dutyCycle() {
         int work = drainCommands();
         final long now = System.nanoTime();
-        cycleNanos = now;
+        CYCLE_NANOS.setOpaque(this, now);   // a plain store on x86-64; atomic for the watch thread's read
         work += transmit(now);
         work += receive(now);
         return work + transmit(now);

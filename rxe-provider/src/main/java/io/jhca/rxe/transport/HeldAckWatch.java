@@ -8,13 +8,14 @@ import java.util.concurrent.locks.LockSupport;
  * progress a cycle is the application's progress call. An application that took its last message and stopped calling
  * progress (it waits for its peer over TCP, sleeps, tears down in another order) would leave the peer's last request
  * unacknowledged, its send never completing, until the QP is destroyed; a responder that acknowledges at once never
- * does that. This daemon thread looks while ACKs are being held and, when it can take the engine's lock (no progress
- * call is running), sends the ACKs held past their time. It looks {@link #FIRST_LOOK_NANOS} after it found something
- * to send, and twice as long after each look that found nothing, up to {@link #LONGEST_LOOK_NANOS}: an application
- * that keeps calling progress sends its ACKs itself, and a wake-up on a busy core delays one of its round trips, so
- * while it does the thread wakes about 60 times a second, and an ACK is late by at most that longest period. It parks
- * for good after {@link #IDLE_NANOS} without a hold, and the next hold wakes it. The data path pays a volatile store
- * per hold and a volatile load; the thread starts with the first hold, so a device that holds nothing has none.
+ * does that. This daemon thread looks while ACKs are being held and, when the application has made no progress call
+ * for {@link #QUIET_NANOS} and it can take the engine's lock, sends the ACKs held past their time. It looks
+ * {@link #FIRST_LOOK_NANOS} after it found something to send, and twice as long after each look that found nothing,
+ * up to {@link #LONGEST_LOOK_NANOS}: an application that keeps calling progress sends its ACKs itself, and a wake-up
+ * on a busy core delays one of its round trips, so while it does the thread wakes about 60 times a second, and an
+ * ACK is late by at most the quiet time and that longest period. It parks for good after {@link #IDLE_NANOS} without
+ * a hold, and the next hold wakes it. The data path pays a volatile store per hold and a volatile load; the thread
+ * starts with the first hold, so a device that holds nothing has none.
  */
 final class HeldAckWatch implements Runnable {
 
@@ -25,6 +26,14 @@ final class HeldAckWatch implements Runnable {
      * 14: 67 ms; rdma_cm's larger).
      */
     static final long LONGEST_LOOK_NANOS = TimeUnit.MILLISECONDS.toNanos(16);
+    /**
+     * How long the application must have made no progress call before the thread takes the engine. While progress
+     * calls come, the application's own cycles send the ACKs that fall due. Without this wait the thread took the lock
+     * between two of them: in a default write-lat it found an ACK due at about one look in four (its own wake-up had
+     * taken the CPU from the thread that would have sent it) and sent it, 16-350 us with the lock held (code run too
+     * rarely to be compiled), while the application's next progress call waited for the lock.
+     */
+    static final long QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     /** How long without a new hold before it parks until the next one. */
     static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -88,7 +97,8 @@ final class HeldAckWatch implements Runnable {
             }
             LockSupport.parkNanos(this, period);
             final long now = System.nanoTime();
-            period = engine.releaseDueHeldAcks(now) > 0 ? FIRST_LOOK_NANOS : Math.min(2 * period, LONGEST_LOOK_NANOS);
+            final boolean quiet = now - engine.lastCycleNanos() >= QUIET_NANOS;   // else the application's cycles send them
+            period = quiet && engine.releaseDueHeldAcks(now) > 0 ? FIRST_LOOK_NANOS : Math.min(2 * period, LONGEST_LOOK_NANOS);
             if (now - lastHold > IDLE_NANOS) {
                 idle = true;
                 // a hold that came between the read of lastHold and the store of idle saw idle false: look again

@@ -49,7 +49,7 @@ import io.jhca.verbs.WorkCompletion;
  * half the shortest local ACK timeout, 8.2 us; long enough for an application on another core to post its answer
  * after it saw the request land), when the QP is modified, or when it is destroyed, whichever comes first. With
  * caller progress the engine cycle that checks the time is the application's next progress call; if none comes,
- * {@link HeldAckWatch} sends the ACK at most its longest period ({@link HeldAckWatch#LONGEST_LOOK_NANOS}) late. The
+ * {@link HeldAckWatch} sends the ACK at most its quiet time and its longest period (1 + 16 ms) late. The
  * hold is far below any retransmit timer a requester can arm (4.096 us * 2^timeout, and Linux rxe counts whole
  * jiffies), so a held ACK never makes the peer retransmit.
  */

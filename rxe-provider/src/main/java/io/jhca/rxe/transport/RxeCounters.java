@@ -81,7 +81,12 @@ public final class RxeCounters {
         DROP_MCAST_NO_MEMBER("drop_mcast_no_member", false),
         DROP_MCAST_BAD_QPN("drop_mcast_bad_qpn", false),
         /** A held ACK replaced by a later one before it left (coalesced acknowledges; ack_deffered counts holds). */
-        ACKS_COALESCED("acks_coalesced", true);
+        ACKS_COALESCED("acks_coalesced", true),
+        /**
+         * Held ACKs sent by the caller-progress watch thread: the application made no progress call for a while
+         * (HeldAckWatch#QUIET_NANOS) after the ACK fell due.
+         */
+        ACKS_SENT_BY_WATCH("acks_sent_by_watch", true);
 
         private final String label;
         private final boolean perQp;
