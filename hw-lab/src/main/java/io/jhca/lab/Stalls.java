@@ -41,9 +41,10 @@ final class Stalls {
     }
 
     /**
-     * The line after the floors: " 2       stalls (iterations over 20 x the plain floor's t_typical, 34.40 usec) per
-     * second measured: jhca 240.1, UDP floor 264.0, UDP floor with RoCE's ACKs 196.3, UDP floor with batched ACKs 180.2". {@code floors} are the
-     * floors of this size in {@link UdpFloor} order, null where one was not measured; the first is the plain one.
+     * The line after the floors, as " 2       stalls (iterations over 20 x the plain floor's t_typical, 34.40 usec)
+     * per second measured: jhca 240.1, UDP floor 264.0, UDP floor with RoCE's ACKs 196.3, UDP floor with batched ACKs
+     * 180.2". {@code floors} are the floors of this size in {@link UdpFloor} order, null where one was not measured;
+     * the first is the plain one.
      */
     static String row(LatencyStats rdma, LatencyStats... floors) {
         double t = thresholdUsec(floors[0]);

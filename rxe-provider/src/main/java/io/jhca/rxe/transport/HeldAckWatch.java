@@ -97,8 +97,10 @@ final class HeldAckWatch implements Runnable {
             }
             LockSupport.parkNanos(this, period);
             final long now = System.nanoTime();
-            final boolean quiet = now - engine.lastCycleNanos() >= QUIET_NANOS;   // else the application's cycles send them
-            period = quiet && engine.releaseDueHeldAcks(now) > 0 ? FIRST_LOOK_NANOS : Math.min(2 * period, LONGEST_LOOK_NANOS);
+            // while progress calls come, the application's own cycles send what falls due
+            final boolean quiet = now - engine.lastCycleNanos() >= QUIET_NANOS;
+            period = quiet && engine.releaseDueHeldAcks(now) > 0 ? FIRST_LOOK_NANOS
+                    : Math.min(2 * period, LONGEST_LOOK_NANOS);
             if (now - lastHold > IDLE_NANOS) {
                 idle = true;
                 // a hold that came between the read of lastHold and the store of idle saw idle false: look again
