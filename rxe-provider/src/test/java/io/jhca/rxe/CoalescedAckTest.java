@@ -218,6 +218,31 @@ class CoalescedAckTest {
         }
     }
 
+    /**
+     * Both devices hold ACKs, and one thread watches them: a thread per device woke as often each, two of them on the
+     * two cores an in-process ping-pong measures on.
+     */
+    @Test
+    void oneWatchThreadServesEveryDevice() {
+        try (Rig r = held()) {
+            r.qpA.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                    .sge(r.mrA, 0, 64).rdma(r.mrB.address(), r.mrB.rkey()));
+            r.qpB.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                    .sge(r.mrB, 0, 64).rdma(r.mrA.address(), r.mrA.rkey()));
+            r.expect(r.cqA, 1, WcStatus.SUCCESS);
+            r.expect(r.cqB, 2, WcStatus.SUCCESS);
+            assertTrue(qp(r.qpA).get(Counter.ACK_DEFERRED) + qp(r.qpB).get(Counter.ACK_DEFERRED) >= 2,
+                    "both devices held an ACK: " + qp(r.qpA) + " " + qp(r.qpB));
+            final List<String> watches = new ArrayList<>();
+            for (final Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().startsWith("jhca-rxe-") && t.getName().endsWith("held-acks")) {
+                    watches.add(t.getName());
+                }
+            }
+            assertEquals(List.of("jhca-rxe-held-acks"), watches, "one watch thread for the process");
+        }
+    }
+
     /** One side's progress calls, counting the gaps between two of them that come near the watch's quiet time (1 ms). */
     private static final class Caller {
         private static final long NEAR_QUIET_NANOS = 900_000;
@@ -323,6 +348,32 @@ class CoalescedAckTest {
                 r.expect(r.cqA, 10 + i, WcStatus.SUCCESS);
             }
             assertEquals(0, qp(r.qpA).get(Counter.RETRANSMITTED_PKTS));
+        }
+    }
+
+    /**
+     * The watch thread ends a hold by the cycle's rule: a lone hold it had to end only delayed its ACK, so the next ACK
+     * leaves in the cycle that takes its request in (where the watch's send kept the holding on, and which of the two
+     * sent the first ACK decided what the second did).
+     */
+    @Test
+    void aHoldTheWatchEndedOnlyDelayedItsAck() {
+        try (Rig r = held()) {
+            final RxeCounters b = qp(r.qpB);
+            write(r, 1);
+            driveUntil(() -> b.get(Counter.RX_WRITE_REQUESTS) == 1, r.b);
+            assertEquals(0, b.get(Counter.SENT_PKTS), "the first ACK is held");
+            final long end = System.nanoTime() + 10_000_000_000L;
+            while (b.get(Counter.ACKS_SENT_BY_WATCH) == 0) {   // B makes no progress call: the watch sends it
+                assertTrue(System.nanoTime() < end, "the watch sent nothing within 10 s: " + b);
+                Thread.onSpinWait();
+            }
+            r.expect(r.cqA, 1, WcStatus.SUCCESS);
+            write(r, 2);
+            driveUntil(() -> b.get(Counter.RX_WRITE_REQUESTS) == 2, r.b);
+            assertEquals(2, b.get(Counter.SENT_PKTS), "the second ACK left in the cycle that took its WRITE in: " + b);
+            assertEquals(1, b.get(Counter.ACKS_SENT_BY_WATCH), b.toString());
+            r.expect(r.cqA, 2, WcStatus.SUCCESS);
         }
     }
 

@@ -117,6 +117,8 @@ public final class Engine implements Agent {
     private final LinkSleep sleep;
     /** CALLER mode: sends held ACKs whose time is past when the application makes no progress calls; else null. */
     private final HeldAckWatch heldAckWatch;
+    /** Whether this engine is on {@link #heldAckWatch}'s list (from its first hold; engine or caller thread only). */
+    private boolean watched;
 
     /**
      * @param threaded true if an AgentRunner will run this engine; false for the caller's own progress loop
@@ -141,7 +143,7 @@ public final class Engine implements Agent {
         this.out = new PacketOut(link, locals, counters);
         this.mcast = new McastTable(link);
         this.sleep = new LinkSleep(() -> link, this::dutyCycle, this::nanosToNextTimer, LinkSleep::fullFence);
-        this.heldAckWatch = threaded ? null : new HeldAckWatch(this, name);
+        this.heldAckWatch = threaded ? null : HeldAckWatch.SHARED;
     }
 
     /** Records every packet sent and received to a pcap file (debugging); set before the engine starts. */
@@ -274,7 +276,7 @@ public final class Engine implements Agent {
     public void markClosed() {
         closed = true;
         if (heldAckWatch != null) {
-            heldAckWatch.close();
+            heldAckWatch.remove(this);
         }
     }
 
@@ -285,6 +287,10 @@ public final class Engine implements Agent {
     /** A responder started to hold an ACK in the current cycle (engine thread, or the caller's under the lock). */
     void ackHeld() {
         if (heldAckWatch != null) {
+            if (!watched && !closed) {
+                watched = true;
+                heldAckWatch.add(this);
+            }
             heldAckWatch.held(cycleNanos);
         }
     }
@@ -304,14 +310,13 @@ public final class Engine implements Agent {
             }
             for (int i = 0; i < qpCount; i++) {
                 final TransportQp qp = qps[i];
-                if (qp.responder.nanosToHeldAckRelease(now) <= 0) {
-                    released++;
-                    qp.count(RxeCounters.Counter.ACKS_SENT_BY_WATCH);
-                    try {
-                        qp.releaseHeldAck();
-                    } catch (final RuntimeException e) {
-                        engineError(e);
+                try {
+                    if (qp.releaseHeldAckIfDue(now)) {
+                        released++;
+                        qp.count(RxeCounters.Counter.ACKS_SENT_BY_WATCH);
                     }
+                } catch (final RuntimeException e) {
+                    engineError(e);
                 }
             }
             return released;

@@ -1,21 +1,23 @@
 package io.jhca.rxe.transport;
 
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * A caller-progress engine's safety net for held ACKs. A held ACK leaves by time in an engine cycle, and with caller
+ * The caller-progress engines' safety net for held ACKs. A held ACK leaves by time in an engine cycle, and with caller
  * progress a cycle is the application's progress call. An application that took its last message and stopped calling
  * progress (it waits for its peer over TCP, sleeps, tears down in another order) would leave the peer's last request
  * unacknowledged, its send never completing, until the QP is destroyed; a responder that acknowledges at once never
- * does that. This daemon thread looks while ACKs are being held and, when the application has made no progress call
- * for {@link #QUIET_NANOS} and it can take the engine's lock, sends the ACKs held past their time. It looks
- * {@link #FIRST_LOOK_NANOS} after it found something to send, and twice as long after each look that found nothing,
- * up to {@link #LONGEST_LOOK_NANOS}: an application that keeps calling progress sends its ACKs itself, and a wake-up
- * on a busy core delays one of its round trips, so while it does the thread wakes about 60 times a second, and an
- * ACK is late by at most the quiet time and that longest period. It parks for good after {@link #IDLE_NANOS} without
- * a hold, and the next hold wakes it. The data path pays a volatile store per hold and a volatile load; the thread
- * starts with the first hold, so a device that holds nothing has none.
+ * does that. One daemon thread for the whole process ({@link #SHARED}) looks while ACKs are being held and, at each
+ * engine whose application has made no progress call for {@link #QUIET_NANOS}, takes the engine's lock (if no call
+ * holds it) and sends the ACKs held past their time. It looks {@link #FIRST_LOOK_NANOS} after it found something to
+ * send, and twice as long after each look that found nothing, up to {@link #LONGEST_LOOK_NANOS}: an application that
+ * keeps calling progress sends its ACKs itself, and a wake-up on a busy core delays one of its round trips, so while
+ * it does the thread wakes about 60 times a second, however many devices the process has, and an ACK is late by at
+ * most the quiet time and that longest period. It parks after {@link #IDLE_NANOS} without a hold, and the next hold
+ * wakes it. The data path pays a volatile store per hold and a volatile load; the thread starts with the first hold,
+ * so a process whose devices hold nothing has none.
  */
 final class HeldAckWatch implements Runnable {
 
@@ -37,10 +39,16 @@ final class HeldAckWatch implements Runnable {
     /** How long without a new hold before it parks until the next one. */
     static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    private final Engine engine;
-    private final String name;
+    /**
+     * The process's one watch. A thread per device woke its own ~60 times a second: two devices in one process (the
+     * lab tools' in-process runs) had two threads waking on cores their measuring threads were using.
+     */
+    static final HeldAckWatch SHARED = new HeldAckWatch();
+
+    /** The caller-progress engines that have held an ACK, until they close. */
+    private final CopyOnWriteArrayList<Engine> engines = new CopyOnWriteArrayList<>();
     private volatile Thread thread;
-    /** System.nanoTime of the latest hold. */
+    /** System.nanoTime of the latest hold, of any engine. */
     private volatile long lastHold;
     /** True while the thread is parked until the next hold (or about to be). */
     private volatile boolean idle = true;
@@ -48,9 +56,17 @@ final class HeldAckWatch implements Runnable {
     /** The watch thread's current period between looks. */
     private long period = FIRST_LOOK_NANOS;
 
-    HeldAckWatch(final Engine engine, final String name) {
-        this.engine = engine;
-        this.name = name;
+    private HeldAckWatch() {
+    }
+
+    /** An engine that holds ACKs starts to be watched (its first hold); until {@link #remove}. */
+    void add(final Engine engine) {
+        engines.addIfAbsent(engine);
+    }
+
+    /** The engine closed: not watched any more. */
+    void remove(final Engine engine) {
+        engines.remove(engine);
     }
 
     /** Engine, when an ACK starts to be held: records the time and wakes (or starts) the thread if it is idle. */
@@ -67,7 +83,7 @@ final class HeldAckWatch implements Runnable {
             synchronized (startLock) {
                 t = thread;
                 if (t == null) {
-                    t = new Thread(this, "jhca-rxe-" + name + "-held-acks");
+                    t = new Thread(this, "jhca-rxe-held-acks");
                     t.setDaemon(true);
                     thread = t;
                     idle = false;
@@ -80,27 +96,27 @@ final class HeldAckWatch implements Runnable {
         LockSupport.unpark(t);
     }
 
-    /** The engine closed: the thread ends. */
-    void close() {
-        final Thread t = thread;
-        if (t != null) {
-            LockSupport.unpark(t);
-        }
-    }
-
     @Override
     public void run() {
-        while (!engine.isClosed()) {
+        while (true) {
             if (idle) {
                 LockSupport.park(this);
                 continue;
             }
             LockSupport.parkNanos(this, period);
             final long now = System.nanoTime();
-            // while progress calls come, the application's own cycles send what falls due
-            final boolean quiet = now - engine.lastCycleNanos() >= QUIET_NANOS;
-            period = quiet && engine.releaseDueHeldAcks(now) > 0 ? FIRST_LOOK_NANOS
-                    : Math.min(2 * period, LONGEST_LOOK_NANOS);
+            int released = 0;
+            for (final Engine e : engines) {
+                if (e.isClosed()) {
+                    engines.remove(e);   // one that held its first ACK as it closed, after its remove
+                    continue;
+                }
+                // while progress calls come, the application's own cycles send what falls due
+                if (now - e.lastCycleNanos() >= QUIET_NANOS) {
+                    released += e.releaseDueHeldAcks(now);
+                }
+            }
+            period = released > 0 ? FIRST_LOOK_NANOS : Math.min(2 * period, LONGEST_LOOK_NANOS);
             if (now - lastHold > IDLE_NANOS) {
                 idle = true;
                 // a hold that came between the read of lastHold and the store of idle saw idle false: look again

@@ -345,8 +345,25 @@ public final class TransportQp {
     }
 
     /**
+     * For {@link HeldAckWatch}, under the engine's lock: sends the held ACK if its time is past, as this QP's cycle
+     * does (a lone hold that ran out stops the holding, the cycle's rule), counted as this QP's packet. Returns whether
+     * it sent one.
+     */
+    boolean releaseHeldAckIfDue(final long now) {
+        if (!canRespond()) {
+            return false;
+        }
+        engine.out.owner(counters);
+        try {
+            return responder.releaseHeldAckIfDue(now) > 0;
+        } finally {
+            engine.out.owner(null);
+        }
+    }
+
+    /**
      * Sends the responder's held ACK now, if it has one and may still answer, counted as this QP's packet: outside
-     * this QP's engine cycle (QP destroy, a modify, {@link HeldAckWatch}), on the engine's thread or under its lock.
+     * this QP's engine cycle (QP destroy, a modify), on the engine's thread or under its lock.
      */
     void releaseHeldAck() {
         if (canRespond()) {
