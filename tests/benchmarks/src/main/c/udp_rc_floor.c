@@ -12,8 +12,11 @@
  *   batched  the same datagrams, the ACK and the answer leaving in one sendmmsg and the pair taken with recvmmsg where
  *            both are waiting: what batching system calls could save an RC implementation.
  *   gso      the same datagrams, the two leaving as one UDP GSO send (UDP_SEGMENT, the longer first) to a socket with
- *            UDP_GRO, which takes them whole with their segment size: one trip through the stack for both, what jhca's
- *            rxe does on loopback.
+ *            UDP_GRO, which takes them whole with their segment size (recvmsg): one trip through the stack for both,
+ *            what jhca's rxe does on loopback.
+ *   gso_mmsg as gso, each datagram taken by recvmmsg of up to 8 with the senders' addresses, as a batching receiver
+ *            does: what the receive call alone costs (jhca's rxe takes the first datagram after a quiet spell by
+ *            recvmsg, then batches).
  * Reported as perftest reports latency, half the round trip: the median (t_typical) and the mean of the measured
  * iterations after WARMUP unmeasured ones, and each mode's median as a multiple of the plain one's.
  *
@@ -36,8 +39,8 @@
 #define ACK_SIZE 20 /* BTH 12 + AETH 4 + ICRC 4 */
 #define MAX_SIZE 4096
 
-enum mode { PLAIN, ACKS, BATCHED, GSO };
-static const char *const names[] = {"plain", "acks", "batched", "gso"};
+enum mode { PLAIN, ACKS, BATCHED, GSO, GSO_MMSG };
+static const char *const names[] = {"plain", "acks", "batched", "gso", "gso_mmsg"};
 
 struct side {
     int fd;
@@ -92,12 +95,43 @@ static int take_whole(int fd, char *buf, size_t room) {
     return 1;
 }
 
+/* As take_whole, by recvmmsg of up to 8 with the senders' addresses: how many segments came, or -1. */
+static int take_whole_mmsg(int fd, char (*buf)[MAX_SIZE]) {
+    enum { VLEN = 8 };
+    struct mmsghdr m[VLEN];
+    struct iovec io[VLEN];
+    struct sockaddr_in from[VLEN];
+    char control[VLEN][CMSG_SPACE(sizeof(int))];
+    memset(m, 0, sizeof m);
+    for (int i = 0; i < VLEN; i++) {
+        io[i] = (struct iovec) {buf[i & 1], MAX_SIZE};
+        m[i].msg_hdr = (struct msghdr) {.msg_name = &from[i], .msg_namelen = sizeof from[i], .msg_iov = &io[i],
+                .msg_iovlen = 1, .msg_control = control[i], .msg_controllen = sizeof control[i]};
+    }
+    int r = recvmmsg(fd, m, VLEN, MSG_DONTWAIT, NULL);
+    int segments = 0;
+    for (int i = 0; i < r; i++) {
+        int count = 1;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&m[i].msg_hdr); c != NULL; c = CMSG_NXTHDR(&m[i].msg_hdr, c)) {
+            if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+                int segment;
+                memcpy(&segment, CMSG_DATA(c), sizeof segment);
+                count = (int) ((m[i].msg_len + (unsigned) segment - 1) / (unsigned) segment);
+            }
+        }
+        segments += count;
+    }
+    return r < 0 ? -1 : segments;
+}
+
 /* Busy-polls until n datagrams have been taken: recv one at a time, recvmmsg all that are waiting, or (gso) whole. */
 static void take(int fd, int n, int batched) {
     static __thread char buf[2][MAX_SIZE];
     while (n > 0) {
         int r;
-        if (batched == GSO) {
+        if (batched == GSO_MMSG) {
+            r = take_whole_mmsg(fd, buf);
+        } else if (batched == GSO) {
             r = take_whole(fd, (char *) buf, sizeof buf);
         } else if (batched) {
             struct iovec io[2] = {{buf[0], MAX_SIZE}, {buf[1], MAX_SIZE}};
@@ -156,7 +190,7 @@ static void put(int fd, int ack, int size, int batched) {
         io[n].iov_base = buf;
         io[n++].iov_len = (size_t) size;
     }
-    if (batched == GSO && n == 2) {
+    if ((batched == GSO || batched == GSO_MMSG) && n == 2) {
         put_coalesced(fd, io);
         return;
     }
@@ -183,7 +217,7 @@ static void put(int fd, int ack, int size, int batched) {
 /* The server: takes the request (and the ACK of its previous answer), sends the ACK and the answer. */
 static void *serve(void *arg) {
     struct side *s = arg;
-    int rc = s->mode != PLAIN, batched = s->mode == BATCHED ? BATCHED : s->mode == GSO ? GSO : 0;
+    int rc = s->mode != PLAIN, batched = s->mode == BATCHED || s->mode == GSO || s->mode == GSO_MMSG ? (int) s->mode : 0;
     for (long i = 0; i < s->total; i++) {
         take(s->fd, rc && i > 0 ? 2 : 1, batched);
         put(s->fd, rc, s->size, batched);
@@ -207,8 +241,8 @@ static double run(enum mode mode, long iters, int size, long warmup) {
     struct side s = {srv, mode, size, warmup + iters};
     pthread_t t;
     pthread_create(&t, NULL, serve, &s);
-    int rc = mode != PLAIN, batched = mode == BATCHED ? BATCHED : mode == GSO ? GSO : 0;
-    if (mode == GSO) {
+    int rc = mode != PLAIN, batched = mode == BATCHED || mode == GSO || mode == GSO_MMSG ? (int) mode : 0;
+    if (mode == GSO || mode == GSO_MMSG) {
         int on = 1;
         if (setsockopt(cli, IPPROTO_UDP, UDP_GRO, &on, sizeof on) != 0
                 || setsockopt(srv, IPPROTO_UDP, UDP_GRO, &on, sizeof on) != 0) {
@@ -261,7 +295,8 @@ int main(int argc, char **argv) {
     double acks = run(ACKS, iters, size, warmup);
     double batched = run(BATCHED, iters, size, warmup);
     double gso = run(GSO, iters, size, warmup);
-    printf("acks / plain t_typical %.2fx   batched / plain %.2fx   gso / plain %.2fx\n", acks / plain,
-           batched / plain, gso / plain);
+    double gso_mmsg = run(GSO_MMSG, iters, size, warmup);
+    printf("acks / plain t_typical %.2fx   batched / plain %.2fx   gso / plain %.2fx   gso_mmsg / plain %.2fx\n",
+           acks / plain, batched / plain, gso / plain, gso_mmsg / plain);
     return 0;
 }

@@ -16,9 +16,9 @@ import io.jhca.rxe.link.UdpLink;
  * kind of socket ({@link UdpLink}: unconnected, DF, on loopback taking coalesced datagrams whole). The server answers
  * with the request's ACK and its answer in one call; the client's next request carries the answer's ACK with it the
  * same way: one GSO datagram where the link sends pairs coalesced (loopback; the longer of the two first, as GSO
- * needs), else one sendmmsg, the ACK first. Datagrams are taken as the engine takes them, by batch (recvmmsg, split
- * where they came coalesced). Both ends busy-poll; measured and reported as {@link UdpBaseline} measures the other
- * floors.
+ * needs), else one sendmmsg, the ACK first. Datagrams are taken as the engine takes them (the first after a receive
+ * that found none by recvmsg, the rest by recvmmsg, split where they came coalesced). Both ends busy-poll; measured
+ * and reported as {@link UdpBaseline} measures the other floors.
  */
 final class BatchedAckFloor {
 

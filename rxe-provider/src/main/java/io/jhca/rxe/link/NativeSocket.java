@@ -14,9 +14,9 @@ import jnr.ffi.byref.IntByReference;
 /**
  * The socket options the JDK 17 API lacks, set with setsockopt(2) through jnr-ffi on a channel's file
  * descriptor. The descriptor comes from {@code sun.nio.ch.SelChImpl#getFDVal}, which needs
- * {@code --add-opens java.base/sun.nio.ch=ALL-UNNAMED}. Control path, except {@link #recvmmsg}, the one call of
- * the receive path, {@link #sendmmsg}, which sends a held ACK with the request that releases it, and the calls of
- * {@link KernelWait} (primitive arguments only: jnr-ffi calls them without allocating).
+ * {@code --add-opens java.base/sun.nio.ch=ALL-UNNAMED}. Control path, except {@link #recvmmsg} and {@link #recvmsg},
+ * the calls of the receive path, {@link #sendmmsg} and {@link #sendmsg}, which send a held ACK with the request that
+ * releases it, and the calls of {@link KernelWait} (primitive arguments only: jnr-ffi calls them without allocating).
  */
 final class NativeSocket {
 
@@ -67,6 +67,14 @@ final class NativeSocket {
         @IgnoreError
         int recvmmsg(int fd, long msgvec, int vlen, int flags, long timeout);
 
+        /** recvmsg(2); {@code msg} is the native address of a struct msghdr. */
+        @IgnoreError
+        long recvmsg(int fd, long msg, int flags);
+
+        /** sendmsg(2); {@code msg} is the native address of a struct msghdr. */
+        @IgnoreError
+        long sendmsg(int fd, long msg, int flags);
+
         /** sendmmsg(2); {@code msgvec} is a native address. */
         @IgnoreError
         int sendmmsg(int fd, long msgvec, int vlen, int flags);
@@ -113,6 +121,18 @@ final class NativeSocket {
      */
     static int recvmmsg(final int fd, final long msgvec, final int vlen, final int flags) {
         return libc().recvmmsg(fd, msgvec, vlen, flags, 0L);
+    }
+
+    /**
+     * recvmsg(fd, msg, flags): the bytes received, or -1 (errno not kept, as {@link #recvmmsg}).
+     */
+    static long recvmsg(final int fd, final long msg, final int flags) {
+        return libc().recvmsg(fd, msg, flags);
+    }
+
+    /** sendmsg(fd, msg, flags): the bytes handed to the network, or -1 (errno not kept, as {@link #sendmmsg}). */
+    static long sendmsg(final int fd, final long msg, final int flags) {
+        return libc().sendmsg(fd, msg, flags);
     }
 
     /**

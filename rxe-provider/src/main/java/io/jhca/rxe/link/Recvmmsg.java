@@ -27,6 +27,13 @@ import org.agrona.concurrent.UnsafeBuffer;
  * a coalesced datagram of more segments than the room left is handed over whole, where it fails the ICRC check and
  * is counted as a drop. Only loopback sockets take them, and jhca sends pairs.
  *
+ * <p>The first datagram after a call that found none is taken by recvmsg(2) into the same header, the next call
+ * batching again: on loopback, recvmmsg(2) taking one datagram (the engine busy-polling a ping-pong) costs more than
+ * recvmsg(2) does: in C on the Intel development host, GSO pairs to a UDP_GRO socket, the half round trip is 2.11-2.22
+ * us taken by recvmsg and 2.19-2.33 by recvmmsg of eight ({@code ./scripts/bench-udp-floor-c}, "gso" and "gso_mmsg"),
+ * and jhca's write-lat t_typical moved by about as much. A socket that keeps datagrams waiting (a stream) pays for one
+ * single call each time its queue runs dry.
+ *
  * <p>Senders are kept in a small cache of socket addresses, so a datagram from a sender seen lately allocates
  * nothing. Engine thread only.
  */
@@ -74,6 +81,8 @@ final class Recvmmsg {
     private final InetSocketAddress[] senders = new InetSocketAddress[CACHED_SENDERS];
     private int nextEvict;
     private int last;
+    /** The last call found nothing waiting: the next takes one datagram by recvmsg(2). */
+    private boolean quiet = true;
 
     Recvmmsg(final int fd) {
         this(fd, false);
@@ -89,7 +98,7 @@ final class Recvmmsg {
      * Receives into {@code batch}'s free slots; returns how many entries were added (0 when none was waiting or the
      * call failed: the socket's errors are the transport's losses). {@code on} is recorded as each one's local address.
      * On a UDP_GRO socket the call asks for at most half the room, and each datagram that came coalesced is split
-     * into its segments.
+     * into its segments. After a call that found nothing, one datagram at most (see the class comment).
      */
     int receive(final RxBatch batch, final int on) {
         final int room = batch.room();
@@ -101,11 +110,22 @@ final class Recvmmsg {
             bind(batch);
         }
         final int first = batch.count();
-        final int n = NativeSocket.recvmmsg(fd, headersAddress + (long) first * MMSGHDR_SIZE, ask, MSG_DONTWAIT);
+        final UnsafeBuffer h = headers;
+        final long header = headersAddress + (long) first * MMSGHDR_SIZE;
+        final int n;
+        if (quiet) {
+            final long got = NativeSocket.recvmsg(fd, header, MSG_DONTWAIT);   // an mmsghdr starts with its msghdr
+            if (got >= 0) {
+                h.putInt(first * MMSGHDR_SIZE + MSG_LEN, (int) got);   // at most the slot's size: the iovec's length
+            }
+            n = got >= 0 ? 1 : 0;
+        } else {
+            n = NativeSocket.recvmmsg(fd, header, ask, MSG_DONTWAIT);
+        }
+        quiet = n <= 0;
         if (n <= 0) {
             return 0;
         }
-        final UnsafeBuffer h = headers;
         final int slotSize = batch.slotSize();
         for (int k = 0; k < n; k++) {
             final int i = first + k;

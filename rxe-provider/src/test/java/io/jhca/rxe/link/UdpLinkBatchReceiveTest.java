@@ -111,6 +111,39 @@ class UdpLinkBatchReceiveTest {
         }
     }
 
+    /**
+     * The first call after one that found nothing takes one datagram (recvmsg), with its bytes, length and sender as
+     * the batch gives them; the next call batches what is still waiting.
+     */
+    @Test
+    void afterNothingOneDatagramThenTheRestInOneCall() throws IOException {
+        final Random rnd = new Random(SEED + 1);
+        try (UdpLink link = open("127.0.7.70"); DatagramChannel tx = sender("127.0.7.71")) {
+            final RxBatch batch = new RxBatch(8, 2048);
+            assertEquals(0, link.receive(batch), "nothing waiting");
+            final List<byte[]> sent = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                sent.add(payload(rnd, 1 + rnd.nextInt(2047)));
+                tx.send(ByteBuffer.wrap(sent.get(i)), link.localAddress());
+            }
+            assertEquals(1, link.receive(batch), "one, by recvmsg");
+            assertEquals(4, link.receive(batch), "the other four at once");
+            for (int i = 0; i < 5; i++) {
+                assertEquals(sent.get(i).length, batch.length(i), "datagram " + i + ", seed " + SEED);
+                assertArrayEquals(sent.get(i), bytes(batch, i), "datagram " + i + ", seed " + SEED);
+                assertEquals(tx.getLocalAddress(), batch.source(i));
+            }
+            assertEquals(0, link.receive(batch));
+            tx.send(ByteBuffer.wrap(new byte[2047]), link.localAddress());
+            tx.send(ByteBuffer.wrap(new byte[2049]), link.localAddress());   // one byte longer than its slot
+            batch.clear();
+            assertEquals(1, link.receive(batch));
+            assertEquals(2047, batch.length(0));
+            assertEquals(1, link.receive(batch));
+            assertEquals(2048, batch.length(1), "truncated: reported as the whole slot, which the engine drops");
+        }
+    }
+
     @Test
     void aDatagramOneByteLongerThanItsSlotFillsIt() throws IOException {
         try (UdpLink link = open("127.0.7.65"); DatagramChannel tx = sender("127.0.7.66")) {

@@ -228,18 +228,61 @@ class UdpLinkCoalescedSendTest {
         }
     }
 
-    /** So that a pair always fits, a link that takes datagrams whole asks for half its room: 5 waiting, room 8. */
+    /**
+     * So that a pair always fits, a link that takes datagrams whole asks for half its room: 6 waiting, room 8. Its
+     * first call, after none, takes one (recvmsg); the next asks for 4.
+     */
     @Test
     void aLinkThatTakesDatagramsWholeAsksForHalfItsRoom() throws IOException {
         try (UdpLink tx = open("127.0.7.101", false); UdpLink rx = open("127.0.7.102", true)) {
-            for (int i = 0; i < 5; i++) {
+            for (int i = 0; i < 6; i++) {
                 assertTrue(tx.send(datagram(new byte[] {(byte) i}), rx.localAddress()));
             }
             final RxBatch batch = new RxBatch(8, 4096);
-            assertEquals(4, rx.receive(batch));
+            assertEquals(1, rx.receive(batch), "the first call takes one");
+            batch.clear();
+            assertEquals(4, rx.receive(batch), "half the room");
             batch.clear();
             assertEquals(1, rx.receive(batch));
-            assertArrayEquals(new byte[] {4}, bytes(batch, 0), "in order, none lost");
+            assertArrayEquals(new byte[] {5}, bytes(batch, 0), "in order, none lost");
+        }
+    }
+
+    /**
+     * The single receive after a quiet call takes a coalesced pair whole and splits it, as the batch does; the batch
+     * call after it takes the pairs still waiting, and the call after one that found nothing takes one again.
+     */
+    @Test
+    void aQuietLinkTakesOnePairThenBatchesTheRest() throws IOException {
+        final Random rnd = new Random(SEED + 5);
+        final byte[][] sent = new byte[8][];
+        try (UdpLink tx = open("127.0.7.106", true); UdpLink rx = open("127.0.7.107", true)) {
+            for (int p = 0; p < 3; p++) {
+                sent[2 * p] = random(rnd, 40 + rnd.nextInt(200));
+                sent[2 * p + 1] = random(rnd, 20);
+                assertEquals(Link.FIRST_SENT | Link.SECOND_SENT,
+                        tx.sendCoalesced(datagram(sent[2 * p]), datagram(sent[2 * p + 1]), rx.localAddress(), 0));
+            }
+            final RxBatch batch = new RxBatch(16, 4096);
+            assertEquals(2, rx.receive(batch), "one datagram: one pair, split");
+            assertEquals(4, rx.receive(batch), "the two pairs still waiting, in one call");
+            for (int i = 0; i < 6; i++) {
+                assertArrayEquals(sent[i], bytes(batch, i), "segment " + i + ", seed " + SEED);
+                assertEquals(i % 2, batch.segment(i));
+                assertEquals(tx.localAddress(), batch.source(i));
+            }
+            assertEquals(0, rx.receive(batch), "nothing waiting");
+            sent[6] = random(rnd, 64);
+            sent[7] = random(rnd, 20);
+            for (int k = 0; k < 2; k++) {
+                assertEquals(Link.FIRST_SENT | Link.SECOND_SENT,
+                        tx.sendCoalesced(datagram(sent[6]), datagram(sent[7]), rx.localAddress(), 0));
+            }
+            batch.clear();
+            assertEquals(2, rx.receive(batch), "after a quiet call, one datagram again");
+            assertEquals(2, rx.receive(batch));
+            assertArrayEquals(sent[6], bytes(batch, 2));
+            assertArrayEquals(sent[7], bytes(batch, 3));
         }
     }
 
