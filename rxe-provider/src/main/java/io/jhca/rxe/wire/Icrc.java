@@ -50,8 +50,9 @@ import org.agrona.concurrent.UnsafeBuffer;
  * IPv4 headers are taken as 20 bytes without options (version/IHL 0x45, protocol 17), IPv6 headers as 40 bytes
  * with next header 17, as rxe builds them.
  *
- * <p>Not thread-safe: one instance per thread. No allocation per packet: a preallocated 68-byte scratch array
- * holds the masked headers; the rest is fed to CRC32 straight from a heap buffer's array, from a cached
+ * <p>Not thread-safe: one instance per thread. No allocation per packet: a preallocated scratch array holds the
+ * masked headers (68 bytes at most) and, for a packet of at most {@value #SHORT_TAIL} bytes after its BTH, a copy of
+ * them; the rest of a longer packet is fed to CRC32 straight from a heap buffer's array, from a cached
  * duplicate of a direct ByteBuffer (one per ByteBuffer, for the last four ByteBuffers seen: a transport cycling
  * through more than four allocates a duplicate per miss), or, for a buffer over a raw address, through a
  * preallocated 2 KiB chunk.
@@ -70,8 +71,15 @@ public final class Icrc {
     /** Bytes after the Identification field to the end of the IPv4 header. */
     private static final int IPV4_AFTER_ID = IPV4_HEADER_LENGTH - IPV4_ID - 2;
 
+    /**
+     * The most bytes after the BTH that {@link #finish} copies behind the masked headers, so that one CRC32 call takes
+     * the whole packet: for a short packet a call costs about what its bytes do (48 masked bytes and 24 more: 25.7 ns
+     * in two calls, 19.0 in one with the copy, on the Intel development host).
+     */
+    static final int SHORT_TAIL = 256;
+
     private final CRC32 crc = new CRC32();
-    private final byte[] scratch = new byte[LRH_ONES + IPV6_HEADER_LENGTH + UDP_HEADER_LENGTH + Bth.LENGTH];
+    private final byte[] scratch = new byte[LRH_ONES + IPV6_HEADER_LENGTH + UDP_HEADER_LENGTH + Bth.LENGTH + SHORT_TAIL];
     private final UnsafeBuffer scratchBuffer = new UnsafeBuffer(scratch);
     private final byte[] chunk = new byte[CHUNK];
     /** Set by prefixFromPacket: bytes of masked prefix in the scratch, index of the BTH in the packet buffer. */
@@ -324,9 +332,15 @@ public final class Icrc {
         final int bth = udp + UDP_HEADER_LENGTH;
         buffer.getBytes(offset, scratch, bth, Bth.LENGTH);
         scratch[bth + Bth.FECN_BECN_OFFSET] = (byte) 0xFF;
+        final int tail = roceLength - Bth.LENGTH;
         crc.reset();
-        crc.update(scratch, 0, bth + Bth.LENGTH);
-        update(buffer, offset + Bth.LENGTH, roceLength - Bth.LENGTH);
+        if (tail <= SHORT_TAIL) {
+            buffer.getBytes(offset + Bth.LENGTH, scratch, bth + Bth.LENGTH, tail);
+            crc.update(scratch, 0, bth + Bth.LENGTH + tail);
+        } else {
+            crc.update(scratch, 0, bth + Bth.LENGTH);
+            update(buffer, offset + Bth.LENGTH, tail);
+        }
         return (int) crc.getValue();
     }
 
