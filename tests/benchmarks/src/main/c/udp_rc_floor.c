@@ -95,18 +95,24 @@ static int take_whole(int fd, char *buf, size_t room) {
     return 1;
 }
 
-/* As take_whole, by recvmmsg of up to 8 with the senders' addresses: how many segments came, or -1. */
+/*
+ * As take_whole, by recvmmsg of up to 8 with the senders' addresses: how many segments came, or -1. The headers are
+ * laid out once per thread and only the lengths the kernel wrote are reset, as a batching receiver keeps them.
+ */
 static int take_whole_mmsg(int fd, char (*buf)[MAX_SIZE]) {
     enum { VLEN = 8 };
-    struct mmsghdr m[VLEN];
-    struct iovec io[VLEN];
-    struct sockaddr_in from[VLEN];
-    char control[VLEN][CMSG_SPACE(sizeof(int))];
-    memset(m, 0, sizeof m);
-    for (int i = 0; i < VLEN; i++) {
-        io[i] = (struct iovec) {buf[i & 1], MAX_SIZE};
-        m[i].msg_hdr = (struct msghdr) {.msg_name = &from[i], .msg_namelen = sizeof from[i], .msg_iov = &io[i],
-                .msg_iovlen = 1, .msg_control = control[i], .msg_controllen = sizeof control[i]};
+    static __thread struct mmsghdr m[VLEN];
+    static __thread struct iovec io[VLEN];
+    static __thread struct sockaddr_in from[VLEN];
+    static __thread char control[VLEN][CMSG_SPACE(sizeof(int))];
+    static __thread int laid_out;
+    if (!laid_out) {
+        for (int i = 0; i < VLEN; i++) {
+            io[i] = (struct iovec) {buf[i & 1], MAX_SIZE};
+            m[i].msg_hdr = (struct msghdr) {.msg_name = &from[i], .msg_namelen = sizeof from[i], .msg_iov = &io[i],
+                    .msg_iovlen = 1, .msg_control = control[i], .msg_controllen = sizeof control[i]};
+        }
+        laid_out = 1;
     }
     int r = recvmmsg(fd, m, VLEN, MSG_DONTWAIT, NULL);
     int segments = 0;
@@ -120,6 +126,8 @@ static int take_whole_mmsg(int fd, char (*buf)[MAX_SIZE]) {
             }
         }
         segments += count;
+        m[i].msg_hdr.msg_namelen = sizeof from[i];
+        m[i].msg_hdr.msg_controllen = sizeof control[i];
     }
     return r < 0 ? -1 : segments;
 }
