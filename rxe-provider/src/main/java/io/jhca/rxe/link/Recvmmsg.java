@@ -29,7 +29,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  *
  * <p>The first datagram after a call that found none is taken by recvmsg(2) into the same header, the next call
  * batching again: on loopback, recvmmsg(2) taking one datagram (the engine busy-polling a ping-pong) costs more than
- * recvmsg(2) does: in C on the Intel development host, GSO pairs to a UDP_GRO socket, the half round trip is 2.11-2.21
+ * recvmsg(2) does. In C on the Intel development host, GSO pairs to a UDP_GRO socket, the half round trip is 2.11-2.21
  * us taken by recvmsg and 2.23-2.32 by recvmmsg of eight ({@code ./scripts/bench-udp-floor-c}, "gso" and "gso_mmsg"),
  * and jhca's write-lat t_typical moved by about as much. A socket that keeps datagrams waiting (a stream) pays for one
  * single call each time its queue runs dry.
