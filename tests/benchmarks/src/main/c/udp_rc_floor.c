@@ -76,23 +76,25 @@ static void connect_to(int fd, int peer) {
     }
 }
 
-/* One datagram, or the segments of one that came coalesced (UDP_GRO gives their size): how many it held, or -1. */
+/* How many datagrams a received one of len bytes held: 1, or its segments if it came coalesced (UDP_GRO's size). */
+static int segments(struct msghdr *m, size_t len) {
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c != NULL; c = CMSG_NXTHDR(m, c)) {
+        if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+            int segment;
+            memcpy(&segment, CMSG_DATA(c), sizeof segment);
+            return (int) ((len + (size_t) segment - 1) / (size_t) segment);
+        }
+    }
+    return 1;
+}
+
+/* One datagram, or the segments of one that came coalesced: how many it held, or -1. */
 static int take_whole(int fd, char *buf, size_t room) {
     char control[CMSG_SPACE(sizeof(int))];
     struct iovec io = {buf, room};
     struct msghdr m = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
     ssize_t len = recvmsg(fd, &m, MSG_DONTWAIT);
-    if (len < 0) {
-        return -1;
-    }
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c)) {
-        if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
-            int segment;
-            memcpy(&segment, CMSG_DATA(c), sizeof segment);
-            return (int) ((len + segment - 1) / segment);
-        }
-    }
-    return 1;
+    return len < 0 ? -1 : segments(&m, (size_t) len);
 }
 
 /*
@@ -115,21 +117,13 @@ static int take_whole_mmsg(int fd, char (*buf)[MAX_SIZE]) {
         laid_out = 1;
     }
     int r = recvmmsg(fd, m, VLEN, MSG_DONTWAIT, NULL);
-    int segments = 0;
+    int taken = 0;
     for (int i = 0; i < r; i++) {
-        int count = 1;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&m[i].msg_hdr); c != NULL; c = CMSG_NXTHDR(&m[i].msg_hdr, c)) {
-            if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
-                int segment;
-                memcpy(&segment, CMSG_DATA(c), sizeof segment);
-                count = (int) ((m[i].msg_len + (unsigned) segment - 1) / (unsigned) segment);
-            }
-        }
-        segments += count;
+        taken += segments(&m[i].msg_hdr, m[i].msg_len);
         m[i].msg_hdr.msg_namelen = sizeof from[i];
         m[i].msg_hdr.msg_controllen = sizeof control[i];
     }
-    return r < 0 ? -1 : segments;
+    return r < 0 ? -1 : taken;
 }
 
 /* Busy-polls until n datagrams have been taken: recv one at a time, recvmmsg all that are waiting, or (gso) whole. */
