@@ -80,6 +80,15 @@ public final class Mlx5Provider implements Provider {
     }
 
     /**
+     * Whether postSend's chain loop is compiled apart from its callers in this JVM (a compiler directive the provider
+     * adds when its first QP class loads; {@code -Djhca.mlx5.compileChainApart=false} turns it off): "yes", or "no"
+     * and why. For tools that report how they measured.
+     */
+    public static String chainCompiledApart() {
+        return CompiledApart.request().describe();
+    }
+
+    /**
      * Brings {@code function} up as a verbs device; on failure the function is closed and the cause (a command error
      * or a firmware timeout) is the exception's cause.
      */

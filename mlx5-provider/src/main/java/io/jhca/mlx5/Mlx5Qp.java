@@ -52,6 +52,10 @@ import io.jhca.verbs.WrOpcode;
  */
 final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
 
+    static {
+        CompiledApart.request();   // before any caller of the chain loop is compiled
+    }
+
     private final Mlx5Context ctx;
     /** A Q counter set of its own, allocated at the first RST2INIT when the options ask for one; -1: none. */
     private volatile int ownCounterSet = -1;

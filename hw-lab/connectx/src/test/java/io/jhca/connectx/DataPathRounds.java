@@ -69,14 +69,19 @@ final class DataPathRounds implements AutoCloseable {
             bytes[0] += THREADS.getThreadAllocatedBytes(self) - before;
 
             before = THREADS.getThreadAllocatedBytes(self);
-            for (int b = 0; b < BATCH; b++) {
-                chain[b].wrId(i);
-            }
-            check(q.qp.postSend(chain[0]) == BATCH, "postSend chain refused");
-            completeLast();
-            check(q.cq.poll(wc) == 1 && wc.wrId() == i, "postSend chain: no completion of its last WR");
+            postChain(i);
             bytes[1] += THREADS.getThreadAllocatedBytes(self) - before;
         }
+    }
+
+    /** One postSend chain of {@value #BATCH} WRs with wr_id {@code i}, its last CQE, its poll. */
+    void postChain(int i) {
+        for (int b = 0; b < BATCH; b++) {
+            chain[b].wrId(i);
+        }
+        check(q.qp.postSend(chain[0]) == BATCH, "postSend chain refused");
+        completeLast();
+        check(q.cq.poll(wc) == 1 && wc.wrId() == i, "postSend chain: no completion of its last WR");
     }
 
     /** The device's part, as the benchmark plays it: the CQE of the last WQE, body first, then op_own. */

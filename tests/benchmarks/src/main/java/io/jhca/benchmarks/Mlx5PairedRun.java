@@ -5,6 +5,8 @@ import jnr.ffi.LibraryLoader;
 import java.util.Arrays;
 import java.util.Locale;
 
+import io.jhca.mlx5.Mlx5Provider;
+
 /**
  * The Java/C ratio of the mlx5 data path measured in pairs: one process runs a 1000-operation block of the Java
  * benchmark ({@link Mlx5RingBenchmark#block} or {@link Mlx5VerbsBenchmark#block}), then the same block of its C
@@ -19,8 +21,9 @@ import java.util.Locale;
  * {@code ring/bare-wrid}, {@code builder/rdma-core}, {@code postSend/rdma-core}, {@code postRecv/rdma-core} (the receive
  * side, {@link Mlx5RecvBenchmark}), {@code srqRecv/rdma-core} (the same into an SRQ); one configuration per JVM, as JMH
  * forks one per parameter set. Prints one line: {@code pair=... batch=... java_ns=... c_ns=... ratio=... q1=...
- * q3=... rounds=...} (ns per operation: the median blocks'; ratio: the median of the per-pair ratios, q1 and q3 its
- * quartiles).
+ * q3=... rounds=... checksum=... chain_apart=...} (ns per operation: the median blocks'; ratio: the median of the
+ * per-pair ratios, q1 and q3 its quartiles; chain_apart: whether postSend's chain loop was compiled apart from its
+ * callers, {@code Mlx5Provider.chainCompiledApart}).
  */
 public final class Mlx5PairedRun {
 
@@ -131,10 +134,11 @@ public final class Mlx5PairedRun {
         Arrays.sort(ratio);
         double perOp = Mlx5RingBenchmark.BLOCK;
         System.out.println(String.format(Locale.ROOT,
-                "pair=%s batch=%d java_ns=%.2f c_ns=%.2f ratio=%.3f q1=%.3f q3=%.3f rounds=%d checksum=%d",
+                "pair=%s batch=%d java_ns=%.2f c_ns=%.2f ratio=%.3f q1=%.3f q3=%.3f rounds=%d checksum=%d chain_apart=%s",
                 pair, batch, javaNs[rounds / 2] / perOp, cNs[rounds / 2] / perOp, ratio[rounds / 2],
                 ratio[rounds / 4], ratio[rounds * 3 / 4], rounds,
-                (sink + c.bare_checksum() + c.verbs_checksum()) & 0xff));
+                (sink + c.bare_checksum() + c.verbs_checksum()) & 0xff,
+                Mlx5Provider.chainCompiledApart().equals("yes") ? "yes" : "no"));
     }
 
     private interface Block {
