@@ -212,11 +212,15 @@ public final class RxeContext extends Context {
         return new RxeCq(this, allocateCqn(), cqe);
     }
 
-    /** CALLER mode: one engine duty cycle on the calling thread; THREAD mode: 0 (the engine thread does it). */
+    /**
+     * One engine duty cycle on the calling thread. CALLER mode: the only way the device moves. THREAD mode: if no
+     * other cycle runs (else 0); while such calls come the engine thread stays out of the engine and takes over again
+     * when they stop ({@code Engine.progressFromCaller}).
+     */
     @Override
     public int progress() {
         checkOpen();
-        return runner == null ? engine.doWork() : 0;
+        return engine.progressFromCaller();
     }
 
     /** CALLER mode: true, nothing moves unless the application calls {@link #progress()}. */

@@ -5,6 +5,7 @@ import java.lang.invoke.VarHandle;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntConsumer;
 
@@ -29,9 +30,10 @@ import io.jhca.verbs.QpType;
  * completer of their QP), then lets every QP send again. It runs on its own thread (an AgentRunner) or from the application's polling
  * loop ({@code Context.progress()}).
  *
- * <p>Every transport structure is touched by the engine only. Applications reach it through the send/receive
- * rings (release/acquire indices) and through {@link #runOnEngine}, which runs a control action (QP create,
- * modify, destroy, MR deregistration) between two packets and waits for it, so no action ever races a copy.
+ * <p>Every transport structure is touched under the engine's lock only: by a duty cycle (the engine thread's, or an
+ * application's progress call) or a control action. Applications reach it through the send/receive rings
+ * (release/acquire indices) and through {@link #runOnEngine}, which runs a control action (QP create, modify,
+ * destroy, MR deregistration) between two cycles and waits for it, so no action ever races a copy.
  *
  * <p>Received packets are checked in rxe_recv.c's spirit: length, opcode, TVer, P_Key and ICRC (by the wire
  * {@link PacketValidator}), destination QP (0 and unknown QPNs dropped), QP type against the opcode's transport,
@@ -80,10 +82,28 @@ public final class Engine implements Agent {
     private final ManyToOneConcurrentArrayQueue<Command> commands = new ManyToOneConcurrentArrayQueue<>(1024);
     private final boolean threaded;
     /**
-     * CALLER mode: held by a duty cycle and by a control action, so a deregistration (or QP destroy) from one
-     * application thread never runs while another one's progress call copies registered memory.
+     * Held by every duty cycle, the engine thread's and an application's progress call alike, and by a control action
+     * run outside the engine thread, so a deregistration (or QP destroy) never runs while a cycle copies registered
+     * memory, and two cycles never overlap.
      */
     private final ReentrantLock callerLock = new ReentrantLock();
+    /**
+     * THREAD mode: when an application's progress call last ran a duty cycle (System.nanoTime). For
+     * {@link #CALLER_WINDOW_NANOS} after it the engine thread leaves the engine to the application (see
+     * {@link #progressFromCaller}). Written opaque by the caller's cycle, read opaque by the engine thread.
+     */
+    private long callerCycleNanos = System.nanoTime() - 2 * CALLER_WINDOW_NANOS;
+    private static final VarHandle CALLER_CYCLE_NANOS;
+    /**
+     * THREAD mode: how long after an application's progress call the engine thread stays out of the engine: the
+     * application that keeps calling drives it, as in CALLER mode, and the engine thread takes no core from it. The
+     * same quiet time after which {@link HeldAckWatch} takes a caller-progress engine whose application stopped.
+     */
+    static final long CALLER_WINDOW_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(1);
+    /** The engine thread's longest park while an application drives the engine (its first is the window's rest). */
+    static final long CALLER_PARK_MAX_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(16);
+    /** The engine thread's current park while an application drives the engine; engine thread only. */
+    private long callerParkNanos = CALLER_WINDOW_NANOS;
     /**
      * For a device model embedding this engine: asked, with the QPN, when a packet needs a receive WQE and none
      * is posted, so the model can read its receive queue's doorbell record first, as hardware does when a
@@ -108,6 +128,7 @@ public final class Engine implements Agent {
     static {
         try {
             CYCLE_NANOS = MethodHandles.lookup().findVarHandle(Engine.class, "cycleNanos", long.class);
+            CALLER_CYCLE_NANOS = MethodHandles.lookup().findVarHandle(Engine.class, "callerCycleNanos", long.class);
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -142,7 +163,7 @@ public final class Engine implements Agent {
         this.local = locals[0];
         this.out = new PacketOut(link, locals, counters);
         this.mcast = new McastTable(link);
-        this.sleep = new LinkSleep(() -> link, this::dutyCycle, this::nanosToNextTimer, LinkSleep::fullFence);
+        this.sleep = new LinkSleep(() -> link, this::lastLook, this::timerToSleepFor, LinkSleep::fullFence);
         this.heldAckWatch = threaded ? null : HeldAckWatch.SHARED;
     }
 
@@ -210,7 +231,12 @@ public final class Engine implements Agent {
     @Override
     public void onClose() {
         closed = true;
-        drainCommands();
+        callerLock.lock();   // the commands' queue has one consumer at a time: whoever holds the lock
+        try {
+            drainCommands();
+        } finally {
+            callerLock.unlock();
+        }
         sleep.close();
     }
 
@@ -340,14 +366,108 @@ public final class Engine implements Agent {
         return true;
     }
 
+    /**
+     * A duty cycle: the AgentRunner's call on the engine thread (THREAD mode), or the application's progress call
+     * (CALLER mode).
+     */
     @Override
     public int doWork() {
         if (threaded) {
-            return dutyCycle();
+            return engineThreadCycle();
         }
         callerLock.lock();
         try {
             return dutyCycle();
+        } finally {
+            callerLock.unlock();
+        }
+    }
+
+    /**
+     * THREAD mode, an application's progress call: a duty cycle on the calling thread if no other cycle runs, as in
+     * CALLER mode. While such calls come the engine thread stays out ({@link #CALLER_WINDOW_NANOS}), so an application
+     * that polls and calls progress gets caller progress's latency without giving up the engine thread, which takes
+     * over again when the calls stop. Returns the cycle's work, 0 if another cycle was running.
+     */
+    public int progressFromCaller() {
+        if (!threaded) {
+            return doWork();
+        }
+        if (!callerLock.tryLock()) {
+            return 0;
+        }
+        try {
+            final int work = dutyCycle();
+            CALLER_CYCLE_NANOS.setOpaque(this, cycleNanos);
+            return work;
+        } finally {
+            callerLock.unlock();
+        }
+    }
+
+    /** Whether an application's progress call ran a cycle within the last {@link #CALLER_WINDOW_NANOS}. */
+    private boolean callerDriving(final long now) {
+        return now - (long) CALLER_CYCLE_NANOS.getOpaque(this) < CALLER_WINDOW_NANOS;
+    }
+
+    /**
+     * The engine thread's cycle. While an application drives the engine it parks instead, first for the rest of the
+     * window, then twice as long each time up to {@link #CALLER_PARK_MAX_NANOS}: a wake-up on a core the application
+     * needs delays one of its round trips. An application that stops calling gets its engine thread back within the
+     * window and that park, the bound {@link HeldAckWatch} keeps for a held ACK in CALLER mode.
+     */
+    private int engineThreadCycle() {
+        final long now = System.nanoTime();
+        if (callerDriving(now)) {
+            final long rest = (long) CALLER_CYCLE_NANOS.getOpaque(this) + CALLER_WINDOW_NANOS - now;
+            LockSupport.parkNanos(Math.max(rest, callerParkNanos));
+            callerParkNanos = Math.min(callerParkNanos << 1, CALLER_PARK_MAX_NANOS);
+            return 0;
+        }
+        callerParkNanos = CALLER_WINDOW_NANOS;
+        if (!callerLock.tryLock()) {
+            return 0;   // a progress call started just now
+        }
+        try {
+            return dutyCycle();
+        } finally {
+            callerLock.unlock();
+        }
+    }
+
+    /**
+     * The last look of a thread about to sleep in the kernel ({@link #sleep}): a cycle. CALLER mode (a device model's
+     * firmware thread drives the engine): under the lock, waited for, as {@link #doWork}. THREAD mode: a cycle if the
+     * lock is free; with an application driving the engine, or a cycle of another thread running, it reports work
+     * instead, so the thread does not sleep on the sockets (waking at every datagram the application takes, or missing
+     * a timer that cycle armed) and goes back to {@link #engineThreadCycle}, which parks while the calls come.
+     */
+    private int lastLook() {
+        if (!threaded) {
+            return doWork();
+        }
+        if (callerDriving(System.nanoTime()) || !callerLock.tryLock()) {
+            return 1;
+        }
+        try {
+            return dutyCycle();
+        } finally {
+            callerLock.unlock();
+        }
+    }
+
+    /**
+     * {@link #nanosToNextTimer} for a sleep, read under the lock: waited for in CALLER mode; in THREAD mode 0 (look
+     * again at once) if a cycle of another thread runs.
+     */
+    private long timerToSleepFor(final long now) {
+        if (!threaded) {
+            callerLock.lock();
+        } else if (!callerLock.tryLock()) {
+            return 0;
+        }
+        try {
+            return nanosToNextTimer(now);
         } finally {
             callerLock.unlock();
         }
@@ -657,8 +777,9 @@ public final class Engine implements Agent {
 
     /**
      * Runs {@code action} where it cannot race the engine: at once if the caller drives the engine itself (CALLER
-     * mode: under the lock every duty cycle holds), is the engine thread, or the engine is closed; otherwise queued for the engine thread, which runs it
-     * between two packets, and waited for. Exceptions are rethrown to the caller.
+     * mode: under the lock every duty cycle holds), is the engine thread, or the engine is closed; otherwise queued
+     * and waited for, run by the next cycle, or by this thread under the lock when no cycle runs. Exceptions are
+     * rethrown to the caller.
      */
     public void runOnEngine(final Runnable action) {
         if (!threaded) {
@@ -684,7 +805,17 @@ public final class Engine implements Agent {
                 action.run(); // the engine stopped before taking it
                 return;
             }
-            Thread.yield();
+            if (callerLock.tryLock()) {
+                // no cycle runs (the engine thread may be parked while an application drives it): run what is
+                // queued, this action included, here; no cycle starts meanwhile
+                try {
+                    drainCommands();
+                } finally {
+                    callerLock.unlock();
+                }
+            } else {
+                Thread.yield();
+            }
         }
         if (c.error != null) {
             if (c.error instanceof RuntimeException) {
