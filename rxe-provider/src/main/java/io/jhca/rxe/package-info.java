@@ -38,7 +38,10 @@
  *
  * <h2>Progress</h2>
  * {@link io.jhca.rxe.ProgressMode#THREAD}: each device runs its engine on a daemon thread (an Agrona AgentRunner with
- * the configured idle strategy); a post wakes a sleeping engine thread ({@code Engine.notifyPosted}). {@link io.jhca.rxe.ProgressMode#CALLER}: no thread; the application drives the
+ * the configured idle strategy); a post wakes a sleeping engine thread ({@code Engine.notifyPosted}). An application
+ * may call {@code Context.progress()} there too: the call runs a duty cycle on its thread when no other cycle runs,
+ * and the engine thread parks while such calls come, taking over when they stop ({@code Engine.progressFromCaller}).
+ * {@link io.jhca.rxe.ProgressMode#CALLER}: no thread; the application drives the
  * engine by calling {@code Context.progress()} from its polling loop (one duty cycle per call), and then all calls on
  * that device must come from that one thread. Posting is single-writer per queue and polling single-reader per CQ in
  * both modes; WQEs and CQEs are handed over with release/acquire stores of ring indices, never with locks.

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
@@ -143,7 +144,7 @@ class ThreadProgressByCallerTest {
         try (Rig r = Rig.rc(ProgressMode.THREAD, 1 << 16, Mtu.MTU_1024)) {
             final AtomicBoolean stop = new AtomicBoolean();
             final AtomicReference<Throwable> failed = new AtomicReference<>();
-            final int[] rounds = new int[1];
+            final AtomicInteger rounds = new AtomicInteger();
             final Thread control = new Thread(() -> {
                 try {
                     while (!stop.get()) {
@@ -154,7 +155,7 @@ class ThreadProgressByCallerTest {
                             assertEquals(QpState.RTS, qp.state());
                             assertEquals(4096, mr.length());
                         }
-                        rounds[0]++;
+                        rounds.incrementAndGet();
                     }
                 } catch (final Throwable t) {
                     failed.set(t);
@@ -163,7 +164,8 @@ class ThreadProgressByCallerTest {
             control.start();
             final long[] work = new long[1];
             try {
-                for (int i = 0; i < 200; i++) {
+                // messages until the control thread has done 20 rounds meanwhile (or failed)
+                for (int i = 0; i < 200 || rounds.get() < 20 && failed.get() == null; i++) {
                     sendAndCheck(r, i, rnd, true, work);
                 }
             } finally {
@@ -171,7 +173,7 @@ class ThreadProgressByCallerTest {
                 control.join(30_000);
             }
             assertNull(failed.get(), () -> "control thread: " + failed.get());
-            assertTrue(rounds[0] > 0, "no control round finished");
+            assertTrue(rounds.get() >= 20, "control rounds: " + rounds.get());
             assertNull(r.b.engine().lastError());
         }
     }

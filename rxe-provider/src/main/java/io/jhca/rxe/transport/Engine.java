@@ -86,7 +86,7 @@ public final class Engine implements Agent {
      * run outside the engine thread, so a deregistration (or QP destroy) never runs while a cycle copies registered
      * memory, and two cycles never overlap.
      */
-    private final ReentrantLock callerLock = new ReentrantLock();
+    private final ReentrantLock cycleLock = new ReentrantLock();
     /**
      * THREAD mode: when an application's progress call last ran a duty cycle (System.nanoTime). For
      * {@link #CALLER_WINDOW_NANOS} after it the engine thread leaves the engine to the application (see
@@ -231,11 +231,11 @@ public final class Engine implements Agent {
     @Override
     public void onClose() {
         closed = true;
-        callerLock.lock();   // the commands' queue has one consumer at a time: whoever holds the lock
+        cycleLock.lock();   // the commands' queue has one consumer at a time: whoever holds the lock
         try {
             drainCommands();
         } finally {
-            callerLock.unlock();
+            cycleLock.unlock();
         }
         sleep.close();
     }
@@ -326,7 +326,7 @@ public final class Engine implements Agent {
      * running (one that is releases them itself). Returns how many QPs had one.
      */
     int releaseDueHeldAcks(final long now) {
-        if (!callerLock.tryLock()) {
+        if (!cycleLock.tryLock()) {
             return 0;
         }
         int released = 0;
@@ -347,7 +347,7 @@ public final class Engine implements Agent {
             }
             return released;
         } finally {
-            callerLock.unlock();
+            cycleLock.unlock();
         }
     }
 
@@ -375,11 +375,11 @@ public final class Engine implements Agent {
         if (threaded) {
             return engineThreadCycle();
         }
-        callerLock.lock();
+        cycleLock.lock();
         try {
             return dutyCycle();
         } finally {
-            callerLock.unlock();
+            cycleLock.unlock();
         }
     }
 
@@ -393,7 +393,7 @@ public final class Engine implements Agent {
         if (!threaded) {
             return doWork();
         }
-        if (!callerLock.tryLock()) {
+        if (!cycleLock.tryLock()) {
             return 0;
         }
         try {
@@ -401,7 +401,7 @@ public final class Engine implements Agent {
             CALLER_CYCLE_NANOS.setOpaque(this, cycleNanos);
             return work;
         } finally {
-            callerLock.unlock();
+            cycleLock.unlock();
         }
     }
 
@@ -425,13 +425,18 @@ public final class Engine implements Agent {
             return 0;
         }
         callerParkNanos = CALLER_WINDOW_NANOS;
-        if (!callerLock.tryLock()) {
-            return 0;   // a progress call started just now
+        return cycleIfFree(0);   // 0: a progress call started just now
+    }
+
+    /** A duty cycle under the lock if no other thread holds it, else {@code busy}. */
+    private int cycleIfFree(final int busy) {
+        if (!cycleLock.tryLock()) {
+            return busy;
         }
         try {
             return dutyCycle();
         } finally {
-            callerLock.unlock();
+            cycleLock.unlock();
         }
     }
 
@@ -446,14 +451,7 @@ public final class Engine implements Agent {
         if (!threaded) {
             return doWork();
         }
-        if (callerDriving(System.nanoTime()) || !callerLock.tryLock()) {
-            return 1;
-        }
-        try {
-            return dutyCycle();
-        } finally {
-            callerLock.unlock();
-        }
+        return callerDriving(System.nanoTime()) ? 1 : cycleIfFree(1);
     }
 
     /**
@@ -462,14 +460,14 @@ public final class Engine implements Agent {
      */
     private long timerToSleepFor(final long now) {
         if (!threaded) {
-            callerLock.lock();
-        } else if (!callerLock.tryLock()) {
+            cycleLock.lock();
+        } else if (!cycleLock.tryLock()) {
             return 0;
         }
         try {
             return nanosToNextTimer(now);
         } finally {
-            callerLock.unlock();
+            cycleLock.unlock();
         }
     }
 
@@ -783,11 +781,11 @@ public final class Engine implements Agent {
      */
     public void runOnEngine(final Runnable action) {
         if (!threaded) {
-            callerLock.lock();
+            cycleLock.lock();
             try {
                 action.run();
             } finally {
-                callerLock.unlock();
+                cycleLock.unlock();
             }
             return;
         }
@@ -805,13 +803,13 @@ public final class Engine implements Agent {
                 action.run(); // the engine stopped before taking it
                 return;
             }
-            if (callerLock.tryLock()) {
+            if (cycleLock.tryLock()) {
                 // no cycle runs (the engine thread may be parked while an application drives it): run what is
                 // queued, this action included, here; no cycle starts meanwhile
                 try {
                     drainCommands();
                 } finally {
-                    callerLock.unlock();
+                    cycleLock.unlock();
                 }
             } else {
                 Thread.yield();
