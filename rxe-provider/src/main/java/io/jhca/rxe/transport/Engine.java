@@ -100,7 +100,7 @@ public final class Engine implements Agent {
      * same quiet time after which {@link HeldAckWatch} takes a caller-progress engine whose application stopped.
      */
     static final long CALLER_WINDOW_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(1);
-    /** The engine thread's longest park while an application drives the engine (its first is the window's rest). */
+    /** The engine thread's longest park while an application drives the engine (its first is the window, 1 ms). */
     static final long CALLER_PARK_MAX_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(16);
     /** The engine thread's current park while an application drives the engine; engine thread only. */
     private long callerParkNanos = CALLER_WINDOW_NANOS;
@@ -411,10 +411,11 @@ public final class Engine implements Agent {
     }
 
     /**
-     * The engine thread's cycle. While an application drives the engine it parks instead, first for the rest of the
-     * window, then twice as long each time up to {@link #CALLER_PARK_MAX_NANOS}: a wake-up on a core the application
-     * needs delays one of its round trips. An application that stops calling gets its engine thread back within the
-     * window and that park, the bound {@link HeldAckWatch} keeps for a held ACK in CALLER mode.
+     * The engine thread's cycle. While an application drives the engine it parks instead, for the window (or its
+     * rest, if longer than the park), then twice as long each time up to {@link #CALLER_PARK_MAX_NANOS}: a wake-up on
+     * a core the application needs delays one of its round trips. An application that stops calling gets its engine
+     * thread back within the window and that park (17 ms at most), the bound {@link HeldAckWatch} keeps for a held
+     * ACK in CALLER mode; a post does not wake a thread parked so.
      */
     private int engineThreadCycle() {
         final long now = System.nanoTime();
