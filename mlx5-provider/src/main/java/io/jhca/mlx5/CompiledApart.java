@@ -61,16 +61,34 @@ final class CompiledApart {
     private static final String[] SIGNATURE = {String[].class.getName()};
 
     private static Outcome outcome;
+    private static boolean starting;
 
     private CompiledApart() {
     }
 
-    /** Adds the directive once per JVM (later calls return the first call's outcome). */
+    /** Adds the directive once per JVM (later calls return the first call's outcome; a call waits for one running). */
     static synchronized Outcome request() {
         if (outcome == null) {
             outcome = add();
         }
         return outcome;
+    }
+
+    /**
+     * Starts {@link #request} on a daemon thread, so that its cost (the platform MBean server's start, 250-350 ms in a
+     * fresh JVM) overlaps a device's bring-up; the first QP's class initialization then waits for it, if it is
+     * still running, before any caller of the chain loop can be compiled.
+     */
+    static void requestSoon() {
+        synchronized (CompiledApart.class) {
+            if (outcome != null || starting) {
+                return;
+            }
+            starting = true;
+        }
+        Thread t = new Thread(CompiledApart::request, "jhca-mlx5-compile-apart");
+        t.setDaemon(true);
+        t.start();
     }
 
     private static Outcome add() {

@@ -93,6 +93,7 @@ public final class Mlx5Provider implements Provider {
      * or a firmware timeout) is the exception's cause.
      */
     public static Mlx5Context open(DeviceInfo device, Mlx5Function function, Mlx5Options options) {
+        CompiledApart.requestSoon();   // while the device comes up
         Hca hca = null;
         try {
             hca = HcaBringUp.bringUp(function, options);
