@@ -214,8 +214,9 @@ public final class RxeContext extends Context {
 
     /**
      * One engine duty cycle on the calling thread. CALLER mode: the only way the device moves. THREAD mode: if no
-     * other cycle runs (else 0); while such calls come the engine thread stays out of the engine and takes over again
-     * when they stop ({@code Engine.progressFromCaller}).
+     * other cycle runs (else 0). While a polling loop keeps calling it (two calls within 50 us) the engine thread stays
+     * out of the engine, and takes over again when the calls stop; a lone call, or calls further apart, leave it
+     * alone ({@code Engine.progressFromCaller}).
      */
     @Override
     public int progress() {

@@ -40,7 +40,8 @@
  * {@link io.jhca.rxe.ProgressMode#THREAD}: each device runs its engine on a daemon thread (an Agrona AgentRunner with
  * the configured idle strategy); a post wakes a sleeping engine thread ({@code Engine.notifyPosted}). An application
  * may call {@code Context.progress()} there too: the call runs a duty cycle on its thread when no other cycle runs,
- * and the engine thread parks while such calls come, taking over when they stop ({@code Engine.progressFromCaller}).
+ * and while a polling loop keeps calling it (two calls within 50 us) the engine thread parks, taking over when the
+ * calls stop ({@code Engine.progressFromCaller}).
  * {@link io.jhca.rxe.ProgressMode#CALLER}: no thread; the application drives the
  * engine by calling {@code Context.progress()} from its polling loop (one duty cycle per call), and then all calls on
  * that device must come from that one thread. Posting is single-writer per queue and polling single-reader per CQ in

@@ -1,6 +1,7 @@
 package io.jhca.rxe;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -103,6 +104,36 @@ class ThreadProgressByCallerTest {
             assertTrue(work[0] >= 300, "work found by progress calls: " + work[0]);
             assertNull(r.a.engine().lastError());
             assertNull(r.b.engine().lastError());
+        }
+    }
+
+    /**
+     * Only a polling loop's calls (two within 50 us) make the engine thread step aside: calls 100 us apart or more,
+     * as a housekeeping timer makes, leave it alone; calls back to back make it step aside, and it comes back 1 ms
+     * after the last.
+     */
+    @Test
+    void onlyALoopsCallsMakeTheEngineThreadStepAside() {
+        try (Rig r = Rig.rc(ProgressMode.THREAD, 1 << 16, Mtu.MTU_1024)) {
+            assertFalse(r.a.engine().drivenByCaller());
+            for (int i = 0; i < 20; i++) {
+                r.a.progress();
+                assertFalse(r.a.engine().drivenByCaller(), "after call " + i + ", each 100 us or more after the last");
+                final long until = System.nanoTime() + 100_000;
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+            }
+            while (!r.a.engine().drivenByCaller()) {   // back to back: the test's timeout fails it if never
+                r.a.progress();
+            }
+            final long last = System.nanoTime();
+            while (System.nanoTime() - last < 1_100_000) {
+                Thread.onSpinWait();
+            }
+            assertFalse(r.a.engine().drivenByCaller(), "1.1 ms after the loop's last call");
+            // and the engine thread drives again: a message goes through without calls
+            sendAndCheck(r, 1, new Random(seed()), false, new long[1]);
         }
     }
 

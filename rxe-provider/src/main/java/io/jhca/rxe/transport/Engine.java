@@ -88,11 +88,20 @@ public final class Engine implements Agent {
      */
     private final ReentrantLock cycleLock = new ReentrantLock();
     /**
-     * THREAD mode: when an application's progress call last ran a duty cycle (System.nanoTime). For
-     * {@link #CALLER_WINDOW_NANOS} after it the engine thread leaves the engine to the application (see
-     * {@link #progressFromCaller}). Written opaque by the caller's cycle, read opaque by the engine thread.
+     * THREAD mode: when an application's polling loop last ran a duty cycle by a progress call (System.nanoTime):
+     * a call within {@link #CALLER_LOOP_NANOS} of the one before. For {@link #CALLER_WINDOW_NANOS} after it the engine
+     * thread leaves the engine to the application (see {@link #progressFromCaller}). Written opaque by the caller's
+     * cycle, read opaque by the engine thread.
      */
     private long callerCycleNanos = System.nanoTime() - 2 * CALLER_WINDOW_NANOS;
+    /** THREAD mode: when the last progress call's cycle ran, loop or not; under the lock. */
+    private long lastCallCycleNanos = callerCycleNanos;
+    /**
+     * THREAD mode: two progress calls' cycles this close together are a polling loop, which the engine thread makes
+     * way for. A lone call, or calls further apart (a housekeeping timer), leave the engine thread alone: it would
+     * otherwise park a millisecond after each and leave the device to calls that come rarely.
+     */
+    static final long CALLER_LOOP_NANOS = java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(50);
     private static final VarHandle CALLER_CYCLE_NANOS;
     /**
      * THREAD mode: how long after an application's progress call the engine thread stays out of the engine: the
@@ -398,14 +407,26 @@ public final class Engine implements Agent {
         }
         try {
             final int work = dutyCycle();
-            CALLER_CYCLE_NANOS.setOpaque(this, cycleNanos);
+            final long t = cycleNanos;
+            if (t - lastCallCycleNanos < CALLER_LOOP_NANOS) {
+                CALLER_CYCLE_NANOS.setOpaque(this, t);
+            }
+            lastCallCycleNanos = t;
             return work;
         } finally {
             cycleLock.unlock();
         }
     }
 
-    /** Whether an application's progress call ran a cycle within the last {@link #CALLER_WINDOW_NANOS}. */
+    /**
+     * THREAD mode: whether an application's polling loop drives the engine now, so the engine thread stays out
+     * (tests, diagnostics).
+     */
+    public boolean drivenByCaller() {
+        return threaded && callerDriving(System.nanoTime());
+    }
+
+    /** Whether an application's polling loop ran a cycle by a progress call within the last {@link #CALLER_WINDOW_NANOS}. */
     private boolean callerDriving(final long now) {
         return now - (long) CALLER_CYCLE_NANOS.getOpaque(this) < CALLER_WINDOW_NANOS;
     }
