@@ -81,8 +81,9 @@ public final class Mlx5Provider implements Provider {
 
     /**
      * Whether postSend's chain loop is compiled apart from its callers in this JVM (a compiler directive the provider
-     * adds when its first QP class loads; {@code -Djhca.mlx5.compileChainApart=false} turns it off): "yes", or "no"
-     * and why. For tools that report how they measured.
+     * adds while its first device comes up, at the latest when its QP class loads;
+     * {@code -Djhca.mlx5.compileChainApart=false} turns it off): "yes", or "no" and why. For tools that report how
+     * they measured.
      */
     public static String chainCompiledApart() {
         return CompiledApart.request().describe();

@@ -91,11 +91,13 @@ public final class Engine implements Agent {
      * THREAD mode: when an application's polling loop last ran a duty cycle by a progress call (System.nanoTime):
      * a call within {@link #CALLER_LOOP_NANOS} of the one before. For {@link #CALLER_WINDOW_NANOS} after it the engine
      * thread leaves the engine to the application (see {@link #progressFromCaller}). Written opaque by the caller's
-     * cycle, read opaque by the engine thread.
+     * cycle, read opaque by the engine thread; {@link #NOT_DRIVEN} while no loop drives (never did, or stopped).
      */
-    private long callerCycleNanos = System.nanoTime() - 2 * CALLER_WINDOW_NANOS;
+    private long callerCycleNanos = NOT_DRIVEN;
+    /** {@link #callerCycleNanos} when no polling loop drives the engine: the engine thread reads no clock for it. */
+    private static final long NOT_DRIVEN = Long.MIN_VALUE;
     /** THREAD mode: when the last progress call's cycle ran, loop or not; under the lock. */
-    private long lastCallCycleNanos = callerCycleNanos;
+    private long lastCallCycleNanos = System.nanoTime() - 2 * CALLER_WINDOW_NANOS;
     /**
      * THREAD mode: two progress calls' cycles this close together are a polling loop, which the engine thread makes
      * way for. A lone call, or calls further apart (a housekeeping timer), leave the engine thread alone: it would
@@ -423,26 +425,36 @@ public final class Engine implements Agent {
      * (tests, diagnostics).
      */
     public boolean drivenByCaller() {
-        return threaded && callerDriving(System.nanoTime());
-    }
-
-    /** Whether an application's polling loop ran a cycle by a progress call within the last {@link #CALLER_WINDOW_NANOS}. */
-    private boolean callerDriving(final long now) {
-        return now - (long) CALLER_CYCLE_NANOS.getOpaque(this) < CALLER_WINDOW_NANOS;
+        return threaded && callerDriving();
     }
 
     /**
-     * The engine thread's cycle. While an application drives the engine it parks instead, for the window (or its
-     * rest, if longer than the park), then twice as long each time up to {@link #CALLER_PARK_MAX_NANOS}: a wake-up on
-     * a core the application needs delays one of its round trips. An application that stops calling gets its engine
-     * thread back within the window and that park (17 ms at most), the bound {@link HeldAckWatch} keeps for a held
-     * ACK in CALLER mode; a post does not wake a thread parked so.
+     * Whether an application's polling loop ran a cycle by a progress call within the last
+     * {@link #CALLER_WINDOW_NANOS}. Once that is past, the mark goes back to {@link #NOT_DRIVEN}, so an engine thread
+     * whose application does not (or no longer) drive it reads no clock for this in its cycles.
+     */
+    private boolean callerDriving() {
+        final long driven = (long) CALLER_CYCLE_NANOS.getOpaque(this);
+        if (driven == NOT_DRIVEN) {
+            return false;
+        }
+        if (System.nanoTime() - driven < CALLER_WINDOW_NANOS) {
+            return true;
+        }
+        CALLER_CYCLE_NANOS.compareAndSet(this, driven, NOT_DRIVEN);   // unless a newer call marked it meanwhile
+        return false;
+    }
+
+    /**
+     * The engine thread's cycle. While an application drives the engine it parks instead, for the window (1 ms), then
+     * twice as long each time up to {@link #CALLER_PARK_MAX_NANOS}: a wake-up on a core the application needs delays
+     * one of its round trips. An application that stops calling gets its engine thread back within the window and
+     * that park (17 ms at most), the bound {@link HeldAckWatch} keeps for a held ACK in CALLER mode; a post does not
+     * wake a thread parked so.
      */
     private int engineThreadCycle() {
-        final long now = System.nanoTime();
-        if (callerDriving(now)) {
-            final long rest = (long) CALLER_CYCLE_NANOS.getOpaque(this) + CALLER_WINDOW_NANOS - now;
-            LockSupport.parkNanos(Math.max(rest, callerParkNanos));
+        if (callerDriving()) {
+            LockSupport.parkNanos(callerParkNanos);
             callerParkNanos = Math.min(callerParkNanos << 1, CALLER_PARK_MAX_NANOS);
             return 0;
         }
@@ -473,7 +485,7 @@ public final class Engine implements Agent {
         if (!threaded) {
             return doWork();
         }
-        return callerDriving(System.nanoTime()) ? 1 : cycleIfFree(1);
+        return callerDriving() ? 1 : cycleIfFree(1);
     }
 
     /**
