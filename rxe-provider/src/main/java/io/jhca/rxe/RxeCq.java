@@ -1,13 +1,21 @@
 package io.jhca.rxe;
 
 import io.jhca.rxe.transport.CqRing;
+import io.jhca.rxe.transport.Engine;
 import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.WorkCompletion;
 
-/** A completion queue of an rxe device: a {@link CqRing} the engine fills and the application polls. */
+/**
+ * A completion queue of an rxe device: a {@link CqRing} the engine fills and the application polls. With thread
+ * progress an empty poll runs a duty cycle when no other runs, as a progress call does, and looks again
+ * ({@link RxeDeviceConfig#POLL_PROGRESS_PROPERTY}): an application's polling loop then moves the device itself, as
+ * libfabric's providers and UCX progress from their completion reads.
+ */
 final class RxeCq extends CompletionQueue {
 
     private final CqRing ring;
+    private final Engine engine;
+    private final boolean pollProgress;
 
     RxeCq(final RxeContext context, final int cqn, final int cqe) {
         this(context, cqn, new CqRing(cqe));
@@ -16,6 +24,8 @@ final class RxeCq extends CompletionQueue {
     private RxeCq(final RxeContext context, final int cqn, final CqRing ring) {
         super(context, cqn, ring.capacity());
         this.ring = ring;
+        this.engine = context.engine();
+        this.pollProgress = context.config().pollProgress();
         ring.onOverrun(this::overrun); // posts CQ_ERR at once; polls throw from then on
         ring.onEvent(this::raiseCompletionEvent); // runs on the engine's thread only when the ring was armed
     }
@@ -26,9 +36,15 @@ final class RxeCq extends CompletionQueue {
 
     @Override
     protected int driverPoll(final WorkCompletion wc) {
-        final int n = ring.poll(wc);
+        int n = ring.poll(wc);
+        if (n == 0 && pollProgress && engine.progressFromPoll() > 0) {
+            n = ring.poll(wc);
+        }
         if (n < 0) {
             throw overrun();
+        }
+        if (n > 0) {
+            engine.completionTaken();   // the wait is over: an engine thread parked for it takes over again
         }
         return n;
     }

@@ -65,6 +65,14 @@ public final class RxeDeviceConfig {
      */
     public static final String GSO_PROPERTY = "jhca.rxe.gso";
     /**
+     * System property: {@code true} (default) or {@code false}, whether with thread progress a poll that finds its CQ
+     * empty runs a duty cycle on the polling thread when no other runs, as {@code Context.progress()} does: an
+     * application that polls its CQs drives the device without knowing of {@code progress()}, and the engine thread
+     * steps aside while it polls. Without it an empty poll only reads the CQ. Caller progress ignores it: there only
+     * {@code progress()} moves the device.
+     */
+    public static final String POLL_PROGRESS_PROPERTY = "jhca.rxe.pollprogress";
+    /**
      * Longest ACK hold accepted, 1 ms: far below the local ACK timeout perftest and rc_pingpong arm (code 14,
      * 67 ms); a peer with a shorter timeout needs a shorter hold.
      */
@@ -97,6 +105,7 @@ public final class RxeDeviceConfig {
     private final List<InetAddress> netdevAddresses;
     private final long ackHoldNanos;
     private final boolean gso;
+    private final boolean pollProgress;
 
     private RxeDeviceConfig(final Builder b) {
         this.netdev = b.netdev;
@@ -118,11 +127,17 @@ public final class RxeDeviceConfig {
         this.pcap = b.pcap;
         this.ackHoldNanos = b.ackHoldNanos;
         this.gso = b.gso;
+        this.pollProgress = b.pollProgress;
     }
 
     /** Whether a held ACK and its request may leave as one GSO datagram on loopback (see {@link #GSO_PROPERTY}). */
     public boolean gso() {
         return gso;
+    }
+
+    /** Whether an empty CQ poll drives a threaded device (see {@link #POLL_PROGRESS_PROPERTY}). */
+    public boolean pollProgress() {
+        return pollProgress;
     }
 
     /** How long a responder may hold an ACK back (see {@link #ACK_HOLD_PROPERTY}); 0 = never. */
@@ -309,25 +324,28 @@ public final class RxeDeviceConfig {
         return Collections.unmodifiableList(out);
     }
 
-    /** Progress, idle, ICRC, ACK-hold and GSO settings from their properties. */
+    /** Progress, idle, ICRC, ACK-hold, GSO and poll-progress settings from their properties. */
     private static Builder settings(final Builder b) {
         final ProgressMode progress = ProgressMode.valueOf(
                 System.getProperty(PROGRESS_PROPERTY, "thread").trim().toUpperCase(Locale.ROOT));
         final String idle = System.getProperty(IDLE_PROPERTY, "adaptive").trim().toLowerCase(Locale.ROOT);
         final String icrc = System.getProperty(ICRC_PROPERTY, "auto").trim().toLowerCase(Locale.ROOT);
         final long ackHold = parseAckHold(System.getProperty(ACK_HOLD_PROPERTY, Long.toString(DEFAULT_ACK_HOLD_NANOS)));
-        final boolean gso = parseGso(System.getProperty(GSO_PROPERTY, "true"));
-        return b.progressMode(progress).idleStrategy(idle).icrcMode(parseIcrc(icrc)).ackHoldNanos(ackHold).gso(gso);
+        final boolean gso = parseBoolean(GSO_PROPERTY, System.getProperty(GSO_PROPERTY, "true"));
+        final boolean pollProgress = parseBoolean(POLL_PROGRESS_PROPERTY,
+                System.getProperty(POLL_PROGRESS_PROPERTY, "true"));
+        return b.progressMode(progress).idleStrategy(idle).icrcMode(parseIcrc(icrc)).ackHoldNanos(ackHold).gso(gso)
+                .pollProgress(pollProgress);
     }
 
-    private static boolean parseGso(final String s) {
+    private static boolean parseBoolean(final String property, final String s) {
         switch (s.trim().toLowerCase(Locale.ROOT)) {
             case "true":
                 return true;
             case "false":
                 return false;
             default:
-                throw new IllegalArgumentException(GSO_PROPERTY + " must be true or false, not '" + s + "'");
+                throw new IllegalArgumentException(property + " must be true or false, not '" + s + "'");
         }
     }
 
@@ -410,6 +428,7 @@ public final class RxeDeviceConfig {
         private List<InetAddress> netdevAddresses = List.of();
         private long ackHoldNanos = DEFAULT_ACK_HOLD_NANOS;
         private boolean gso = true;
+        private boolean pollProgress = true;
 
         private Builder(final String name) {
             if (name == null || name.isBlank()) {
@@ -570,6 +589,12 @@ public final class RxeDeviceConfig {
         /** Whether a held ACK and its request may leave as one GSO datagram on loopback (see {@link #GSO_PROPERTY}). */
         public Builder gso(final boolean on) {
             this.gso = on;
+            return this;
+        }
+
+        /** Whether an empty CQ poll drives a threaded device (see {@link #POLL_PROGRESS_PROPERTY}). */
+        public Builder pollProgress(final boolean on) {
+            this.pollProgress = on;
             return this;
         }
 

@@ -10,6 +10,7 @@ import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.UnaryOperator;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -21,6 +22,7 @@ import io.jhca.verbs.MemoryRegion;
 import io.jhca.verbs.Mtu;
 import io.jhca.verbs.QpInitAttributes;
 import io.jhca.verbs.QpState;
+import io.jhca.verbs.QpType;
 import io.jhca.verbs.QueuePair;
 import io.jhca.verbs.RecvWr;
 import io.jhca.verbs.SendFlags;
@@ -140,12 +142,15 @@ class ThreadProgressByCallerTest {
     /**
      * The application drives, then stops calling progress right after B took a SEND (whose ACK B holds, to send it
      * with B's next request): B's engine thread takes over and sends it, so A's send completes; then traffic goes on
-     * on the engine threads alone, and back on the calls.
+     * on the engine threads alone, and back on the calls. Empty polls do not drive here (they would by default,
+     * {@code PollProgressTest}), so that only the engine threads move the devices once the calls stop.
      */
     @Test
     void theEngineThreadTakesOverWhenTheCallsStop() {
         final Random rnd = new Random(seed());
-        try (Rig r = Rig.rc(ProgressMode.THREAD, 1 << 16, Mtu.MTU_1024)) {
+        try (Rig r = new Rig(Rig.config("rxeA", ProgressMode.THREAD).pollProgress(false).build(),
+                Rig.config("rxeB", ProgressMode.THREAD).pollProgress(false).build(), QpType.RC, 1 << 16, Mtu.MTU_1024,
+                UnaryOperator.identity())) {
             final long[] work = new long[1];
             for (int round = 0; round < 3; round++) {
                 for (int i = 0; i < 20; i++) {

@@ -91,7 +91,8 @@ public final class Engine implements Agent {
      * THREAD mode: when an application's polling loop last ran a duty cycle by a progress call (System.nanoTime):
      * a call within {@link #CALLER_LOOP_NANOS} of the one before. For {@link #CALLER_WINDOW_NANOS} after it the engine
      * thread leaves the engine to the application (see {@link #progressFromCaller}). Written opaque by the caller's
-     * cycle, read opaque by the engine thread; {@link #NOT_DRIVEN} while no loop drives (never did, or stopped).
+     * cycle, read opaque by the engine thread; {@link #NOT_DRIVEN} while no loop drives (never did, stopped, or a poll
+     * returned the completion it waited for: {@link #completionTaken}, a volatile store).
      */
     private long callerCycleNanos = NOT_DRIVEN;
     /** {@link #callerCycleNanos} when no polling loop drives the engine: the engine thread reads no clock for it. */
@@ -115,6 +116,8 @@ public final class Engine implements Agent {
     static final long CALLER_PARK_MAX_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(16);
     /** The engine thread's current park while an application drives the engine; engine thread only. */
     private long callerParkNanos = CALLER_WINDOW_NANOS;
+    /** The engine thread while it parks for a polling loop, else null: {@link #completionTaken} wakes it. */
+    private volatile Thread parkedForCaller;
     /**
      * For a device model embedding this engine: asked, with the QPN, when a packet needs a receive WQE and none
      * is posted, so the model can read its receive queue's doorbell record first, as hardware does when a
@@ -421,6 +424,37 @@ public final class Engine implements Agent {
     }
 
     /**
+     * THREAD mode, an application's poll that found its CQ empty: {@link #progressFromCaller}, so an application that
+     * polls its CQs drives the engine without knowing of progress calls. Not on a closed engine, nor on a thread inside
+     * a cycle already (the lock is reentrant). CALLER mode: 0, only progress calls move the device there.
+     */
+    public int progressFromPoll() {
+        if (!threaded || closed || cycleLock.isHeldByCurrentThread()) {
+            return 0;
+        }
+        return progressFromCaller();
+    }
+
+    /**
+     * A poll returned a completion: the wait of the loop that drove the engine is over, and what the application
+     * waits for next may be memory (the last byte of the peer's RDMA WRITE, as perftest's write_lat waits) that no
+     * call of ours sees. So the loop's mark ends here, not a window later, and an engine thread parked for the loop
+     * is woken to drive the device until a loop marks it again. Otherwise, against a peer that ACKs at once (Linux
+     * rxe, a ConnectX), the peer's WRITE that follows its ACK waited for the park to end, 1 to 16 ms, every
+     * iteration. One read of the mark when no loop drives.
+     */
+    public void completionTaken() {
+        if ((long) CALLER_CYCLE_NANOS.getOpaque(this) == NOT_DRIVEN) {
+            return;
+        }
+        CALLER_CYCLE_NANOS.setVolatile(this, NOT_DRIVEN);   // volatile: see engineThreadCycle
+        final Thread parked = parkedForCaller;
+        if (parked != null) {
+            LockSupport.unpark(parked);
+        }
+    }
+
+    /**
      * THREAD mode: whether an application's polling loop drives the engine now, so the engine thread stays out
      * (tests, diagnostics).
      */
@@ -448,15 +482,24 @@ public final class Engine implements Agent {
     /**
      * The engine thread's cycle. While an application drives the engine it parks instead, for the window (1 ms), then
      * twice as long each time up to {@link #CALLER_PARK_MAX_NANOS}: a wake-up on a core the application needs delays
-     * one of its round trips. An application that stops calling gets its engine thread back within the window and
-     * that park (17 ms at most), the bound {@link HeldAckWatch} keeps for a held ACK in CALLER mode; a post does not
-     * wake a thread parked so.
+     * one of its round trips. A poll that returns a completion wakes it at once ({@link #completionTaken}); an
+     * application that stops calling without one gets its engine thread back within the window and that park (17 ms at
+     * most), the bound {@link HeldAckWatch} keeps for a held ACK in CALLER mode; a post does not wake a thread parked
+     * so.
      */
     private int engineThreadCycle() {
         if (callerDriving()) {
-            LockSupport.parkNanos(callerParkNanos);
+            // Dekker with completionTaken: this volatile store, then a volatile read of the mark; there a volatile
+            // store of the mark, then a volatile read of this. One of the two sees the other: no wake-up is missed.
+            parkedForCaller = Thread.currentThread();
+            if ((long) CALLER_CYCLE_NANOS.getVolatile(this) != NOT_DRIVEN) {
+                LockSupport.parkNanos(callerParkNanos);
+            }
+            parkedForCaller = null;
             callerParkNanos = Math.min(callerParkNanos << 1, CALLER_PARK_MAX_NANOS);
-            return 0;
+            // as work: the park was this thread's idling, so its idle strategy starts afresh when the loop is over and
+            // yields before it sleeps on the sockets (a wake-up from there costs a round trip under a hypervisor)
+            return 1;
         }
         callerParkNanos = CALLER_WINDOW_NANOS;
         return cycleIfFree(0);   // 0: a progress call started just now

@@ -1,0 +1,205 @@
+package io.jhca.rxe;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.jhca.verbs.CompletionQueue;
+import io.jhca.verbs.Mtu;
+import io.jhca.verbs.QpType;
+import io.jhca.verbs.RecvWr;
+import io.jhca.verbs.SendFlags;
+import io.jhca.verbs.SendWr;
+import io.jhca.verbs.WcOpcode;
+import io.jhca.verbs.WcStatus;
+import io.jhca.verbs.WorkCompletion;
+import io.jhca.verbs.WrOpcode;
+
+import java.util.List;
+import java.util.Random;
+import java.util.function.UnaryOperator;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Thread progress driven by an application that only polls its CQs ({@value RxeDeviceConfig#POLL_PROGRESS_PROPERTY}):
+ * an empty poll runs a duty cycle on the polling thread, a polling loop makes the engine thread step aside, and the
+ * poll that returns the awaited completion ends that at once, so a wait that follows on memory (no call of ours in it)
+ * finds the engine thread driving. No progress call anywhere in this class.
+ */
+@Timeout(60)
+class PollProgressTest {
+
+    private static final int MSG = 512;
+
+    private static long seed() {
+        final String given = System.getProperty("jhca.test.seed");
+        final long seed = given != null ? Long.parseLong(given.trim()) : System.nanoTime();
+        System.out.println("PollProgressTest seed " + seed + " (replay: -Djhca.test.seed=" + seed + ")");
+        return seed;
+    }
+
+    /** Two threaded devices; {@code ackHold} 0: each ACK leaves at once, as Linux rxe and a ConnectX send theirs. */
+    private static Rig rig(final boolean pollProgress, final long ackHold) {
+        return new Rig(Rig.config("rxeA", ProgressMode.THREAD).pollProgress(pollProgress).ackHoldNanos(ackHold).build(),
+                Rig.config("rxeB", ProgressMode.THREAD).pollProgress(pollProgress).ackHoldNanos(ackHold).build(),
+                QpType.RC, 1 << 16, Mtu.MTU_1024, UnaryOperator.identity());
+    }
+
+    /** Polls {@code cq} back to back until a completion (no progress call); whether a loop's mark was seen meanwhile. */
+    private static boolean pollOnly(final RxeContext ctx, final CompletionQueue cq, final WorkCompletion wc) {
+        boolean driven = false;
+        final long end = System.nanoTime() + 20_000_000_000L;
+        while (System.nanoTime() < end) {
+            if (cq.poll(wc) == 1) {
+                return driven;
+            }
+            driven |= ctx.engine().drivenByCaller();
+        }
+        fail("no completion on " + cq.describe() + "; counters " + ctx.counters());
+        return driven;
+    }
+
+    @Test
+    void emptyPollsDriveAThreadedDevice() {
+        final Random rnd = new Random(seed());
+        try (Rig r = rig(true, RxeDeviceConfig.DEFAULT_ACK_HOLD_NANOS)) {
+            // polls of a CQ nothing arrives at, back to back: they run cycles, and the engine thread steps aside
+            final WorkCompletion none = new WorkCompletion();
+            while (!r.a.engine().drivenByCaller()) {   // the class timeout fails it if never
+                assertEquals(0, r.cqA.poll(none));
+            }
+            final WorkCompletion wc = new WorkCompletion();
+            int driven = 0;
+            for (int i = 0; i < 300; i++) {
+                final byte[] bytes = new byte[1 + rnd.nextInt(MSG)];
+                rnd.nextBytes(bytes);
+                r.memA.buffer().putBytes(0, bytes);
+                r.memB.buffer().setMemory(0, MSG, (byte) 0);
+                assertEquals(1, r.qpB.postRecv(new RecvWr().wrId(1000 + i).sge(r.mrB, 0, MSG)));
+                assertEquals(1, r.qpA.postSend(new SendWr().wrId(i).opcode(WrOpcode.SEND)
+                        .sendFlags(SendFlags.SIGNALED).sge(r.mrA, 0, bytes.length)));
+                if (pollOnly(r.b, r.cqB, wc)) {
+                    driven++;
+                }
+                assertEquals(WcStatus.SUCCESS, wc.status(), wc::toString);
+                assertEquals(1000 + i, wc.wrId());
+                assertEquals(WcOpcode.RECV, wc.opcode());
+                assertEquals(bytes.length, wc.byteLen());
+                for (int k = 0; k < bytes.length; k++) {
+                    assertEquals(bytes[k], r.memB.buffer().getByte(k), "message " + i + ", byte " + k);
+                }
+                assertEquals(0, r.memB.buffer().getByte(bytes.length), "message " + i + ": one past its last byte");
+                pollOnly(r.a, r.cqA, wc);
+                assertEquals(WcStatus.SUCCESS, wc.status(), wc::toString);
+                assertEquals(i, wc.wrId());
+            }
+            assertTrue(driven > 0, "B's polls never drove its engine in 300 waits");
+            assertNull(r.a.engine().lastError());
+            assertNull(r.b.engine().lastError());
+        }
+    }
+
+    /**
+     * perftest's write_lat against a peer that ACKs at once: each side polls its send CQ for its WRITE's completion
+     * (the ACK), then waits for the peer's WRITE by memory alone. The poll that returns the completion ends the
+     * loop's mark there and then, so the engine thread takes the peer's WRITE; before, it stayed parked for the loop
+     * a millisecond or more per iteration. Every WRITE's bytes are checked.
+     */
+    @Test
+    void aCompletionEndsTheLoopSoAMemoryWaitFindsTheEngineThread() {
+        final Random rnd = new Random(seed());
+        try (Rig r = rig(true, 0)) {
+            final WorkCompletion wc = new WorkCompletion();
+            final long raddr = r.mrB.address() + MSG;
+            int marked = 0;
+            for (int i = 1; i <= 200; i++) {
+                final byte[] bytes = new byte[MSG];
+                rnd.nextBytes(bytes);
+                bytes[MSG - 1] = (byte) i;   // the count rides in the last byte, as perftest's
+                r.memA.buffer().putBytes(0, bytes);
+                assertEquals(1, r.qpA.postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE)
+                        .sendFlags(SendFlags.SIGNALED).sge(r.mrA, 0, MSG).rdma(raddr, r.mrB.rkey())));
+                while (!r.a.engine().drivenByCaller()) {   // A's send CQ poll loop, until it marks (or completes)
+                    if (r.cqA.poll(wc) == 1) {
+                        break;
+                    }
+                }
+                if (wc.wrId() != i) {
+                    marked++;
+                    pollOnly(r.a, r.cqA, wc);
+                }
+                assertEquals(WcStatus.SUCCESS, wc.status(), wc::toString);
+                assertEquals(i, wc.wrId());
+                assertFalse(r.a.engine().drivenByCaller(), "iteration " + i + ": the loop's mark after its completion");
+                // B sees the bytes by memory alone (no poll, no call), as write_lat's peer does
+                final long end = System.nanoTime() + 20_000_000_000L;
+                while (r.memB.buffer().getByteVolatile(MSG + MSG - 1) != (byte) i) {
+                    if (System.nanoTime() > end) {
+                        fail("iteration " + i + ": A's WRITE never landed at B");
+                    }
+                    Thread.onSpinWait();
+                }
+                for (int k = 0; k < MSG; k++) {
+                    assertEquals(bytes[k], r.memB.buffer().getByte(MSG + k), "iteration " + i + ", byte " + k);
+                }
+            }
+            assertTrue(marked > 0, "A's polls never marked a loop before the completion: nothing was tested");
+            assertNull(r.a.engine().lastError());
+            assertNull(r.b.engine().lastError());
+        }
+    }
+
+    /** Turned off, an empty poll only reads the CQ: no loop mark however fast the polls, and the engine thread drives. */
+    @Test
+    void turnedOffAnEmptyPollOnlyReads() {
+        try (Rig r = rig(false, RxeDeviceConfig.DEFAULT_ACK_HOLD_NANOS)) {
+            final WorkCompletion wc = new WorkCompletion();
+            final long end = System.nanoTime() + 5_000_000;
+            while (System.nanoTime() < end) {
+                assertEquals(0, r.cqA.poll(wc));
+                assertFalse(r.a.engine().drivenByCaller());
+            }
+            assertEquals(1, r.qpB.postRecv(new RecvWr().wrId(7).sge(r.mrB, 0, MSG)));
+            assertEquals(1, r.qpA.postSend(new SendWr().wrId(8).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+                    .sge(r.mrA, 0, MSG)));
+            assertFalse(pollOnly(r.b, r.cqB, wc), "a loop's mark without poll progress");
+            assertEquals(7, wc.wrId());
+            assertEquals(WcStatus.SUCCESS, wc.status());
+        }
+    }
+
+    @Test
+    void propertyTurnsItOnAndOff() {
+        final String old = System.getProperty(RxeDeviceConfig.POLL_PROGRESS_PROPERTY);
+        try {
+            System.clearProperty(RxeDeviceConfig.POLL_PROGRESS_PROPERTY);
+            assertTrue(only(), "on by default");
+            System.setProperty(RxeDeviceConfig.POLL_PROGRESS_PROPERTY, " FALSE");
+            assertEquals(false, only());
+            System.setProperty(RxeDeviceConfig.POLL_PROGRESS_PROPERTY, "true");
+            assertEquals(true, only());
+            System.setProperty(RxeDeviceConfig.POLL_PROGRESS_PROPERTY, "1");
+            final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, PollProgressTest::only);
+            assertTrue(e.getMessage().contains(RxeDeviceConfig.POLL_PROGRESS_PROPERTY) && e.getMessage().contains("'1'"),
+                    e.getMessage());
+        } finally {
+            if (old == null) {
+                System.clearProperty(RxeDeviceConfig.POLL_PROGRESS_PROPERTY);
+            } else {
+                System.setProperty(RxeDeviceConfig.POLL_PROGRESS_PROPERTY, old);
+            }
+        }
+        assertTrue(RxeDeviceConfig.builder("p0").address("127.0.0.1").build().pollProgress());
+        assertEquals(false, RxeDeviceConfig.builder("p1").address("127.0.0.1").pollProgress(false).build().pollProgress());
+    }
+
+    private static boolean only() {
+        final List<RxeDeviceConfig> all = RxeDeviceConfig.fromEnvironment();
+        return all.get(0).pollProgress();
+    }
+}
