@@ -106,7 +106,8 @@ public abstract class Context extends VerbsResource {
     /**
      * Drives a software device's engine from the caller's thread, for providers configured without their own
      * progress thread; returns the amount of work done. A software device with a progress thread takes the call as
-     * well, and while a polling loop keeps calling it the thread makes way. Hardware needs no progress: 0.
+     * well, and while a polling loop keeps calling it the thread makes way (the rxe provider's threaded devices take
+     * an empty CQ poll as such a call too). Hardware needs no progress: 0.
      */
     public int progress() {
         return 0;

@@ -215,8 +215,9 @@ public final class RxeContext extends Context {
     /**
      * One engine duty cycle on the calling thread. CALLER mode: the only way the device moves. THREAD mode: if no
      * other cycle runs (else 0). While a polling loop keeps calling it (two calls within 50 us) the engine thread stays
-     * out of the engine, and takes over again when the calls stop; a lone call, or calls further apart, leave it
-     * alone ({@code Engine.progressFromCaller}).
+     * out of the engine, and takes over again when the calls stop or a poll returns a completion; a lone call, or
+     * calls further apart, leave it alone ({@code Engine.progressFromCaller}). An empty CQ poll does the same
+     * ({@link RxeDeviceConfig#POLL_PROGRESS_PROPERTY}).
      */
     @Override
     public int progress() {

@@ -23,7 +23,9 @@
  * {@code strict} or {@code recover}, see below;</li>
  * <li>system property {@code jhca.rxe.ackhold}: nanoseconds a responder may hold an ACK back to coalesce it and
  * send it with the application's answer, just before it in one system call (default 4000; 0 sends each ACK at once,
- * on its own), see {@link io.jhca.rxe.RxeDeviceConfig#ACK_HOLD_PROPERTY}.</li>
+ * on its own), see {@link io.jhca.rxe.RxeDeviceConfig#ACK_HOLD_PROPERTY};</li>
+ * <li>system property {@code jhca.rxe.pollprogress}: {@code true} (default) or {@code false}, whether with thread
+ * progress a poll that finds its CQ empty drives the device as a progress call does, see below.</li>
  * </ul>
  * In code, {@link io.jhca.rxe.RxeDeviceConfig#builder(String)} sets all of these per device, plus:
  * {@code netdevMtu} (the MTU the port's active MTU derives from; default the interface's, 65536 for loopback
@@ -41,7 +43,10 @@
  * the configured idle strategy); a post wakes a sleeping engine thread ({@code Engine.notifyPosted}). An application
  * may call {@code Context.progress()} there too: the call runs a duty cycle on its thread when no other cycle runs,
  * and while a polling loop keeps calling it (two calls within 50 us) the engine thread parks, taking over when the
- * calls stop ({@code Engine.progressFromCaller}).
+ * calls stop ({@code Engine.progressFromCaller}). A poll that finds its CQ empty does the same
+ * ({@code Engine.progressFromPoll}), so an application that never calls progress but polls its CQs drives the device
+ * from its polling loop; the poll that returns a completion ends the loop and wakes a parked engine thread at once
+ * ({@code Engine.completionTaken}), for the wait that follows may be on memory, where no call of ours comes.
  * {@link io.jhca.rxe.ProgressMode#CALLER}: no thread; the application drives the
  * engine by calling {@code Context.progress()} from its polling loop (one duty cycle per call), and then all calls on
  * that device must come from that one thread. Posting is single-writer per queue and polling single-reader per CQ in
