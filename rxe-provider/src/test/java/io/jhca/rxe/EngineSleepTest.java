@@ -36,10 +36,14 @@ class EngineSleepTest {
         return sleepyRig(UnaryOperator.identity(), 14);
     }
 
-    /** @param configB more of device B's configuration; @param timeout both QPs' local ACK timeout code */
+    /**
+     * @param configB more of device B's configuration; @param timeout both QPs' local ACK timeout code. The test's
+     * polls do not drive the devices ({@code pollProgress(false)}): only what wakes an engine thread moves anything.
+     */
     private static Rig sleepyRig(final UnaryOperator<RxeDeviceConfig.Builder> configB, final int timeout) {
-        return new Rig(Rig.config("slpA", ProgressMode.THREAD).idlePark(A_MINUTE, A_MINUTE).build(),
-                configB.apply(Rig.config("slpB", ProgressMode.THREAD).idlePark(A_MINUTE, A_MINUTE)).build(),
+        return new Rig(Rig.config("slpA", ProgressMode.THREAD).idlePark(A_MINUTE, A_MINUTE).pollProgress(false).build(),
+                configB.apply(Rig.config("slpB", ProgressMode.THREAD).idlePark(A_MINUTE, A_MINUTE).pollProgress(false))
+                        .build(),
                 QpType.RC, 1 << 16, Mtu.MTU_1024, UnaryOperator.identity(), timeout);
     }
 
