@@ -333,11 +333,33 @@ final class PerfRun {
             outcome.jvm = JvmReport.start().stop();
         }
         out.println(outcome.jvm.footer());
+        String cold = coldJitHint(p.warmupIters(), outcome.jvm.jitMillis(), p.test().latency());
+        if (cold != null) {
+            out.println(cold);
+        }
         String losses = outcome.jvm.losses() == null ? null : outcome.jvm.losses().line(outcome.device);
         if (losses != null) {
             out.println(losses);
         }
         out.flush();
+    }
+
+    /** JIT time inside a measured window without warm-up from which a run says it measured a JVM still compiling. */
+    static final long COLD_JIT_MILLIS = 10;
+
+    /**
+     * The line after the footer of a run without warm-up (two processes: the peer may be C perftest, which runs
+     * exactly -n iterations, so none is agreed on) that the JIT compiled in for at least {@value #COLD_JIT_MILLIS}
+     * ms: what was measured, and how two hwlab sides measure the steady state. Null otherwise.
+     */
+    static String coldJitHint(long warmupIters, long jitMillis, boolean latency) {
+        if (warmupIters > 0 || jitMillis < COLD_JIT_MILLIS) {
+            return null;
+        }
+        return " No warm-up (the default against a peer, which may be C perftest): the JIT compiled for " + jitMillis
+                + " ms inside the measured window, so these numbers include code not yet compiled. With hwlab on both"
+                + " sides, give both --warmup " + (latency ? PerfTestCommand.IN_PROCESS_WARMUP
+                : PerfTestCommand.IN_PROCESS_BW_WARMUP) + " for the steady state.";
     }
 
     private void udpFloor() {
