@@ -7,9 +7,10 @@ import io.jhca.verbs.WorkCompletion;
 
 /**
  * A completion queue of an rxe device: a {@link CqRing} the engine fills and the application polls. With thread
- * progress an empty poll runs a duty cycle when no other runs, as a progress call does, and looks again
- * ({@link RxeDeviceConfig#POLL_PROGRESS_PROPERTY}): an application's polling loop then moves the device itself, as
- * libfabric's providers and UCX progress from their completion reads.
+ * progress an empty poll of a CQ not armed for an event runs a duty cycle when no other runs, as a progress call does,
+ * and looks again ({@link RxeDeviceConfig#POLL_PROGRESS_PROPERTY}): an application's polling loop then moves the
+ * device itself, as libfabric's providers and UCX progress from their completion reads. A poll that returns a
+ * completion, and an arm, end such a loop: what the application waits for next may come by the engine thread.
  */
 final class RxeCq extends CompletionQueue {
 
@@ -37,14 +38,15 @@ final class RxeCq extends CompletionQueue {
     @Override
     protected int driverPoll(final WorkCompletion wc) {
         int n = ring.poll(wc);
-        if (n == 0 && pollProgress && engine.progressFromPoll() > 0) {
+        // not on an armed CQ: its application is about to sleep for the event, which the engine thread raises
+        if (n == 0 && pollProgress && ring.armed() == CqRing.DISARMED && engine.progressFromPoll() > 0) {
             n = ring.poll(wc);
         }
         if (n < 0) {
             throw overrun();
         }
         if (n > 0) {
-            engine.completionTaken();   // the wait is over: an engine thread parked for it takes over again
+            engine.loopEnded();   // the wait is over: an engine thread parked for it takes over again
         }
         return n;
     }
@@ -52,6 +54,7 @@ final class RxeCq extends CompletionQueue {
     @Override
     protected void driverRequestNotify(final boolean solicitedOnly) {
         ring.arm(solicitedOnly);
+        engine.loopEnded();   // the application will sleep for the event: an engine thread parked for its loop raises it
     }
 
     @Override

@@ -68,7 +68,8 @@ public final class RxeDeviceConfig {
      * System property: {@code true} (default) or {@code false}, whether with thread progress a poll that finds its CQ
      * empty runs a duty cycle on the polling thread when no other runs, as {@code Context.progress()} does: an
      * application that polls its CQs drives the device without knowing of {@code progress()}, and the engine thread
-     * steps aside while it polls. Without it an empty poll only reads the CQ. Caller progress ignores it: there only
+     * steps aside while it polls, until a poll returns a completion or the CQ is armed for an event (whose polls then
+     * drive nothing). Without it an empty poll only reads the CQ. Caller progress ignores it: there only
      * {@code progress()} moves the device.
      */
     public static final String POLL_PROGRESS_PROPERTY = "jhca.rxe.pollprogress";

@@ -43,10 +43,11 @@
  * the configured idle strategy); a post wakes a sleeping engine thread ({@code Engine.notifyPosted}). An application
  * may call {@code Context.progress()} there too: the call runs a duty cycle on its thread when no other cycle runs,
  * and while a polling loop keeps calling it (two calls within 50 us) the engine thread parks, taking over when the
- * calls stop ({@code Engine.progressFromCaller}). A poll that finds its CQ empty does the same
- * ({@code Engine.progressFromPoll}), so an application that never calls progress but polls its CQs drives the device
- * from its polling loop; the poll that returns a completion ends the loop and wakes a parked engine thread at once
- * ({@code Engine.completionTaken}), for the wait that follows may be on memory, where no call of ours comes.
+ * calls stop ({@code Engine.progressFromCaller}). A poll that finds its CQ empty does the same unless the CQ is armed
+ * for an event ({@code Engine.progressFromPoll}), so an application that never calls progress but polls its CQs
+ * drives the device from its polling loop; the poll that returns a completion, or an arm, ends the loop and wakes a
+ * parked engine thread at once ({@code Engine.loopEnded}), for the wait that follows may be on memory, where no call
+ * of ours comes, or asleep for the event, which the engine thread raises.
  * {@link io.jhca.rxe.ProgressMode#CALLER}: no thread; the application drives the
  * engine by calling {@code Context.progress()} from its polling loop (one duty cycle per call), and then all calls on
  * that device must come from that one thread. Posting is single-writer per queue and polling single-reader per CQ in

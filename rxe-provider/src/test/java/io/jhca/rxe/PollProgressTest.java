@@ -3,13 +3,17 @@ package io.jhca.rxe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.jhca.verbs.CompletionChannel;
 import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.Mtu;
+import io.jhca.verbs.QpInitAttributes;
 import io.jhca.verbs.QpType;
+import io.jhca.verbs.QueuePair;
 import io.jhca.verbs.RecvWr;
 import io.jhca.verbs.SendFlags;
 import io.jhca.verbs.SendWr;
@@ -29,7 +33,8 @@ import org.junit.jupiter.api.Timeout;
  * Thread progress driven by an application that only polls its CQs ({@value RxeDeviceConfig#POLL_PROGRESS_PROPERTY}):
  * an empty poll runs a duty cycle on the polling thread, a polling loop makes the engine thread step aside, and the
  * poll that returns the awaited completion ends that at once, so a wait that follows on memory (no call of ours in it)
- * finds the engine thread driving. No progress call anywhere in this class.
+ * finds the engine thread driving; an arm ends it too, and polls of an armed CQ drive nothing. No progress call
+ * anywhere in this class.
  */
 @Timeout(60)
 class PollProgressTest {
@@ -151,6 +156,54 @@ class PollProgressTest {
             assertTrue(marked > 0, "A's polls never marked a loop before the completion: nothing was tested");
             assertNull(r.a.engine().lastError());
             assertNull(r.b.engine().lastError());
+        }
+    }
+
+    /**
+     * An application that polls, then arms its CQ and sleeps on the channel (perftest's -e, or a poll-then-sleep loop):
+     * the arm ends the loop, and polls of the armed CQ drive nothing, so the engine thread, not parked for a loop that
+     * has gone to sleep, raises the event. Before, two empty polls around the arm marked a loop and the engine thread
+     * parked for it, 1 to 16 ms, while the application slept.
+     */
+    @Test
+    void anArmEndsTheLoopAndPollsOfAnArmedCqDriveNothing() throws Exception {
+        final Random rnd = new Random(seed());
+        try (Rig r = rig(true, RxeDeviceConfig.DEFAULT_ACK_HOLD_NANOS);
+                CompletionChannel ch = r.b.createCompletionChannel();
+                CompletionQueue cq = r.b.createCq(64, ch);
+                QueuePair qpB = r.pdB.createQp(QpInitAttributes.rc(cq, cq));
+                QueuePair qpA = r.pdA.createQp(QpInitAttributes.rc(r.cqA, r.cqA))) {
+            Rig.connect(qpA, r.a, qpB, r.b, Mtu.MTU_1024, 0x100, 0x200, 14);
+            Rig.connect(qpB, r.b, qpA, r.a, Mtu.MTU_1024, 0x200, 0x100, 14);
+            final WorkCompletion wc = new WorkCompletion();
+            for (int round = 0; round < 20; round++) {
+                while (!r.b.engine().drivenByCaller()) {   // a polling loop on the disarmed CQ, until it marks
+                    assertEquals(0, cq.poll(wc));
+                }
+                cq.requestNotify(false);
+                assertFalse(r.b.engine().drivenByCaller(), "round " + round + ": the loop's mark after the arm");
+                for (int k = 0; k < 2000; k++) {
+                    assertEquals(0, cq.poll(wc));
+                    assertFalse(r.b.engine().drivenByCaller(), "round " + round + ": poll " + k + " of the armed CQ");
+                }
+                final byte[] bytes = new byte[1 + rnd.nextInt(MSG)];
+                rnd.nextBytes(bytes);
+                r.memA.buffer().putBytes(0, bytes);
+                assertEquals(1, qpB.postRecv(new RecvWr().wrId(round).sge(r.mrB, 0, MSG)));
+                assertEquals(1, qpA.postSend(new SendWr().wrId(round).opcode(WrOpcode.SEND)
+                        .sendFlags(SendFlags.SIGNALED).sge(r.mrA, 0, bytes.length)));
+                assertSame(cq, ch.getEvent(20_000), "round " + round + ": no event in 20 s");
+                cq.ackEvents(1);
+                assertEquals(1, cq.poll(wc), "round " + round + ": the event's completion");
+                assertEquals(WcStatus.SUCCESS, wc.status(), wc::toString);
+                assertEquals(round, wc.wrId());
+                assertEquals(bytes.length, wc.byteLen());
+                for (int k = 0; k < bytes.length; k++) {
+                    assertEquals(bytes[k], r.memB.buffer().getByte(k), "round " + round + ", byte " + k);
+                }
+                pollOnly(r.a, r.cqA, wc);
+                assertEquals(WcStatus.SUCCESS, wc.status(), wc::toString);
+            }
         }
     }
 

@@ -92,7 +92,7 @@ public final class Engine implements Agent {
      * a call within {@link #CALLER_LOOP_NANOS} of the one before. For {@link #CALLER_WINDOW_NANOS} after it the engine
      * thread leaves the engine to the application (see {@link #progressFromCaller}). Written opaque by the caller's
      * cycle, read opaque by the engine thread; {@link #NOT_DRIVEN} while no loop drives (never did, stopped, or a poll
-     * returned the completion it waited for: {@link #completionTaken}, a volatile store).
+     * returned the completion it waited for: {@link #loopEnded}, a volatile store).
      */
     private long callerCycleNanos = NOT_DRIVEN;
     /** {@link #callerCycleNanos} when no polling loop drives the engine: the engine thread reads no clock for it. */
@@ -116,7 +116,7 @@ public final class Engine implements Agent {
     static final long CALLER_PARK_MAX_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(16);
     /** The engine thread's current park while an application drives the engine; engine thread only. */
     private long callerParkNanos = CALLER_WINDOW_NANOS;
-    /** The engine thread while it parks for a polling loop, else null: {@link #completionTaken} wakes it. */
+    /** The engine thread while it parks for a polling loop, else null: {@link #loopEnded} wakes it. */
     private volatile Thread parkedForCaller;
     /**
      * For a device model embedding this engine: asked, with the QPN, when a packet needs a receive WQE and none
@@ -436,14 +436,15 @@ public final class Engine implements Agent {
     }
 
     /**
-     * A poll returned a completion: the wait of the loop that drove the engine is over, and what the application
-     * waits for next may be memory (the last byte of the peer's RDMA WRITE, as perftest's write_lat waits) that no
-     * call of ours sees. So the loop's mark ends here, not a window later, and an engine thread parked for the loop
+     * A poll returned a completion, or a CQ was armed for an event: the wait of the loop that drove the engine is
+     * over, and what the application waits for next may be memory (the last byte of the peer's RDMA WRITE, as
+     * perftest's write_lat waits) that no call of ours sees, or the event, which the engine thread raises while the
+     * application sleeps. So the loop's mark ends here, not a window later, and an engine thread parked for the loop
      * is woken to drive the device until a loop marks it again. Otherwise, against a peer that ACKs at once (Linux
      * rxe, a ConnectX), the peer's WRITE that follows its ACK waited for the park to end, 1 to 16 ms, every
      * iteration. One read of the mark when no loop drives.
      */
-    public void completionTaken() {
+    public void loopEnded() {
         if ((long) CALLER_CYCLE_NANOS.getOpaque(this) == NOT_DRIVEN) {
             return;
         }
@@ -482,14 +483,14 @@ public final class Engine implements Agent {
     /**
      * The engine thread's cycle. While an application drives the engine it parks instead, for the window (1 ms), then
      * twice as long each time up to {@link #CALLER_PARK_MAX_NANOS}: a wake-up on a core the application needs delays
-     * one of its round trips. A poll that returns a completion wakes it at once ({@link #completionTaken}); an
+     * one of its round trips. A poll that returns a completion wakes it at once ({@link #loopEnded}); an
      * application that stops calling without one gets its engine thread back within the window and that park (17 ms at
      * most), the bound {@link HeldAckWatch} keeps for a held ACK in CALLER mode; a post does not wake a thread parked
      * so.
      */
     private int engineThreadCycle() {
         if (callerDriving()) {
-            // Dekker with completionTaken: this volatile store, then a volatile read of the mark; there a volatile
+            // Dekker with loopEnded: this volatile store, then a volatile read of the mark; there a volatile
             // store of the mark, then a volatile read of this. One of the two sees the other: no wake-up is missed.
             parkedForCaller = Thread.currentThread();
             if ((long) CALLER_CYCLE_NANOS.getVolatile(this) != NOT_DRIVEN) {
