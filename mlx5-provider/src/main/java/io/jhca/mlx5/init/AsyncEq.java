@@ -129,7 +129,17 @@ public final class AsyncEq implements AutoCloseable {
     }
 
     /**
-     * Hands every software-owned entry to {@code handler}, in order, then publishes the consumer index. Returns the
+     * Entries consumed between two publications of the consumer index within one {@link #poll}. A loop that publishes
+     * only at its end lets the device's view lag for as long as entries keep coming: commands issued from another
+     * thread while the loop consumes their CMD entries one by one kept one loop going past the ring's size, and the
+     * device (the ConnectX model counts them) dropped entries as if the EQ were full. The kernel's handler
+     * (eq.c mlx5_eq_async_int) stops after MLX5_EQ_POLLING_BUDGET entries to update its index for the same reason.
+     */
+    static final int PUBLISH_EVERY = 32;
+
+    /**
+     * Hands every software-owned entry to {@code handler}, in order, publishing the consumer index every
+     * {@link #PUBLISH_EVERY} entries and at the end. Returns the
      * number of events, 0 if none or another thread is consuming.
      */
     public int poll(Handler handler) {
@@ -149,6 +159,9 @@ public final class AsyncEq implements AutoCloseable {
                 ci = i;
                 n++;
                 handler.onEvent(eqes, offset);
+                if ((n & (PUBLISH_EVERY - 1)) == 0) {
+                    publishCi();
+                }
             }
             if (n > 0) {
                 publishCi();
