@@ -26,7 +26,8 @@ final class RxeCq extends CompletionQueue {
         super(context, cqn, ring.capacity());
         this.ring = ring;
         this.engine = context.engine();
-        this.pollProgress = context.config().pollProgress();
+        // caller progress ignores the setting: there an empty poll reads the ring only, with no call into the engine
+        this.pollProgress = context.config().pollProgress() && context.config().progressMode() == ProgressMode.THREAD;
         ring.onOverrun(this::overrun); // posts CQ_ERR at once; polls throw from then on
         ring.onEvent(this::raiseCompletionEvent); // runs on the engine's thread only when the ring was armed
     }

@@ -41,13 +41,6 @@ class PollProgressTest {
 
     private static final int MSG = 512;
 
-    private static long seed() {
-        final String given = System.getProperty("jhca.test.seed");
-        final long seed = given != null ? Long.parseLong(given.trim()) : System.nanoTime();
-        System.out.println("PollProgressTest seed " + seed + " (replay: -Djhca.test.seed=" + seed + ")");
-        return seed;
-    }
-
     /** Two threaded devices; {@code ackHold} 0: each ACK leaves at once, as Linux rxe and a ConnectX send theirs. */
     private static Rig rig(final boolean pollProgress, final long ackHold) {
         return new Rig(Rig.config("rxeA", ProgressMode.THREAD).pollProgress(pollProgress).ackHoldNanos(ackHold).build(),
@@ -71,7 +64,7 @@ class PollProgressTest {
 
     @Test
     void emptyPollsDriveAThreadedDevice() {
-        final Random rnd = new Random(seed());
+        final Random rnd = new Random(Rig.seed("PollProgressTest"));
         try (Rig r = rig(true, RxeDeviceConfig.DEFAULT_ACK_HOLD_NANOS)) {
             // polls of a CQ nothing arrives at, back to back: they run cycles, and the engine thread steps aside
             final WorkCompletion none = new WorkCompletion();
@@ -117,7 +110,7 @@ class PollProgressTest {
      */
     @Test
     void aCompletionEndsTheLoopSoAMemoryWaitFindsTheEngineThread() {
-        final Random rnd = new Random(seed());
+        final Random rnd = new Random(Rig.seed("PollProgressTest"));
         try (Rig r = rig(true, 0)) {
             final WorkCompletion wc = new WorkCompletion();
             final long raddr = r.mrB.address() + MSG;
@@ -167,7 +160,7 @@ class PollProgressTest {
      */
     @Test
     void anArmEndsTheLoopAndPollsOfAnArmedCqDriveNothing() throws Exception {
-        final Random rnd = new Random(seed());
+        final Random rnd = new Random(Rig.seed("PollProgressTest"));
         try (Rig r = rig(true, RxeDeviceConfig.DEFAULT_ACK_HOLD_NANOS);
                 CompletionChannel ch = r.b.createCompletionChannel();
                 CompletionQueue cq = r.b.createCq(64, ch);

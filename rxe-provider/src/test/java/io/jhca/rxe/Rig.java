@@ -49,6 +49,17 @@ final class Rig implements AutoCloseable {
     static final int ALL_ACCESS = Access.mask(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ,
             Access.REMOTE_ATOMIC);
 
+    /**
+     * A test's random seed: {@code -Djhca.test.seed} if given, else fresh; printed with {@code test}'s name so that a
+     * failing run can be replayed.
+     */
+    static long seed(final String test) {
+        final String given = System.getProperty("jhca.test.seed");
+        final long seed = given != null ? Long.parseLong(given.trim()) : System.nanoTime();
+        System.out.println(test + " seed " + seed + " (replay: -Djhca.test.seed=" + seed + ")");
+        return seed;
+    }
+
     /** Fresh addresses 127.11.x.y for one device. */
     static String nextAddress() {
         final int n = NEXT.getAndIncrement();

@@ -42,13 +42,6 @@ class ThreadProgressByCallerTest {
 
     private static final int MSG = 256;
 
-    private static long seed() {
-        final String given = System.getProperty("jhca.test.seed");
-        final long seed = given != null ? Long.parseLong(given.trim()) : System.nanoTime();
-        System.out.println("ThreadProgressByCallerTest seed " + seed + " (replay: -Djhca.test.seed=" + seed + ")");
-        return seed;
-    }
-
     /** Both devices driven by the calling thread, as an application's polling loop does; the work the calls found. */
     private static long drive(final Rig r) {
         return r.a.progress() + r.b.progress();
@@ -96,7 +89,7 @@ class ThreadProgressByCallerTest {
 
     @Test
     void progressCallsDriveAThreadedDevice() {
-        final Random rnd = new Random(seed());
+        final Random rnd = new Random(Rig.seed("ThreadProgressByCallerTest"));
         try (Rig r = Rig.rc(ProgressMode.THREAD, 1 << 16, Mtu.MTU_1024)) {
             final long[] work = new long[1];
             for (int i = 0; i < 300; i++) {
@@ -135,7 +128,7 @@ class ThreadProgressByCallerTest {
             }
             assertFalse(r.a.engine().drivenByCaller(), "1.1 ms after the loop's last call");
             // and the engine thread drives again: a message goes through without calls
-            sendAndCheck(r, 1, new Random(seed()), false, new long[1]);
+            sendAndCheck(r, 1, new Random(Rig.seed("ThreadProgressByCallerTest")), false, new long[1]);
         }
     }
 
@@ -147,7 +140,7 @@ class ThreadProgressByCallerTest {
      */
     @Test
     void theEngineThreadTakesOverWhenTheCallsStop() {
-        final Random rnd = new Random(seed());
+        final Random rnd = new Random(Rig.seed("ThreadProgressByCallerTest"));
         try (Rig r = new Rig(Rig.config("rxeA", ProgressMode.THREAD).pollProgress(false).build(),
                 Rig.config("rxeB", ProgressMode.THREAD).pollProgress(false).build(), QpType.RC, 1 << 16, Mtu.MTU_1024,
                 UnaryOperator.identity())) {
@@ -176,7 +169,7 @@ class ThreadProgressByCallerTest {
     /** Control actions (QP create, connect, destroy; MR register, deregister) from another thread while the calls drive. */
     @Test
     void controlActionsFromAnotherThreadWhileTheApplicationDrives() throws Exception {
-        final Random rnd = new Random(seed());
+        final Random rnd = new Random(Rig.seed("ThreadProgressByCallerTest"));
         try (Rig r = Rig.rc(ProgressMode.THREAD, 1 << 16, Mtu.MTU_1024)) {
             final AtomicBoolean stop = new AtomicBoolean();
             final AtomicReference<Throwable> failed = new AtomicReference<>();
@@ -217,7 +210,7 @@ class ThreadProgressByCallerTest {
     /** Two application threads calling progress on the same device at once, and its engine thread: cycles never overlap. */
     @Test
     void twoThreadsCallingProgressAtOnce() throws Exception {
-        final Random rnd = new Random(seed());
+        final Random rnd = new Random(Rig.seed("ThreadProgressByCallerTest"));
         try (Rig r = Rig.rc(ProgressMode.THREAD, 1 << 16, Mtu.MTU_1024)) {
             final AtomicBoolean stop = new AtomicBoolean();
             final long[] otherWork = new long[1];

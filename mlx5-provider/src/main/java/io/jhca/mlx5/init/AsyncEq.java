@@ -163,7 +163,7 @@ public final class AsyncEq implements AutoCloseable {
                     publishCi();
                 }
             }
-            if (n > 0) {
+            if ((n & (PUBLISH_EVERY - 1)) != 0) {   // not already published by the loop (nor n == 0)
                 publishCi();
             }
             return n;
