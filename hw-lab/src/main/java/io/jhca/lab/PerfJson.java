@@ -101,7 +101,7 @@ public final class PerfJson {
         if (o.peerDevice != null) {
             j.field("peer_device", o.peerDevice);
         }
-        j.field("peer_perftest_version", o.remoteVersion).field("warmup_iterations", p.warmupIters())
+        j.field("peer_perftest_version", o.remoteVersion).field("warmup_iterations", o.warmupIters)
                 .field("latency_gap_usec", p.latencyGap()).endObject();
         j.key("jvm").beginObject().field("name", JvmReport.jvm()).field("gc", JvmReport.gc());
         if (o.jvm != null) {

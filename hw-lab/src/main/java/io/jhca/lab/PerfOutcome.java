@@ -21,6 +21,10 @@ public final class PerfOutcome {
     String peerDevice;
     String role;
     String remoteVersion;
+    /** Warm-up iterations run before the measured ones (agreed with the peer in a two-process run). */
+    int warmupIters;
+    /** Whether the peer offered a warm-up in the version exchange, as hwlab does (C perftest does not). */
+    boolean peerIsHwlab;
     int gidIndex;
     int mtu;
     int txDepth;

@@ -24,7 +24,8 @@ final class PerfRun {
     /** perftest_parameters.c: no peak BW above 20000 iterations. */
     static final long PEAK_MAX_ITERS = 20000;
 
-    private final PerfParams p;
+    /** The run's parameters; the warm-up in them is the one agreed in the version exchange. */
+    private PerfParams p;
     private final PerfSide s;
     private final PerftestComm comm;
     private final PrintWriter out;
@@ -51,7 +52,10 @@ final class PerfRun {
 
     private PerfOutcome go() throws IOException {
         PerfTest t = p.test();
-        outcome.remoteVersion = comm.exchangeVersions();
+        outcome.remoteVersion = comm.exchangeVersions(p.warmupOffer());
+        p = p.withWarmup(WarmupOffer.agree(p.warmupOffer(), comm.peerWarmup(), p.warmup()));
+        outcome.warmupIters = p.warmupIters();
+        outcome.peerIsHwlab = comm.peerWarmup() != null;
         int[] sys = comm.checkSysData(CYCLE_BUFFER, CACHE_LINE);
         Mtu mtu = comm.checkMtu(s.localMtu());
         if (p.rdmaCm()) {
@@ -69,7 +73,7 @@ final class PerfRun {
             s.create(sys[0], sys[1], mtu);
         }
         describe();
-        PerfReport.banner(out, s, server);
+        PerfReport.banner(out, s, server, p.warmupIters());
 
         int n = s.qps.length;
         s.remote = new PerftestDest[n];
@@ -333,7 +337,7 @@ final class PerfRun {
             outcome.jvm = JvmReport.start().stop();
         }
         out.println(outcome.jvm.footer());
-        String cold = coldJitHint(p.warmupIters(), outcome.jvm.jitMillis(), p.test().latency());
+        String cold = coldJitHint(p.warmupIters(), outcome.jvm.jitMillis(), outcome.peerIsHwlab);
         if (cold != null) {
             out.println(cold);
         }
@@ -348,18 +352,20 @@ final class PerfRun {
     static final long COLD_JIT_MILLIS = 10;
 
     /**
-     * The line after the footer of a run without warm-up (two processes: the peer may be C perftest, which runs
-     * exactly -n iterations, so none is agreed on) that the JIT compiled in for at least {@value #COLD_JIT_MILLIS}
-     * ms: what was measured, and how two hwlab sides measure the steady state. Null otherwise.
+     * The line after the footer of a run without warm-up that the JIT compiled in for at least {@value #COLD_JIT_MILLIS}
+     * ms: what was measured, and how to measure the steady state. Null otherwise. Without warm-up means against C
+     * perftest, which runs exactly -n iterations (two hwlab sides agree on one, {@link WarmupOffer}), or with
+     * {@code --warmup 0}.
      */
-    static String coldJitHint(long warmupIters, long jitMillis, boolean latency) {
+    static String coldJitHint(long warmupIters, long jitMillis, boolean peerIsHwlab) {
         if (warmupIters > 0 || jitMillis < COLD_JIT_MILLIS) {
             return null;
         }
-        return " No warm-up (the default against a peer, which may be C perftest): the JIT compiled for " + jitMillis
-                + " ms inside the measured window, so these numbers include code not yet compiled. With hwlab on both"
-                + " sides, give both --warmup " + (latency ? PerfTestCommand.IN_PROCESS_WARMUP
-                : PerfTestCommand.IN_PROCESS_BW_WARMUP) + " for the steady state.";
+        String why = peerIsHwlab ? "No warm-up (--warmup 0)" : "No warm-up (the peer is not hwlab: C perftest runs"
+                + " exactly -n iterations, so none can be agreed)";
+        return " " + why + ": the JIT compiled for " + jitMillis + " ms inside the measured window, so these numbers"
+                + " include code not yet compiled. For the steady state, measure longer (-n 100000) or by time (-D,"
+                + " whose first and last seconds are left out)" + (peerIsHwlab ? ", or leave --warmup out." : ".");
     }
 
     private void udpFloor() {

@@ -121,10 +121,10 @@ public abstract class PerfTestCommand implements Callable<Integer> {
 
     @Option(names = "--warmup", paramLabel = "ITERS",
             description = "unmeasured iterations before the -n measured ones (latency tests: before every size;"
-                    + " bandwidth tests: per QP, before the first size), so the JIT has compiled the loops; both sides"
-                    + " of a two-process run must give the same value (default in-process: " + IN_PROCESS_WARMUP
-                    + " for latency tests, " + IN_PROCESS_BW_WARMUP + " for bandwidth tests; 0 with a peer, which may be"
-                    + " the C perftest)")
+                    + " bandwidth tests: per QP, before the first size), so the JIT has compiled the loops (default: "
+                    + IN_PROCESS_WARMUP + " for latency tests, " + IN_PROCESS_BW_WARMUP + " for bandwidth tests, in-process"
+                    + " and between two hwlab processes, which agree on it in perftest's version exchange; 0 against"
+                    + " C perftest, which runs exactly -n; given on one side of two hwlab processes, it holds for both)")
     Integer warmup;
 
     @Option(names = "--stall-timeout", paramLabel = "SECONDS",
@@ -266,8 +266,8 @@ public abstract class PerfTestCommand implements Callable<Integer> {
                 numQps, inlineSize != null ? inlineSize : -1, txDepth != null ? txDepth : -1, rxDepth != null ? rxDepth : -1,
                 cq, reportGbits, qpTimeout, sl, serverHost, bind, json, plot, udp, stallSeconds * 1000L, useSrq,
                 events,
-                warmup != null ? warmup : role != PerfParams.Role.BOTH ? 0 : test.latency() ? IN_PROCESS_WARMUP : IN_PROCESS_BW_WARMUP,
-                rdmaCm, mcg, mgid, latencyGap);
+                warmup != null ? warmup : role != PerfParams.Role.BOTH ? 0 : PerfParams.defaultWarmup(test),
+                rdmaCm, mcg, mgid, latencyGap, warmup != null);
     }
 
     private void check(boolean ok, String message) {

@@ -25,6 +25,7 @@ public final class PerftestComm implements AutoCloseable {
     /** -R: keys travel as the binary struct pingpong_dest and no "done" ends the exchange (rdma_write_keys). */
     private final boolean rdmaCm;
     private String remoteVersion = VERSION;
+    private WarmupOffer peerWarmup;
 
     public PerftestComm(OobLink link, boolean client) {
         this(link, client, false);
@@ -51,23 +52,40 @@ public final class PerftestComm implements AutoCloseable {
         return theirs;
     }
 
-    /** Step 1, exchange_versions: 16 bytes, "6.06" and NULs. Returns the peer's version. */
+    /** Step 1, exchange_versions: 16 bytes, "6.06" and NULs, as perftest sends them. Returns the peer's version. */
     public String exchangeVersions() throws IOException {
+        return exchangeVersions(null);
+    }
+
+    /**
+     * Step 1 with this side's warm-up offer after the version string's NUL ({@link WarmupOffer}; null: NULs, as
+     * perftest). Returns the peer's version; {@link #peerWarmup()} then holds the peer's offer, if it made one.
+     */
+    public String exchangeVersions(WarmupOffer offer) throws IOException {
         byte[] mine = new byte[VERSION_SIZE];
         byte[] v = VERSION.getBytes(StandardCharsets.US_ASCII);
         System.arraycopy(v, 0, mine, 0, v.length);
+        if (offer != null) {
+            offer.writeInto(mine);
+        }
         byte[] theirs = exchange(mine);
         int n = 0;
         while (n < theirs.length && theirs[n] != 0) {
             n++;
         }
         remoteVersion = new String(theirs, 0, n, StandardCharsets.US_ASCII);
+        peerWarmup = WarmupOffer.readFrom(theirs);
         // check_version_compatibility: perftest refuses peers older than 5.70
         if (versionNumber(remoteVersion) < 5.70) {
             throw new IOException("Current implementation is not compatible with versions older than 5.70 (peer sent '"
                     + remoteVersion + "')");
         }
         return remoteVersion;
+    }
+
+    /** The warm-up the peer offered in the version exchange: null for C perftest (or an hwlab that offered none). */
+    WarmupOffer peerWarmup() {
+        return peerWarmup;
     }
 
     public String remoteVersion() {

@@ -90,6 +90,11 @@ class CliTest {
         assertEquals(300, perf("perf", "send-bw", "--warmup", "300").warmupIters());
         assertEquals(0, perf("perf", "write-bw", "--server").warmupIters(), "the peer may be the C perftest");
         assertEquals(0, perf("perf", "send-bw", "-D", "5", "-f", "1").warmupIters(), "-D has its margin instead");
+        // what a side offers a hwlab peer in the version exchange (WarmupOffer): the default, or --warmup as given
+        assertEquals(new WarmupOffer(PerfTestCommand.IN_PROCESS_WARMUP, false), perf("perf", "write-lat", "--server").warmupOffer());
+        assertEquals(new WarmupOffer(PerfTestCommand.IN_PROCESS_BW_WARMUP, false), perf("perf", "send-bw", "localhost").warmupOffer());
+        assertEquals(new WarmupOffer(0, true), perf("perf", "write-lat", "--server", "--warmup", "0").warmupOffer());
+        assertEquals(new WarmupOffer(7, true), perf("perf", "read-lat", "localhost", "--warmup", "7").warmupOffer());
 
         PerfParams bw = perf("perf", "write-bw", "--server", "--no-udp-baseline");
         assertEquals(PerfParams.Role.SERVER, bw.role());

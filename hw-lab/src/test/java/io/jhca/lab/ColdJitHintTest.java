@@ -15,13 +15,14 @@ class ColdJitHintTest {
 
     @Test
     void saysSoFromTheThresholdOn() {
-        assertNull(PerfRun.coldJitHint(0, PerfRun.COLD_JIT_MILLIS - 1, true));
-        final String latency = PerfRun.coldJitHint(0, PerfRun.COLD_JIT_MILLIS, true);
-        assertTrue(latency != null && latency.contains("compiled for " + PerfRun.COLD_JIT_MILLIS + " ms")
-                && latency.contains("--warmup " + PerfTestCommand.IN_PROCESS_WARMUP), latency);
-        final String bandwidth = PerfRun.coldJitHint(0, 283, false);
-        assertTrue(bandwidth != null && bandwidth.contains("compiled for 283 ms")
-                && bandwidth.contains("--warmup " + PerfTestCommand.IN_PROCESS_BW_WARMUP), bandwidth);
+        assertNull(PerfRun.coldJitHint(0, PerfRun.COLD_JIT_MILLIS - 1, false));
+        final String perftest = PerfRun.coldJitHint(0, PerfRun.COLD_JIT_MILLIS, false);
+        assertTrue(perftest != null && perftest.contains("compiled for " + PerfRun.COLD_JIT_MILLIS + " ms")
+                && perftest.contains("the peer is not hwlab") && perftest.contains("-n 100000")
+                && !perftest.contains("leave --warmup out"), perftest);
+        final String zero = PerfRun.coldJitHint(0, 283, true);
+        assertTrue(zero != null && zero.contains("compiled for 283 ms") && zero.contains("(--warmup 0)")
+                && zero.contains("leave --warmup out"), zero);
     }
 
     @Test

@@ -47,6 +47,26 @@ class RxeToolsTest extends ToolsEndToEnd {
         org.junit.jupiter.api.Assertions.assertTrue(none.err().contains("no QP 17 in this process"), none.err());
     }
 
+    /**
+     * Two hwlab processes with no --warmup warm up as an in-process run does (what each offers in the version
+     * exchange), and say so in their banners; the JSON records it. The measured count is still -n.
+     */
+    @org.junit.jupiter.api.Test
+    void twoHwlabProcessesWarmUpByDefault(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        String port = Integer.toString(freePort());
+        java.nio.file.Path json = dir.resolve("client.json");
+        Run[] r = twoProcesses(new String[] {"perf", "send-lat", "--server", "-d", dev0(), "-p", port, "-n", "100"},
+                new String[] {"perf", "send-lat", "-d", dev1(), "-p", port, "-n", "100", "--json", json.toString(), ip0()});
+        for (Run side : r) {
+            side.ok();
+            org.junit.jupiter.api.Assertions.assertTrue(side.out().contains(" Warm-up         : "
+                    + PerfTestCommand.IN_PROCESS_WARMUP + " iterations before the 100 measured"), side.out());
+            org.junit.jupiter.api.Assertions.assertEquals(100, (int) numbers(rows(side.out(), PerfReport.LAT_HEADER).get(0))[1]);
+        }
+        com.fasterxml.jackson.databind.JsonNode j = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile());
+        org.junit.jupiter.api.Assertions.assertEquals(PerfTestCommand.IN_PROCESS_WARMUP, j.at("/hwlab/warmup_iterations").asInt());
+    }
+
     /** The name-value pairs of a stats line after its first {@code skip} words. */
     private static java.util.Map<String, Long> pairs(String line, int skip) {
         String[] w = line.trim().split(" ");

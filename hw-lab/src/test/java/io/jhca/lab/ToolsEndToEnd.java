@@ -523,6 +523,47 @@ abstract class ToolsEndToEnd {
         assertTrue(!s.out().contains(" TX depth"), "the server of a BW test prints no TX depth");
     }
 
+    /** A two-process run's server and client, as two threads of this JVM; null on a side means its run failed. */
+    static Run[] twoProcesses(String[] serverArgs, String[] clientArgs) throws Exception {
+        CompletableFuture<Run> server = CompletableFuture.supplyAsync(() -> run(serverArgs), ThreadPerTask.EXECUTOR);
+        Run client = null;
+        for (int attempt = 0; attempt < 50; attempt++) {
+            client = run(clientArgs);
+            if (client.rc() == 0 || !client.err().contains("couldn't connect")) {
+                break;
+            }
+            Thread.sleep(100); // the server thread has not bound its port yet
+        }
+        return new Run[] {server.get(120, TimeUnit.SECONDS), client};
+    }
+
+    /**
+     * Two hwlab processes agree on the warm-up in the version exchange: --warmup on one side holds for both, so both
+     * print it and run it (the peer's loop would wait forever for iterations the other did not make), and the
+     * measured count stays -n; values given on both sides must be equal, or both sides fail naming both.
+     */
+    @Test
+    void twoHwlabProcessesAgreeOnTheWarmUp() throws Exception {
+        String port = Integer.toString(freePort());
+        Run[] r = twoProcesses(new String[] {"perf", "write-lat", "--server", "-d", dev0(), "-p", port, "-n", "40"},
+                new String[] {"perf", "write-lat", "-d", dev1(), "-p", port, "-n", "40", "--warmup", "300", ip0()});
+        String banner = " Warm-up         : 300 iterations before the 40 measured (not in the results)";
+        for (Run side : r) {
+            side.ok();
+            assertTrue(side.out().contains(banner), side.out());
+            assertTrue(!side.out().contains("No warm-up"), side.out());
+            assertEquals(40, (int) numbers(rows(side.out(), PerfReport.LAT_HEADER).get(0))[1], side.out());
+        }
+
+        String port2 = Integer.toString(freePort());
+        Run[] bad = twoProcesses(new String[] {"perf", "send-lat", "--server", "-d", dev0(), "-p", port2, "--warmup", "5"},
+                new String[] {"perf", "send-lat", "-d", dev1(), "-p", port2, "--warmup", "6", ip0()});
+        assertEquals(1, bad[0].rc(), bad[0].err());
+        assertTrue(bad[0].err().contains("--warmup 5 here and 6 at the peer"), bad[0].err());
+        assertEquals(1, bad[1].rc(), bad[1].err());
+        assertTrue(bad[1].err().contains("--warmup 6 here and 5 at the peer"), bad[1].err());
+    }
+
     static int coloured(BufferedImage img) {
         int n = 0;
         for (int y = 0; y < img.getHeight(); y += 2) {
