@@ -107,7 +107,7 @@ public record PerfParams(PerfTest test, Role role, String device, String peerDev
      * What this side offers in the version exchange: --warmup if given, else the in-process default of the test, which
      * a peer that is hwlab runs too ({@link PerfTestCommand#IN_PROCESS_WARMUP}, {@link PerfTestCommand#IN_PROCESS_BW_WARMUP}).
      */
-    public WarmupOffer warmupOffer() {
+    WarmupOffer warmupOffer() {
         return new WarmupOffer(warmupGiven ? warmup : defaultWarmup(test), warmupGiven);
     }
 

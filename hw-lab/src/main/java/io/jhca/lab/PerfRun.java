@@ -337,7 +337,8 @@ final class PerfRun {
             outcome.jvm = JvmReport.start().stop();
         }
         out.println(outcome.jvm.footer());
-        String cold = coldJitHint(p.warmupIters(), outcome.jvm.jitMillis(), outcome.peerIsHwlab);
+        // -D leaves its first and last seconds out of the samples instead (the margin)
+        String cold = p.durationMode() ? null : coldJitHint(p.warmupIters(), outcome.jvm.jitMillis(), outcome.peerIsHwlab);
         if (cold != null) {
             out.println(cold);
         }

@@ -61,7 +61,7 @@ public final class PerftestComm implements AutoCloseable {
      * Step 1 with this side's warm-up offer after the version string's NUL ({@link WarmupOffer}; null: NULs, as
      * perftest). Returns the peer's version; {@link #peerWarmup()} then holds the peer's offer, if it made one.
      */
-    public String exchangeVersions(WarmupOffer offer) throws IOException {
+    String exchangeVersions(WarmupOffer offer) throws IOException {
         byte[] mine = new byte[VERSION_SIZE];
         byte[] v = VERSION.getBytes(StandardCharsets.US_ASCII);
         System.arraycopy(v, 0, mine, 0, v.length);
