@@ -102,6 +102,7 @@ public final class PerfJson {
             j.field("peer_device", o.peerDevice);
         }
         j.field("peer_perftest_version", o.remoteVersion).field("warmup_iterations", o.warmupIters)
+                .field("private_warmup_iterations", o.privateWarmupIters)
                 .field("latency_gap_usec", p.latencyGap()).endObject();
         j.key("jvm").beginObject().field("name", JvmReport.jvm()).field("gc", JvmReport.gc());
         if (o.jvm != null) {

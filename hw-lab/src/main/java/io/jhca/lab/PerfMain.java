@@ -7,6 +7,8 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.jhca.verbs.Context;
+
 /**
  * Runs a perf test in one of its three shapes: as the server of a two-process run, as its client, or with both
  * roles in this process (server on one device in a thread, client on the other in the caller's thread),
@@ -68,13 +70,30 @@ public final class PerfMain {
     }
 
     private static PerfOutcome both(PerfParams p, PrintWriter out) throws IOException {
-        String[] pair = Devices.pair(p.device(), p.peerDevice());
+        return both(p, out, null, null);
+    }
+
+    /**
+     * Both roles in this process: on {@code serverCtx} and {@code clientCtx}, open already and closed here, if given
+     * ({@link PrivateWarmup}); else on the devices {@link Devices#pair} names.
+     */
+    static PerfOutcome both(PerfParams p, PrintWriter out, Context serverCtx, Context clientCtx) throws IOException {
+        String[] pair = serverCtx != null ? new String[] {serverCtx.name(), clientCtx.name()}
+                : Devices.pair(p.device(), p.peerDevice());
         PerfParams sp = p.as(PerfParams.Role.SERVER, pair[0]);
         PerfParams cp = p.as(PerfParams.Role.CLIENT, pair[1]);
         StringWriter serverText = new StringWriter();
         PrintWriter serverOut = new PrintWriter(serverText);
         AtomicReference<Throwable> serverFailure = new AtomicReference<>();
-        PerfSide serverSide = new PerfSide(sp, pair[0]);
+        PerfSide serverSide;
+        try {
+            serverSide = serverCtx != null ? new PerfSide(sp, serverCtx) : new PerfSide(sp, pair[0]);
+        } catch (RuntimeException e) {
+            if (clientCtx != null) {
+                clientCtx.close();
+            }
+            throw e;
+        }
         ServerSocket ss;
         InetAddress bind;
         try {
@@ -82,6 +101,9 @@ public final class PerfMain {
             ss = OobLink.listen(bind, p.tcpPort());
         } catch (IOException | RuntimeException e) {
             serverSide.close();
+            if (clientCtx != null) {
+                clientCtx.close();
+            }
             throw e;
         }
         out.printf(" hwlab perf %s: in-process run, server %s, client %s, TCP exchange on %s:%d; the client's report:%n",
@@ -98,7 +120,7 @@ public final class PerfMain {
         server.setDaemon(true);
         server.start();
         PerfOutcome o;
-        try (PerfSide side = new PerfSide(cp, pair[1]);
+        try (PerfSide side = clientCtx != null ? new PerfSide(cp, clientCtx) : new PerfSide(cp, pair[1]);
              OobLink link = OobLink.connect(bind.getHostAddress(), ss.getLocalPort(), 30_000)) {
             link.whileWaiting(side.ctx);
             o = PerfRun.run(cp, side, link, true, out);

@@ -23,6 +23,8 @@ public final class PerfOutcome {
     String remoteVersion;
     /** Warm-up iterations run before the measured ones (agreed with the peer in a two-process run). */
     int warmupIters;
+    /** Iterations of the private warm-up run before a run against C perftest ({@link PrivateWarmup}), else 0. */
+    int privateWarmupIters;
     /** Whether the peer offered a warm-up in the version exchange, as hwlab does (C perftest does not). */
     boolean peerIsHwlab;
     int gidIndex;

@@ -66,7 +66,7 @@ public final class PerfReport {
     }
 
     /** ctx_print_test_info, for an RC test, with or without rdma_cm (-R). */
-    static void banner(PrintWriter out, PerfSide s, boolean server, int warmupIters) {
+    static void banner(PrintWriter out, PerfSide s, boolean server, String warmup) {
         PerfTest t = s.p.test();
         out.println(LINE);
         boolean mcg = s.p.mcg();
@@ -116,10 +116,9 @@ public final class PerfReport {
             // jhca's addition: perftest waits the gap silently, and its times include it
             out.printf(" Latency gap     : %d usec before each post (included in the times)%n", s.p.latencyGap());
         }
-        if (warmupIters > 0) {
+        if (warmup != null) {
             // jhca's addition: perftest measures from the first iteration; a JVM would be timing its JIT
-            out.printf(" Warm-up         : %d iterations before the %d measured (not in the results)%n",
-                    warmupIters, s.p.iters());
+            out.printf(" Warm-up         : %s%n", warmup);
         }
         out.println(LINE);
         out.flush();

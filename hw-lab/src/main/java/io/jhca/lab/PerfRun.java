@@ -56,6 +56,10 @@ final class PerfRun {
         p = p.withWarmup(WarmupOffer.agree(p.warmupOffer(), comm.peerWarmup(), p.warmup()));
         outcome.warmupIters = p.warmupIters();
         outcome.peerIsHwlab = comm.peerWarmup() != null;
+        if (!outcome.peerIsHwlab && !p.warmupGiven() && PrivateWarmup.notFor(p, s.ctx) == null) {
+            // C perftest runs exactly -n: warm up in private while it waits for the next exchange step
+            outcome.privateWarmupIters = PrivateWarmup.run(p, (io.jhca.rxe.RxeContext) s.ctx);
+        }
         int[] sys = comm.checkSysData(CYCLE_BUFFER, CACHE_LINE);
         Mtu mtu = comm.checkMtu(s.localMtu());
         if (p.rdmaCm()) {
@@ -73,7 +77,7 @@ final class PerfRun {
             s.create(sys[0], sys[1], mtu);
         }
         describe();
-        PerfReport.banner(out, s, server, p.warmupIters());
+        PerfReport.banner(out, s, server, warmupLine());
 
         int n = s.qps.length;
         s.remote = new PerftestDest[n];
@@ -113,6 +117,18 @@ final class PerfRun {
             default: throw new AssertionError(t);
         }
         return outcome;
+    }
+
+    /** The banner's warm-up line after "Warm-up : ", or null for a run without one. */
+    private String warmupLine() {
+        if (p.warmupIters() > 0) {
+            return p.warmupIters() + " iterations before the " + p.iters() + " measured (not in the results)";
+        }
+        if (outcome.privateWarmupIters > 0) {
+            return outcome.privateWarmupIters + " iterations in " + PrivateWarmup.RUNS + " runs between rxe devices of"
+                    + " this process, before the " + p.iters() + " measured (the peer is not hwlab)";
+        }
+        return null;
     }
 
     private void describe() {
@@ -338,7 +354,8 @@ final class PerfRun {
         }
         out.println(outcome.jvm.footer());
         // -D leaves its first and last seconds out of the samples instead (the margin)
-        String cold = p.durationMode() ? null : coldJitHint(p.warmupIters(), outcome.jvm.jitMillis(), outcome.peerIsHwlab);
+        String cold = p.durationMode() ? null : coldJitHint(p.warmupIters() + outcome.privateWarmupIters,
+                outcome.jvm.jitMillis(), outcome.peerIsHwlab);
         if (cold != null) {
             out.println(cold);
         }

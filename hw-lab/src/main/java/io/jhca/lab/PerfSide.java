@@ -73,8 +73,13 @@ public final class PerfSide implements AutoCloseable {
     private boolean cmAttached;
 
     PerfSide(PerfParams p, String device) {
+        this(p, Devices.open(device));
+    }
+
+    /** A side on a device already open, which this side now owns (closes). */
+    PerfSide(PerfParams p, Context opened) {
         this.p = p;
-        this.ctx = Devices.open(device);
+        this.ctx = opened;
         try {
             this.port = ctx.queryPort(p.ibPort());
             this.dev = ctx.queryDevice();

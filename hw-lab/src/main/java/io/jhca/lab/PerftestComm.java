@@ -26,6 +26,8 @@ public final class PerftestComm implements AutoCloseable {
     private final boolean rdmaCm;
     private String remoteVersion = VERSION;
     private WarmupOffer peerWarmup;
+    /** Whether {@link #exchangeVersions(WarmupOffer)} sends its offer: tests turn it off to stand in for C perftest. */
+    static volatile boolean sendOffers = true;
 
     public PerftestComm(OobLink link, boolean client) {
         this(link, client, false);
@@ -65,7 +67,7 @@ public final class PerftestComm implements AutoCloseable {
         byte[] mine = new byte[VERSION_SIZE];
         byte[] v = VERSION.getBytes(StandardCharsets.US_ASCII);
         System.arraycopy(v, 0, mine, 0, v.length);
-        if (offer != null) {
+        if (offer != null && sendOffers) {
             offer.writeInto(mine);
         }
         byte[] theirs = exchange(mine);

@@ -67,6 +67,45 @@ class RxeToolsTest extends ToolsEndToEnd {
         org.junit.jupiter.api.Assertions.assertEquals(PerfTestCommand.IN_PROCESS_WARMUP, j.at("/hwlab/warmup_iterations").asInt());
     }
 
+    /**
+     * Against C perftest, which offers no warm-up (here: sides that send none, as it does), each side warms up in
+     * private on twins of its device, says so, measures -n from the first iteration with the peer, and leaves no twin
+     * open (no UDP socket on port 4791 at the twins' addresses, 127.64-191.x.x, once the run is over).
+     */
+    @org.junit.jupiter.api.Test
+    void againstAPeerThatOffersNoWarmUpEachSideWarmsUpInPrivate(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        String port = Integer.toString(freePort());
+        java.nio.file.Path json = dir.resolve("server.json");
+        Run[] r;
+        PerftestComm.sendOffers = false;
+        try {
+            r = twoProcesses(new String[] {"perf", "write-lat", "--server", "-d", dev0(), "-p", port, "-n", "100",
+                            "--json", json.toString()},
+                    new String[] {"perf", "write-lat", "-d", dev1(), "-p", port, "-n", "100", ip0()});
+        } finally {
+            PerftestComm.sendOffers = true;
+        }
+        for (Run side : r) {
+            side.ok();
+            org.junit.jupiter.api.Assertions.assertTrue(side.out().contains(" Warm-up         : "
+                    + PerfTestCommand.IN_PROCESS_WARMUP + " iterations in " + PrivateWarmup.RUNS
+                    + " runs between rxe devices of this process, before the 100 measured (the peer is not hwlab)"),
+                    side.out());
+            org.junit.jupiter.api.Assertions.assertEquals(100, (int) numbers(rows(side.out(), PerfReport.LAT_HEADER).get(0))[1]);
+        }
+        com.fasterxml.jackson.databind.JsonNode j = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile());
+        org.junit.jupiter.api.Assertions.assertEquals(0, j.at("/hwlab/warmup_iterations").asInt(), "none with the peer");
+        org.junit.jupiter.api.Assertions.assertEquals(PerfTestCommand.IN_PROCESS_WARMUP,
+                j.at("/hwlab/private_warmup_iterations").asInt());
+        java.util.regex.Matcher twin = java.util.regex.Pattern.compile("(?m)^\\s*\\d+: [0-9A-F]{4}([0-9A-F]{2})7F:12B7 ")
+                .matcher(java.nio.file.Files.readString(java.nio.file.Path.of("/proc/net/udp")));
+        while (twin.find()) {
+            int x = Integer.parseInt(twin.group(1), 16);
+            org.junit.jupiter.api.Assertions.assertFalse(x >= 64 && x < 192, "a twin left open: " + twin.group());
+        }
+    }
+
     /** The name-value pairs of a stats line after its first {@code skip} words. */
     private static java.util.Map<String, Long> pairs(String line, int skip) {
         String[] w = line.trim().split(" ");

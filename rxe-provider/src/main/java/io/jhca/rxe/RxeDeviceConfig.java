@@ -150,6 +150,19 @@ public final class RxeDeviceConfig {
         return new Builder(name);
     }
 
+    /**
+     * A device named {@code name} at {@code at} that moves packets as this one does: the same progress mode, idle
+     * strategy, ICRC mode, ACK hold, socket buffer and poll progress, and coalesced pairs only if this device sends
+     * them (on loopback). Without this one's faults, capture or interface. For a private twin of a device, e.g. one
+     * that warms the JIT up on the code paths this device's traffic takes.
+     */
+    public RxeDeviceConfig twin(final String name, final InetAddress at) {
+        return builder(name).address(at).progressMode(progressMode).idleStrategy(idleStrategy)
+                .idlePark(minParkNanos, maxParkNanos).icrcMode(icrcMode).socketBuffer(socketBuffer)
+                .ackHoldNanos(ackHoldNanos).gso(gso && address != null && address.isLoopbackAddress())
+                .pollProgress(pollProgress).build();
+    }
+
     public String name() {
         return name;
     }

@@ -1,0 +1,102 @@
+package io.jhca.lab;
+
+import io.jhca.rxe.RxeContext;
+import io.jhca.rxe.RxeDeviceConfig;
+import io.jhca.rxe.RxeProvider;
+import io.jhca.verbs.Context;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.Writer;
+import java.net.InetAddress;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The warm-up of a run against C perftest, which runs exactly -n iterations and cannot be asked for more: before the
+ * measured run, the same test runs in this process, in {@value #RUNS} short runs, each between two fresh rxe devices
+ * that move packets as the run's device does ({@link RxeDeviceConfig#twin}) at unused loopback addresses. The C peer
+ * waits meanwhile in its next exchange step, as it waits for any slow peer.
+ *
+ * <p>Why fresh devices and many runs: C2 compiles a branch never taken as a trap, and a trap taken at the first
+ * measured packet throws the compiled code away, so the measured run then runs in the interpreter while C2 compiles
+ * again. A warm-up on one device talking to itself did just that in six methods (a datagram from another address, a
+ * new peer, a new QP's first use by its thread): t_typical 45-62 us against 3.0 with a warm-up agreed between two
+ * hwlab processes. With every run's engines seeing a new sender, a new peer and new QPs, those branches are compiled
+ * in: 2.89-3.05 us (tests/benchmarks/HISTORY.md, round 30).
+ */
+final class PrivateWarmup {
+    /** Short runs the warm-up is cut into. */
+    static final int RUNS = 20;
+    /** Tries at a free pair of loopback addresses for a run before the warm-up gives up. */
+    private static final int ADDRESS_TRIES = 4;
+
+    private PrivateWarmup() {
+    }
+
+    /**
+     * Why the run on {@code ctx} gets no private warm-up, or null if it does: it needs an rxe device on an address
+     * (not an interface's, whose link is another), without faults or capture (paths a twin would not take), a run
+     * counted in iterations (-D has its margin), and no --mcg (a group of this host).
+     */
+    static String notFor(PerfParams p, Context ctx) {
+        if (!(ctx instanceof RxeContext rxe)) {
+            return "not an rxe device";
+        }
+        RxeDeviceConfig c = rxe.config();
+        if (c.netdev() != null || c.hasFaults() || c.pcap() != null) {
+            return "an rxe device on an interface, with faults or with a capture";
+        }
+        if (p.durationMode() || p.mcg()) {
+            return p.durationMode() ? "-D" : "--mcg";
+        }
+        return null;
+    }
+
+    /**
+     * Runs the warm-up for the test of {@code p} on twins of {@code ctx}'s device (see {@link #notFor}), then waits for
+     * the JIT to go idle. Returns the iterations run (per QP for bandwidth tests), or 0 if no two free addresses were
+     * found.
+     */
+    static int run(PerfParams p, RxeContext ctx) throws IOException {
+        int per = Math.max(1, PerfParams.defaultWarmup(p.test()) / RUNS);
+        RxeDeviceConfig real = ctx.config();
+        PrintWriter quiet = new PrintWriter(Writer.nullWriter());
+        for (int r = 0; r < RUNS; r++) {
+            Context[] pair = twins(real, r);
+            if (pair == null) {
+                return r * per;
+            }
+            PerfParams wp = new PerfParams(p.test(), PerfParams.Role.BOTH, pair[0].name(), pair[1].name(), p.ibPort(),
+                    p.sizes().get(0), false, per, 0, p.margin(), p.mtu(), null, 0, p.numQps(), p.inlineSize(), p.txDepth(),
+                    p.rxDepth(), p.cqMod(), p.reportGbits(), p.qpTimeout(), p.sl(), null, null, null, null, false,
+                    p.stallMillis(), p.useSrq(), p.events(), 0, false, false, null, p.latencyGap(), true);
+            PerfMain.both(wp, quiet, pair[0], pair[1]);
+        }
+        JvmReport.waitForJitIdle();
+        return RUNS * per;
+    }
+
+    /**
+     * Two twins of {@code real} at 127.X.Y.(2r+1) and 127.X.Y.(2r+2), X.Y drawn at random (another process may warm up
+     * at the same time), both opened; null if {@value #ADDRESS_TRIES} draws found no free pair.
+     */
+    private static Context[] twins(RxeDeviceConfig real, int r) throws IOException {
+        ThreadLocalRandom rnd = ThreadLocalRandom.current();
+        for (int tries = 0; tries < ADDRESS_TRIES; tries++) {
+            byte x = (byte) (64 + rnd.nextInt(128));
+            byte y = (byte) rnd.nextInt(256);
+            InetAddress a = InetAddress.getByAddress(new byte[] {127, x, y, (byte) (2 * r + 1)});
+            InetAddress b = InetAddress.getByAddress(new byte[] {127, x, y, (byte) (2 * r + 2)});
+            Context ca = null;
+            try {
+                ca = RxeProvider.open(real.twin(real.name() + "-warm" + (2 * r), a));
+                return new Context[] {ca, RxeProvider.open(real.twin(real.name() + "-warm" + (2 * r + 1), b))};
+            } catch (RuntimeException e) { // the address is taken (another process, the kernel's rdma_rxe): draw again
+                if (ca != null) {
+                    ca.close();
+                }
+            }
+        }
+        return null;
+    }
+}
