@@ -123,8 +123,9 @@ public abstract class PerfTestCommand implements Callable<Integer> {
             description = "unmeasured iterations before the -n measured ones (latency tests: before every size;"
                     + " bandwidth tests: per QP, before the first size), so the JIT has compiled the loops (default: "
                     + IN_PROCESS_WARMUP + " for latency tests, " + IN_PROCESS_BW_WARMUP + " for bandwidth tests, in-process"
-                    + " and between two hwlab processes, which agree on it in perftest's version exchange; 0 against"
-                    + " C perftest, which runs exactly -n; given on one side of two hwlab processes, it holds for both)")
+                    + " and between two hwlab processes, which agree on it in perftest's version exchange; none with C"
+                    + " perftest, which runs exactly -n, where an rxe device warms up in private instead unless --warmup"
+                    + " is given; given on one side of two hwlab processes, it holds for both)")
     Integer warmup;
 
     @Option(names = "--stall-timeout", paramLabel = "SECONDS",
