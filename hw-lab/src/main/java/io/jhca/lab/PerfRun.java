@@ -31,6 +31,8 @@ final class PerfRun {
     private final PrintWriter out;
     private final boolean server;
     private final PerfOutcome outcome;
+    /** The private warm-up before a run against C perftest, or null. */
+    private PrivateWarmup.Result privateWarmup;
 
     private PerfRun(PerfParams p, PerfSide s, PerftestWire link, boolean client, PrintWriter out) {
         this.p = p;
@@ -58,7 +60,8 @@ final class PerfRun {
         outcome.peerIsHwlab = comm.peerWarmup() != null;
         if (!outcome.peerIsHwlab && !p.warmupGiven() && PrivateWarmup.notFor(p, s.ctx) == null) {
             // C perftest runs exactly -n: warm up in private while it waits for the next exchange step
-            outcome.privateWarmupIters = PrivateWarmup.run(p, (io.jhca.rxe.RxeContext) s.ctx);
+            privateWarmup = PrivateWarmup.run(p, (io.jhca.rxe.RxeContext) s.ctx);
+            outcome.privateWarmupIters = privateWarmup.iters();
         }
         int[] sys = comm.checkSysData(CYCLE_BUFFER, CACHE_LINE);
         Mtu mtu = comm.checkMtu(s.localMtu());
@@ -124,9 +127,10 @@ final class PerfRun {
         if (p.warmupIters() > 0) {
             return p.warmupIters() + " iterations before the " + p.iters() + " measured (not in the results)";
         }
-        if (outcome.privateWarmupIters > 0) {
-            return outcome.privateWarmupIters + " iterations in " + PrivateWarmup.RUNS + " runs between rxe devices of"
-                    + " this process, before the " + p.iters() + " measured (the peer is not hwlab)";
+        if (privateWarmup != null && (privateWarmup.runs() > 0 || privateWarmup.stopped() != null)) {
+            return privateWarmup.iters() + " iterations in " + privateWarmup.runs() + " runs between rxe devices of"
+                    + " this process, before the " + p.iters() + " measured (the peer is not hwlab)"
+                    + (privateWarmup.stopped() == null ? "" : "; stopped early: " + privateWarmup.stopped());
         }
         return null;
     }

@@ -53,34 +53,48 @@ final class PrivateWarmup {
     }
 
     /**
-     * Runs the warm-up for the test of {@code p} on twins of {@code ctx}'s device (see {@link #notFor}), then waits for
-     * the JIT to go idle. Returns the iterations run (per QP for bandwidth tests), or 0 if no two free addresses were
-     * found.
+     * What a warm-up did: the runs made, the iterations they ran (per QP for bandwidth tests), and why it stopped
+     * before {@value #RUNS} runs (null if it did not). A warm-up that stops leaves the measured run to go on.
      */
-    static int run(PerfParams p, RxeContext ctx) throws IOException {
+    record Result(int runs, int iters, String stopped) {
+    }
+
+    /**
+     * Runs the warm-up for the test of {@code p} on twins of {@code ctx}'s device (see {@link #notFor}), then waits for
+     * the JIT to go idle. A run that fails (no two free addresses, a twin's error) ends the warm-up, not the caller's
+     * run: its device is not involved.
+     */
+    static Result run(PerfParams p, RxeContext ctx) {
         int per = Math.max(1, PerfParams.defaultWarmup(p.test()) / RUNS);
         RxeDeviceConfig real = ctx.config();
         PrintWriter quiet = new PrintWriter(Writer.nullWriter());
-        for (int r = 0; r < RUNS; r++) {
-            Context[] pair = twins(real, r);
-            if (pair == null) {
-                return r * per;
+        int r = 0;
+        String stopped = null;
+        try {
+            for (; r < RUNS; r++) {
+                Context[] pair = twins(real, r);
+                if (pair == null) {
+                    stopped = "no two free loopback addresses for its twins";
+                    break;
+                }
+                PerfParams wp = new PerfParams(p.test(), PerfParams.Role.BOTH, pair[0].name(), pair[1].name(), p.ibPort(),
+                        p.sizes().get(0), false, per, 0, p.margin(), p.mtu(), null, 0, p.numQps(), p.inlineSize(),
+                        p.txDepth(), p.rxDepth(), p.cqMod(), p.reportGbits(), p.qpTimeout(), p.sl(), null, null, null, null,
+                        false, p.stallMillis(), p.useSrq(), p.events(), 0, false, false, null, p.latencyGap(), true);
+                PerfMain.both(wp, quiet, pair[0], pair[1]);
             }
-            PerfParams wp = new PerfParams(p.test(), PerfParams.Role.BOTH, pair[0].name(), pair[1].name(), p.ibPort(),
-                    p.sizes().get(0), false, per, 0, p.margin(), p.mtu(), null, 0, p.numQps(), p.inlineSize(), p.txDepth(),
-                    p.rxDepth(), p.cqMod(), p.reportGbits(), p.qpTimeout(), p.sl(), null, null, null, null, false,
-                    p.stallMillis(), p.useSrq(), p.events(), 0, false, false, null, p.latencyGap(), true);
-            PerfMain.both(wp, quiet, pair[0], pair[1]);
+        } catch (IOException | RuntimeException e) {
+            stopped = HwLab.describe(e);
         }
         JvmReport.waitForJitIdle();
-        return RUNS * per;
+        return new Result(r, r * per, stopped);
     }
 
     /**
      * Two twins of {@code real} at 127.X.Y.(2r+1) and 127.X.Y.(2r+2), X.Y drawn at random (another process may warm up
      * at the same time), both opened; null if {@value #ADDRESS_TRIES} draws found no free pair.
      */
-    private static Context[] twins(RxeDeviceConfig real, int r) throws IOException {
+    private static Context[] twins(RxeDeviceConfig real, int r) throws java.net.UnknownHostException {
         ThreadLocalRandom rnd = ThreadLocalRandom.current();
         for (int tries = 0; tries < ADDRESS_TRIES; tries++) {
             byte x = (byte) (64 + rnd.nextInt(128));
