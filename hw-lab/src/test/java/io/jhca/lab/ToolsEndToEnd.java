@@ -502,20 +502,11 @@ abstract class ToolsEndToEnd {
     /** The two-process shape (server with --server, client with SERVER), here as two threads of one JVM. */
     @Test
     void writeBwServerAndClient() throws Exception {
-        int port = freePort();
-        CompletableFuture<Run> server = CompletableFuture.supplyAsync(
-                () -> run("perf", "write-bw", "--server", "-d", dev0(), "-p", Integer.toString(port), "-s", "8192", "-n", "40"),
-                ThreadPerTask.EXECUTOR);
-        Run client = null;
-        for (int attempt = 0; attempt < 50; attempt++) {
-            client = run("perf", "write-bw", "-d", dev1(), "-p", Integer.toString(port), "-s", "8192", "-n", "40", ip0());
-            if (client.rc() == 0 || !client.err().contains("couldn't connect")) {
-                break;
-            }
-            Thread.sleep(100); // the server thread has not bound its port yet
-        }
-        client.ok();
-        Run s = server.get(60, TimeUnit.SECONDS).ok();
+        String port = Integer.toString(freePort());
+        Run[] r = twoProcesses(new String[] {"perf", "write-bw", "--server", "-d", dev0(), "-p", port, "-s", "8192", "-n", "40"},
+                new String[] {"perf", "write-bw", "-d", dev1(), "-p", port, "-s", "8192", "-n", "40", ip0()});
+        Run client = r[1].ok();
+        Run s = r[0].ok();
         assertTrue(s.out().contains("* Waiting for client to connect... *"), s.out());
         String clientRow = rows(client.out(), PerfReport.BW_HEADER).get(0);
         String serverRow = rows(s.out(), PerfReport.BW_HEADER).get(0);
@@ -523,7 +514,10 @@ abstract class ToolsEndToEnd {
         assertTrue(!s.out().contains(" TX depth"), "the server of a BW test prints no TX depth");
     }
 
-    /** A two-process run's server and client, as two threads of this JVM; null on a side means its run failed. */
+    /**
+     * A two-process run's server and client, as two threads of this JVM: the client tries again while the server has
+     * not bound its port yet. Returns {server, client}, each with its exit code and output.
+     */
     static Run[] twoProcesses(String[] serverArgs, String[] clientArgs) throws Exception {
         CompletableFuture<Run> server = CompletableFuture.supplyAsync(() -> run(serverArgs), ThreadPerTask.EXECUTOR);
         Run client = null;
@@ -534,7 +528,7 @@ abstract class ToolsEndToEnd {
             }
             Thread.sleep(100); // the server thread has not bound its port yet
         }
-        return new Run[] {server.get(120, TimeUnit.SECONDS), client};
+        return new Run[] {server.get(60, TimeUnit.SECONDS), client};
     }
 
     /**
