@@ -54,13 +54,15 @@ final class PerfRun {
 
     private PerfOutcome go() throws IOException {
         PerfTest t = p.test();
-        outcome.remoteVersion = comm.exchangeVersions(p.warmupOffer());
-        p = p.withWarmup(WarmupOffer.agree(p.warmupOffer(), comm.peerWarmup(), p.warmup()));
+        WarmupOffer offer = p.warmupOffer();
+        outcome.remoteVersion = comm.exchangeVersions(offer);
+        p = p.withWarmup(WarmupOffer.agree(offer, comm.peerWarmup(), p.warmup()));
         outcome.warmupIters = p.warmupIters();
         outcome.peerIsHwlab = comm.peerWarmup() != null;
-        if (!outcome.peerIsHwlab && !p.warmupGiven() && PrivateWarmup.notFor(p, s.ctx) == null) {
+        io.jhca.rxe.RxeContext twinned = PrivateWarmup.twinnable(p, s.ctx);
+        if (!outcome.peerIsHwlab && !p.warmupGiven() && twinned != null) {
             // C perftest runs exactly -n: warm up in private while it waits for the next exchange step
-            privateWarmup = PrivateWarmup.run(p, (io.jhca.rxe.RxeContext) s.ctx);
+            privateWarmup = PrivateWarmup.run(p, twinned);
             outcome.privateWarmupIters = privateWarmup.iters();
         }
         int[] sys = comm.checkSysData(CYCLE_BUFFER, CACHE_LINE);

@@ -34,22 +34,16 @@ final class PrivateWarmup {
     }
 
     /**
-     * Why the run on {@code ctx} gets no private warm-up, or null if it does: it needs an rxe device on an address
-     * (not an interface's, whose link is another), without faults or capture (paths a twin would not take), a run
-     * counted in iterations (-D has its margin), and no --mcg (a group of this host).
+     * The rxe device whose twins warm the run on {@code ctx} up, or null if the run gets no private warm-up: it needs an
+     * rxe device on an address (not an interface's, whose link is another), without faults or capture (paths a twin
+     * would not take), a run counted in iterations (-D has its margin), and no --mcg (a group of this host).
      */
-    static String notFor(PerfParams p, Context ctx) {
-        if (!(ctx instanceof RxeContext rxe)) {
-            return "not an rxe device";
+    static RxeContext twinnable(PerfParams p, Context ctx) {
+        if (!(ctx instanceof RxeContext rxe) || p.durationMode() || p.mcg()) {
+            return null;
         }
         RxeDeviceConfig c = rxe.config();
-        if (c.netdev() != null || c.hasFaults() || c.pcap() != null) {
-            return "an rxe device on an interface, with faults or with a capture";
-        }
-        if (p.durationMode() || p.mcg()) {
-            return p.durationMode() ? "-D" : "--mcg";
-        }
-        return null;
+        return c.netdev() != null || c.hasFaults() || c.pcap() != null ? null : rxe;
     }
 
     /**
@@ -60,7 +54,7 @@ final class PrivateWarmup {
     }
 
     /**
-     * Runs the warm-up for the test of {@code p} on twins of {@code ctx}'s device (see {@link #notFor}), then waits for
+     * Runs the warm-up for the test of {@code p} on twins of {@code ctx}'s device (see {@link #twinnable}), then waits for
      * the JIT to go idle. A run that fails (no two free addresses, a twin's error) ends the warm-up, not the caller's
      * run: its device is not involved.
      */
