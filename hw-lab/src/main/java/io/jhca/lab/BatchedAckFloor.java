@@ -22,8 +22,8 @@ import io.jhca.rxe.link.UdpLink;
  */
 final class BatchedAckFloor {
 
-    /** Set by the client when it is done: ends an echo loop still waiting (only after a failure). */
-    private static final Throwable DONE = new Throwable("done", null, false, false) {
+    /** Set when the measuring end is done: ends an echo loop still waiting (only after a failure). */
+    static final Throwable DONE = new Throwable("done", null, false, false) {
     };
 
     private BatchedAckFloor() {
@@ -39,44 +39,16 @@ final class BatchedAckFloor {
             AtomicReference<Throwable> failure = new AtomicReference<>();
             Thread echo = new Thread(() -> {
                 try {
-                    ByteBuffer b = UdpBaseline.pageAligned(Math.max(size, 1));
-                    ByteBuffer ack = ByteBuffer.allocateDirect(UdpBaseline.ACK_SIZE);
-                    RxBatch in = batch(size);
-                    for (int i = 0; i < total && failure.get() == null; i++) {
-                        // the request, and from the second on the ACK of the last answer
-                        await(srv, in, i > 0 ? 2 : 1, stallNanos, failure);
-                        if (rttFactor == 2) {   // --latency_gap, as the RDMA side waits; the phase masked in
-                            Spin.forNanos(LatencyLoops.gapBefore(i, warmup, gapNanos), null);
-                        }
-                        b.clear().limit(size);
-                        ack.clear();
-                        sendPair(srv, ack, b, toClient);   // the request's ACK and the answer, one call
-                    }
+                    echo(srv, toClient, size, total, rttFactor, warmup, gapNanos, stallNanos, failure);
                 } catch (Throwable t) {
                     failure.compareAndSet(null, t);
                 }
             }, "hwlab-udp-batched-echo");
             echo.setDaemon(true);
             echo.start();
-            long[] tposted = new long[iters];
-            ByteBuffer b = UdpBaseline.pageAligned(Math.max(size, 1));
-            ByteBuffer ack = ByteBuffer.allocateDirect(UdpBaseline.ACK_SIZE);
-            RxBatch in = batch(size);
+            long[] tposted;
             try {
-                for (int i = 0; i < total; i++) {
-                    b.clear().limit(size);
-                    Spin.forNanos(LatencyLoops.gapBefore(i, warmup, gapNanos), null);
-                    tposted[PostStamps.slot(i, warmup)] = System.nanoTime();
-                    if (i == 0) {
-                        if (!cli.send(b, toServer)) {
-                            throw new IOException("the UDP floor's first datagram was refused");
-                        }
-                    } else {
-                        ack.clear();
-                        sendPair(cli, ack, b, toServer);   // the last answer's ACK, then the request
-                    }
-                    await(cli, in, 2, stallNanos, failure);   // the request's ACK and the answer
-                }
+                tposted = client(cli, toServer, size, iters, warmup, gapNanos, stallNanos, failure);
             } catch (IOException e) {
                 failure.compareAndSet(null, e);
                 throw e;
@@ -98,7 +70,56 @@ final class BatchedAckFloor {
         }
     }
 
-    private static UdpLink open(InetAddress addr) throws IOException {
+    /**
+     * The echo end, on {@code srv}: {@code total} requests answered, each with its ACK in one call; stops when
+     * {@code failure} is set (by the measuring end, or {@link #DONE}).
+     */
+    static void echo(UdpLink srv, InetSocketAddress toClient, int size, int total, int rttFactor, int warmup,
+                     long gapNanos, long stallNanos, AtomicReference<Throwable> failure) throws IOException {
+        ByteBuffer b = UdpBaseline.pageAligned(Math.max(size, 1));
+        ByteBuffer ack = ByteBuffer.allocateDirect(UdpBaseline.ACK_SIZE);
+        RxBatch in = batch(size);
+        for (int i = 0; i < total && failure.get() == null; i++) {
+            // the request, and from the second on the ACK of the last answer
+            await(srv, in, i > 0 ? 2 : 1, stallNanos, failure);
+            if (rttFactor == 2) {   // --latency_gap, as the RDMA side waits; the phase masked in
+                Spin.forNanos(LatencyLoops.gapBefore(i, warmup, gapNanos), null);
+            }
+            b.clear().limit(size);
+            ack.clear();
+            sendPair(srv, ack, b, toClient);   // the request's ACK and the answer, one call
+        }
+    }
+
+    /**
+     * The measuring end, on {@code cli}: {@code warmup} unmeasured and {@code iters} measured round trips to the echo
+     * at {@code toServer}; returns the measured ones' post times. Gives up when {@code failure} is set (the echo's).
+     */
+    static long[] client(UdpLink cli, InetSocketAddress toServer, int size, int iters, int warmup, long gapNanos,
+                         long stallNanos, AtomicReference<Throwable> failure) throws IOException {
+        long[] tposted = new long[iters];
+        ByteBuffer b = UdpBaseline.pageAligned(Math.max(size, 1));
+        ByteBuffer ack = ByteBuffer.allocateDirect(UdpBaseline.ACK_SIZE);
+        RxBatch in = batch(size);
+        for (int i = 0; i < warmup + iters; i++) {
+            b.clear().limit(size);
+            Spin.forNanos(LatencyLoops.gapBefore(i, warmup, gapNanos), null);
+            tposted[PostStamps.slot(i, warmup)] = System.nanoTime();
+            if (i == 0) {
+                if (!cli.send(b, toServer)) {
+                    throw new IOException("the UDP floor's first datagram was refused");
+                }
+            } else {
+                ack.clear();
+                sendPair(cli, ack, b, toServer);   // the last answer's ACK, then the request
+            }
+            await(cli, in, 2, stallNanos, failure);   // the request's ACK and the answer
+        }
+        return tposted;
+    }
+
+    /** A socket of the kind an rxe device opens, bound to {@code addr} on a free port. */
+    static UdpLink open(InetAddress addr) throws IOException {
         try {
             return UdpLink.open(new InetSocketAddress(addr, 0), UdpLink.DEFAULT_SOCKET_BUFFER);
         } catch (IllegalStateException e) {

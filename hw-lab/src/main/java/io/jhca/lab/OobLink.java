@@ -182,6 +182,22 @@ public final class OobLink implements Closeable, PerftestWire {
         return b.array();
     }
 
+    /**
+     * Reads exactly {@code n} bytes sleeping in the kernel until they come, with no progress calls and no timeout:
+     * for a wait that must leave the cores to other work (the server's end of a UDP floor, {@link RemoteFloors}). A
+     * peer that closes the connection ends it.
+     */
+    byte[] readBlocking(int n) throws IOException {
+        ch.configureBlocking(true);
+        ByteBuffer b = ByteBuffer.allocate(n);
+        while (b.hasRemaining()) {
+            if (ch.read(b) < 0) {
+                throw new EOFException("peer closed the connection after " + b.position() + " of " + n + " bytes");
+            }
+        }
+        return b.array();
+    }
+
     public InetAddress peerAddress() {
         return ch.socket().getInetAddress();
     }

@@ -96,6 +96,9 @@ public final class PerfJson {
         if (o.udpSkipped != null) {
             j.field("udp_baseline_skipped", o.udpSkipped);
         }
+        if (o.floorsAtServer) {
+            j.field("udp_baseline_other_end", "server process");
+        }
 
         j.key("hwlab").beginObject().field("role", o.role).field("device", o.device);
         if (o.peerDevice != null) {

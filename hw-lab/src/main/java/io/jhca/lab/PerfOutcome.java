@@ -15,6 +15,8 @@ public final class PerfOutcome {
     /** The UDP floor with RoCE's ACKs batched with the next message (as {@link #udpAcks}). */
     final List<LatencyStats> udpBatchedAcks = new ArrayList<>();
     String udpSkipped;
+    /** Whether the floors' other end ran in the server's process (the client could not bind its address). */
+    boolean floorsAtServer;
     /** UDP stream floor per size of a bandwidth test (same order as {@link #bandwidth}); null where not run. */
     final List<UdpStream.Result> udpStream = new ArrayList<>();
     String device;

@@ -38,20 +38,22 @@ import java.util.List;
  * @param events       -e: sleep on CQ events (completion channels) instead of busy-polling the CQs
  * @param warmup       unmeasured iterations run before the -n measured ones: --warmup, else in-process the test's
  *                     default and with a peer 0 until the version exchange shows the peer is hwlab
- *                     ({@link WarmupOffer}, {@link #withWarmup})
+ *                     ({@link PeerOffer}, {@link #withWarmup})
  * @param rdmaCm       -R: rdma_cm connects the exchange QP and the test QPs on the -p port (no TCP)
  * @param mcg          --mcg: perftest's multicast mode, UD, the server's QP attached to the group ({@link PerfMcast})
  * @param mgid         -M: the group as given, null = perftest's default MGID
  * @param latencyGap   --latency_gap microseconds waited before each post of a latency test (perftest: a spin before
  *                     the post's time is taken, so every time includes it)
  * @param warmupGiven  whether --warmup gave {@code warmup}
+ * @param udpBaselineGiven whether --udp-baseline or --no-udp-baseline gave {@code udpBaseline}; if not, a client whose
+ *                     peer is an hwlab that serves the floors measures them too ({@link #udpBaselineWith})
  */
 public record PerfParams(PerfTest test, Role role, String device, String peerDevice, int ibPort, int size, boolean all,
                          int iters, int duration, int margin, int mtu, Integer gidIndex, int tcpPort, int numQps, int inlineSize,
                          int txDepth, int rxDepth, int cqMod, boolean reportGbits, int qpTimeout, int sl, String server,
                          String bind, Path json, Path plot, boolean udpBaseline, long stallMillis, boolean useSrq,
                          boolean events, int warmup, boolean rdmaCm, boolean mcg, String mgid, int latencyGap,
-                         boolean warmupGiven) {
+                         boolean warmupGiven, boolean udpBaselineGiven) {
 
     public enum Role { SERVER, CLIENT, BOTH }
 
@@ -93,22 +95,32 @@ public record PerfParams(PerfTest test, Role role, String device, String peerDev
     public PerfParams as(Role r, String dev) {
         return new PerfParams(test, r, dev, peerDevice, ibPort, size, all, iters, duration, margin, mtu, gidIndex, tcpPort, numQps,
                 inlineSize, txDepth, rxDepth, cqMod, reportGbits, qpTimeout, sl, server, bind, json, plot, udpBaseline,
-                stallMillis, useSrq, events, warmup, rdmaCm, mcg, mgid, latencyGap, warmupGiven);
+                stallMillis, useSrq, events, warmup, rdmaCm, mcg, mgid, latencyGap, warmupGiven, udpBaselineGiven);
     }
 
-    /** The same run with the warm-up both sides agreed on ({@link WarmupOffer#agree}). */
+    /** The same run with the warm-up both sides agreed on ({@link PeerOffer#agree}). */
     public PerfParams withWarmup(int agreed) {
         return new PerfParams(test, role, device, peerDevice, ibPort, size, all, iters, duration, margin, mtu, gidIndex,
                 tcpPort, numQps, inlineSize, txDepth, rxDepth, cqMod, reportGbits, qpTimeout, sl, server, bind, json, plot,
-                udpBaseline, stallMillis, useSrq, events, agreed, rdmaCm, mcg, mgid, latencyGap, warmupGiven);
+                udpBaseline, stallMillis, useSrq, events, agreed, rdmaCm, mcg, mgid, latencyGap, warmupGiven,
+                udpBaselineGiven);
     }
 
     /**
      * What this side offers in the version exchange: --warmup if given, else the in-process default of the test, which
-     * a peer that is hwlab runs too ({@link PerfTestCommand#IN_PROCESS_WARMUP}, {@link PerfTestCommand#IN_PROCESS_BW_WARMUP}).
+     * a peer that is hwlab runs too ({@link PerfTestCommand#IN_PROCESS_WARMUP}, {@link PerfTestCommand#IN_PROCESS_BW_WARMUP});
+     * and the UDP floors' end, except with -R, whose exchange ends on rdma_cm's QP ({@link RemoteFloors}).
      */
-    WarmupOffer warmupOffer() {
-        return new WarmupOffer(warmupGiven ? warmup : defaultWarmup(test), warmupGiven);
+    PeerOffer offer() {
+        return new PeerOffer(warmupGiven ? warmup : defaultWarmup(test), warmupGiven, !rdmaCm);
+    }
+
+    /**
+     * Whether the client measures the UDP floors: as --udp-baseline says, else in-process or when {@code peerServes}
+     * (two hwlab processes that both serve the floors, {@link PeerOffer#floors}).
+     */
+    public boolean udpBaselineWith(boolean peerServes) {
+        return udpBaselineGiven ? udpBaseline : udpBaseline || peerServes;
     }
 
     /** The warm-up of an in-process run of {@code t}, and of a two-process run between two hwlab sides. */

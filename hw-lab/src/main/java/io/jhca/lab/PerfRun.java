@@ -33,6 +33,10 @@ final class PerfRun {
     private final PerfOutcome outcome;
     /** The private warm-up before a run against C perftest, or null. */
     private PrivateWarmup.Result privateWarmup;
+    /** Both sides serve the UDP floors' ends after the test ({@link RemoteFloors}). */
+    private boolean floorsBetween;
+    /** The client's floors with the server's end in its process, where the client cannot bind the server's address. */
+    private RemoteFloors remoteFloors;
 
     private PerfRun(PerfParams p, PerfSide s, PerftestWire link, boolean client, PrintWriter out) {
         this.p = p;
@@ -54,11 +58,16 @@ final class PerfRun {
 
     private PerfOutcome go() throws IOException {
         PerfTest t = p.test();
-        WarmupOffer offer = p.warmupOffer();
+        PeerOffer offer = p.offer();
         outcome.remoteVersion = comm.exchangeVersions(offer);
-        p = p.withWarmup(WarmupOffer.agree(offer, comm.peerWarmup(), p.warmup()));
+        PeerOffer theirs = comm.peerOffer();
+        p = p.withWarmup(PeerOffer.agree(offer, theirs, p.warmup()));
         outcome.warmupIters = p.warmupIters();
-        outcome.peerIsHwlab = comm.peerWarmup() != null;
+        outcome.peerIsHwlab = theirs != null;
+        floorsBetween = offer.floors() && theirs != null && theirs.floors();
+        if (floorsBetween) {
+            comm.keepOpenAfterDone();
+        }
         io.jhca.rxe.RxeContext twinned = PrivateWarmup.twinnable(p, s.ctx);
         if (!outcome.peerIsHwlab && !p.warmupGiven() && twinned != null) {
             // C perftest runs exactly -n: warm up in private while it waits for the next exchange step
@@ -352,8 +361,37 @@ final class PerfRun {
 
     /** The lines jhca adds after perftest's table: the UDP floor and the JVM/GC footer. */
     private void finish() {
-        if (!server && p.udpBaseline() && !p.mcg()) { // a UDP socket has no counterpart of a UD QP's group
+        PerftestWire wire = null;
+        if (floorsBetween) {
+            try {
+                wire = comm.afterDone();
+            } catch (IOException e) {
+                // the test's results are in: a connection lost now costs the floors' other end, not the run
+                out.println(" UDP floors: the connection to the peer ended: " + e.getMessage());
+                floorsBetween = false;
+            }
+        }
+        // a UDP socket has no counterpart of a UD QP's group
+        boolean floors = !server && p.udpBaselineWith(floorsBetween) && !p.mcg();
+        if (floors && floorsBetween && !bindsHere(s.remote[0].gid().toInetAddress())) {
+            remoteFloors = new RemoteFloors(wire, s.gid.toInetAddress(), s.remote[0].gid().toInetAddress());
+            outcome.floorsAtServer = true;
+        }
+        if (floors) {
             udpFloor();
+        }
+        try {
+            if (floorsBetween && server) {
+                int served = RemoteFloors.serve(wire, s.gid.toInetAddress(), s.remote[0].gid().toInetAddress());
+                if (served > 0) {
+                    out.printf(" UDP floors: answered %d of the client's measurements here (the client prints them)%n",
+                            served);
+                }
+            } else if (floorsBetween) {
+                new RemoteFloors(wire, null, null).end();
+            }
+        } catch (IOException e) {
+            out.println(" UDP floors: the connection to the peer ended: " + e.getMessage());
         }
         if (outcome.jvm == null) {
             outcome.jvm = JvmReport.start().stop();
@@ -378,7 +416,7 @@ final class PerfRun {
     /**
      * The line after the footer of a run without warm-up that the JIT compiled in for at least {@value #COLD_JIT_MILLIS}
      * ms: what was measured, and how to measure the steady state. Null otherwise. Without warm-up means against C
-     * perftest, which runs exactly -n iterations (two hwlab sides agree on one, {@link WarmupOffer}), or with
+     * perftest, which runs exactly -n iterations (two hwlab sides agree on one, {@link PeerOffer}), or with
      * {@code --warmup 0}.
      */
     static String coldJitHint(long warmupIters, long jitMillis, boolean peerIsHwlab) {
@@ -392,6 +430,24 @@ final class PerfRun {
                 + " whose first and last seconds are left out)" + (peerIsHwlab ? ", or leave --warmup out." : ".");
     }
 
+    /** A stall timeout in nanoseconds ({@code millis} 0: none). */
+    private static long stallNanos(long millis) {
+        return millis <= 0 ? Long.MAX_VALUE : millis * 1_000_000L;
+    }
+
+    /**
+     * Whether this process can bind a UDP socket to {@code addr}: then it runs both ends of a floor itself, as an
+     * in-process run does (the two processes are on one host); else the server's process runs its end.
+     */
+    static boolean bindsHere(InetAddress addr) {
+        try (java.nio.channels.DatagramChannel ch = java.nio.channels.DatagramChannel.open()) {
+            ch.bind(new java.net.InetSocketAddress(addr, 0));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     private void udpFloor() {
         InetAddress local = s.gid.toInetAddress();
         InetAddress remote = s.remote[0].gid().toInetAddress();
@@ -399,8 +455,9 @@ final class PerfRun {
             udpStreamFloor(local, remote);
             return;
         }
-        out.printf(" UDP floor: the same ping-pong over plain UDP DatagramChannels %s <-> %s (no RDMA):%n",
-                local.getHostAddress(), remote.getHostAddress());
+        out.printf(" UDP floor: the same ping-pong over plain UDP DatagramChannels %s <-> %s (no RDMA%s):%n",
+                local.getHostAddress(), remote.getHostAddress(), remoteFloors != null ? "; the echo in the server's"
+                        + " process" : "");
         out.println(PerfReport.LAT_HEADER);
         floorRows(remote, local, UdpFloor.PLAIN);
         PerfTest.Verb verb = p.test().verb();
@@ -433,8 +490,11 @@ final class PerfRun {
         for (LatencyStats rdma : outcome.latency) {
             int size = rdma.size();
             try {
-                LatencyStats u = UdpBaseline.run(remote, local, size, iters, p.warmupIters(), p.test().rttFactor(),
-                        p.stallMillis(), floor, p.latencyGapNanos());
+                LatencyStats u = remoteFloors != null
+                        ? remoteFloors.latency(floor, size, iters, p.warmupIters(), p.test().rttFactor(),
+                                stallNanos(p.stallMillis()), p.latencyGapNanos())
+                        : UdpBaseline.run(remote, local, size, iters, p.warmupIters(), p.test().rttFactor(),
+                                p.stallMillis(), floor, p.latencyGapNanos());
                 outcome.floor(floor).add(u);
                 out.println(u.row());
                 out.println(PerfReport.latencyRatioRow(rdma, u, p.latencyGap()));
@@ -457,9 +517,9 @@ final class PerfRun {
         InetAddress from = read ? remote : local; // READ data flows from the server to the client
         InetAddress to = read ? local : remote;
         out.printf(" UDP stream floor: %s over plain UDP DatagramChannels %s -> %s in datagrams of one MTU"
-                + " (%d B), tx depth %d messages (no RDMA):%n", p.durationMode() ? "messages of the same size for as long"
+                + " (%d B), tx depth %d messages (no RDMA%s):%n", p.durationMode() ? "messages of the same size for as long"
                 + " as the sample window" : "the same bytes", from.getHostAddress(), to.getHostAddress(), s.mtu.bytes(),
-                s.txDepth);
+                s.txDepth, remoteFloors != null ? "; the server's end in its process" : "");
         out.println(PerfReport.UDP_STREAM_HEADER);
         long jit = 0;
         for (BandwidthStats rdma : outcome.bandwidth) {
@@ -471,14 +531,22 @@ final class PerfRun {
                     // warmed up as the RDMA run was (runs of its own loop, then the JIT idle), not measured: a floor
                     // measured while the compiler works is low, and flatters jhca's ratio
                     for (long part : BandwidthLoops.warmupRuns(warm)) {
-                        UdpStream.run(to, from, (int) rdma.size(), part, s.mtu.bytes(), s.txDepth, stall);
+                        if (remoteFloors != null) {
+                            remoteFloors.stream(!read, (int) rdma.size(), part, s.mtu.bytes(), s.txDepth,
+                                    stallNanos(stall), 0);
+                        } else {
+                            UdpStream.run(to, from, (int) rdma.size(), part, s.mtu.bytes(), s.txDepth, stall);
+                        }
                     }
                     JvmReport.waitForJitIdle();
                 }
                 // -D: as long as the RDMA run's sample window, not as many messages (the floor may be far slower)
                 long limit = p.durationMode() ? DurationClock.sampleNanos(p.duration(), p.margin()) : 0;
-                UdpStream.Result u = UdpStream.runFor(to, from, (int) rdma.size(), Math.max(1, rdma.iters()),
-                        s.mtu.bytes(), s.txDepth, stall, limit);
+                UdpStream.Result u = remoteFloors != null
+                        ? remoteFloors.stream(!read, (int) rdma.size(), Math.max(1, rdma.iters()), s.mtu.bytes(),
+                                s.txDepth, stallNanos(stall), limit)
+                        : UdpStream.runFor(to, from, (int) rdma.size(), Math.max(1, rdma.iters()), s.mtu.bytes(),
+                                s.txDepth, stall, limit);
                 jit += u.jitMillis();
                 outcome.udpStream.add(u);
                 out.println(PerfReport.udpStreamRow(u, rdma));

@@ -116,7 +116,9 @@ public abstract class PerfTestCommand implements Callable<Integer> {
     Path plot;
 
     @Option(names = "--udp-baseline", negatable = true,
-            description = "also measure the same ping-pong over plain UDP (default: on for in-process latency tests)")
+            description = "also measure the same ping-pong (bandwidth tests: the same stream) over plain UDP between the"
+                    + " same addresses (default: on in-process, and on the client of two hwlab processes, whose server"
+                    + " answers the floor's datagrams; off against C perftest)")
     Boolean udpBaseline;
 
     @Option(names = "--warmup", paramLabel = "ITERS",
@@ -268,7 +270,7 @@ public abstract class PerfTestCommand implements Callable<Integer> {
                 cq, reportGbits, qpTimeout, sl, serverHost, bind, json, plot, udp, stallSeconds * 1000L, useSrq,
                 events,
                 warmup != null ? warmup : role != PerfParams.Role.BOTH ? 0 : PerfParams.defaultWarmup(test),
-                rdmaCm, mcg, mgid, latencyGap, warmup != null);
+                rdmaCm, mcg, mgid, latencyGap, warmup != null, udpBaseline != null);
     }
 
     private void check(boolean ok, String message) {

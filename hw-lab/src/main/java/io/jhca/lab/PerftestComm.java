@@ -25,8 +25,12 @@ public final class PerftestComm implements AutoCloseable {
     /** -R: keys travel as the binary struct pingpong_dest and no "done" ends the exchange (rdma_write_keys). */
     private final boolean rdmaCm;
     private String remoteVersion = VERSION;
-    private WarmupOffer peerWarmup;
-    /** Whether {@link #exchangeVersions(WarmupOffer)} sends its offer: tests turn it off to stand in for C perftest. */
+    private PeerOffer peerOffer;
+    /** The connection stays open after "done" for the UDP floors ({@link RemoteFloors}). */
+    private boolean keepOpen;
+    /** Whether this side wrote "done" (and so did the peer, running the same test). */
+    private boolean doneWritten;
+    /** Whether {@link #exchangeVersions(PeerOffer)} sends its offer: tests turn it off to stand in for C perftest. */
     static volatile boolean sendOffers = true;
 
     public PerftestComm(OobLink link, boolean client) {
@@ -60,10 +64,10 @@ public final class PerftestComm implements AutoCloseable {
     }
 
     /**
-     * Step 1 with this side's warm-up offer after the version string's NUL ({@link WarmupOffer}; null: NULs, as
-     * perftest). Returns the peer's version; {@link #peerWarmup()} then holds the peer's offer, if it made one.
+     * Step 1 with this side's offer after the version string's NUL ({@link PeerOffer}; null: NULs, as perftest).
+     * Returns the peer's version; {@link #peerOffer()} then holds the peer's offer, if it made one.
      */
-    String exchangeVersions(WarmupOffer offer) throws IOException {
+    String exchangeVersions(PeerOffer offer) throws IOException {
         byte[] mine = new byte[VERSION_SIZE];
         byte[] v = VERSION.getBytes(StandardCharsets.US_ASCII);
         System.arraycopy(v, 0, mine, 0, v.length);
@@ -76,7 +80,7 @@ public final class PerftestComm implements AutoCloseable {
             n++;
         }
         remoteVersion = new String(theirs, 0, n, StandardCharsets.US_ASCII);
-        peerWarmup = WarmupOffer.readFrom(theirs);
+        peerOffer = PeerOffer.readFrom(theirs);
         // check_version_compatibility: perftest refuses peers older than 5.70
         if (versionNumber(remoteVersion) < 5.70) {
             throw new IOException("Current implementation is not compatible with versions older than 5.70 (peer sent '"
@@ -85,9 +89,29 @@ public final class PerftestComm implements AutoCloseable {
         return remoteVersion;
     }
 
-    /** The warm-up the peer offered in the version exchange: null for C perftest (or an hwlab that offered none). */
-    WarmupOffer peerWarmup() {
-        return peerWarmup;
+    /** What the peer offered in the version exchange: null for C perftest (or an hwlab that offered none). */
+    PeerOffer peerOffer() {
+        return peerOffer;
+    }
+
+    /** Keeps the connection open after {@link #closeConnection}'s "done": the UDP floors follow on it. */
+    void keepOpenAfterDone() {
+        keepOpen = true;
+    }
+
+    /**
+     * After {@link #closeConnection} on a connection kept open, takes the "done" the peer wrote (C perftest never
+     * reads it; the floors that follow need the bytes after it), and returns the connection.
+     */
+    PerftestWire afterDone() throws IOException {
+        if (doneWritten) {
+            byte[] theirs = link.read(DONE.length);
+            if (!java.util.Arrays.equals(theirs, DONE)) {
+                throw new IOException("the peer's last exchange message is not \"done\"");
+            }
+            doneWritten = false;
+        }
+        return link;
     }
 
     public String remoteVersion() {
@@ -158,14 +182,20 @@ public final class PerftestComm implements AutoCloseable {
         return ByteBuffer.wrap(exchange(ByteBuffer.allocate(8).putDouble(v).array())).getDouble();
     }
 
-    /** ctx_close_connection: a last handshake, then "done" (5 bytes) written, never read, and the socket closed. */
+    /**
+     * ctx_close_connection: a last handshake, then "done" (5 bytes) written, never read, and the socket closed (kept
+     * open for the floors of two hwlab sides, {@link #keepOpenAfterDone}).
+     */
     public void closeConnection(PerftestDest mine) throws IOException {
         handshake(mine);
         if (rdmaCm) {
             return; // ctx_close_connection: the "done" write is for the socket exchange only
         }
         link.write(DONE);
-        link.close();
+        doneWritten = true;
+        if (!keepOpen) {
+            link.close();
+        }
     }
 
     @Override

@@ -74,7 +74,7 @@ final class PrivateWarmup {
                 PerfParams wp = new PerfParams(p.test(), PerfParams.Role.BOTH, pair[0].name(), pair[1].name(), p.ibPort(),
                         p.sizes().get(0), false, per, 0, p.margin(), p.mtu(), null, 0, p.numQps(), p.inlineSize(),
                         p.txDepth(), p.rxDepth(), p.cqMod(), p.reportGbits(), p.qpTimeout(), p.sl(), null, null, null, null,
-                        false, p.stallMillis(), p.useSrq(), p.events(), 0, false, false, null, p.latencyGap(), true);
+                        false, p.stallMillis(), p.useSrq(), p.events(), 0, false, false, null, p.latencyGap(), true, true);
                 PerfMain.both(wp, quiet, pair[0], pair[1]);
             }
         } catch (IOException | RuntimeException e) {

@@ -57,56 +57,16 @@ public final class UdpBaseline {
             AtomicReference<Throwable> failure = new AtomicReference<>();
             Thread echo = new Thread(() -> {
                 try {
-                    ByteBuffer b = pageAligned(Math.max(size, 1));
-                    ByteBuffer ack = ByteBuffer.allocateDirect(ACK_SIZE);
-                    for (int i = 0; i < total; i++) {
-                        b.clear();
-                        awaitRead(srv, b, stallNanos);
-                        b.flip();
-                        if (acks) {
-                            ack.clear();
-                            srv.write(ack);   // the request's ACK, then the answer
-                        }
-                        if (rttFactor == 2) {   // --latency_gap, as the RDMA side waits; the phase masked in
-                            Spin.forNanos(LatencyLoops.gapBefore(i, warmup, gapNanos), null);
-                        }
-                        while (b.hasRemaining()) {
-                            srv.write(b);
-                        }
-                        if (acks) {
-                            ack.clear();
-                            awaitRead(srv, ack, stallNanos);   // the answer's ACK
-                        }
-                    }
+                    echo(srv, size, total, acks, rttFactor, warmup, gapNanos, stallNanos);
                 } catch (Throwable t) {
                     failure.set(t);
                 }
             }, "hwlab-udp-echo");
             echo.setDaemon(true);
             echo.start();
-            long[] tposted = new long[iters];
-            ByteBuffer b = pageAligned(Math.max(size, 1));
-            ByteBuffer ack = ByteBuffer.allocateDirect(ACK_SIZE);
+            long[] tposted;
             try {
-                for (int i = 0; i < total; i++) {
-                    b.clear().limit(size);
-                    // --latency_gap, as the RDMA side waits; no branch on the phase, as in the RDMA loops (PostStamps)
-                    Spin.forNanos(LatencyLoops.gapBefore(i, warmup, gapNanos), null);
-                    tposted[PostStamps.slot(i, warmup)] = System.nanoTime();
-                    while (b.hasRemaining()) {
-                        cli.write(b);
-                    }
-                    if (acks) {
-                        ack.clear();
-                        awaitRead(cli, ack, stallNanos);   // the request's ACK comes first
-                    }
-                    b.clear();
-                    awaitRead(cli, b, stallNanos);
-                    if (acks) {
-                        ack.clear();
-                        cli.write(ack);
-                    }
-                }
+                tposted = client(cli, size, iters, warmup, acks, gapNanos, stallNanos);
             } finally {
                 srv.close(); // ends the echo thread if the client side stopped early
                 try {
@@ -122,6 +82,66 @@ public final class UdpBaseline {
         } finally {
             srv.close();
         }
+    }
+
+    /**
+     * The echo end of the {@link UdpFloor#PLAIN} or (with {@code acks}) {@link UdpFloor#ACKS} floor, on {@code srv}
+     * connected to the client's socket: {@code total} messages answered. Ends early when {@code srv} is closed.
+     */
+    static void echo(DatagramChannel srv, int size, int total, boolean acks, int rttFactor, int warmup, long gapNanos,
+                     long stallNanos) throws IOException {
+        ByteBuffer b = pageAligned(Math.max(size, 1));
+        ByteBuffer ack = ByteBuffer.allocateDirect(ACK_SIZE);
+        for (int i = 0; i < total; i++) {
+            b.clear();
+            awaitRead(srv, b, stallNanos);
+            b.flip();
+            if (acks) {
+                ack.clear();
+                srv.write(ack);   // the request's ACK, then the answer
+            }
+            if (rttFactor == 2) {   // --latency_gap, as the RDMA side waits; the phase masked in
+                Spin.forNanos(LatencyLoops.gapBefore(i, warmup, gapNanos), null);
+            }
+            while (b.hasRemaining()) {
+                srv.write(b);
+            }
+            if (acks) {
+                ack.clear();
+                awaitRead(srv, ack, stallNanos);   // the answer's ACK
+            }
+        }
+    }
+
+    /**
+     * The measuring end of the same floor, on {@code cli} connected to the echo's socket: {@code warmup} unmeasured
+     * and {@code iters} measured round trips; returns the measured ones' post times.
+     */
+    static long[] client(DatagramChannel cli, int size, int iters, int warmup, boolean acks, long gapNanos,
+                         long stallNanos) throws IOException {
+        long[] tposted = new long[iters];
+        ByteBuffer b = pageAligned(Math.max(size, 1));
+        ByteBuffer ack = ByteBuffer.allocateDirect(ACK_SIZE);
+        for (int i = 0; i < warmup + iters; i++) {
+            b.clear().limit(size);
+            // --latency_gap, as the RDMA side waits; no branch on the phase, as in the RDMA loops (PostStamps)
+            Spin.forNanos(LatencyLoops.gapBefore(i, warmup, gapNanos), null);
+            tposted[PostStamps.slot(i, warmup)] = System.nanoTime();
+            while (b.hasRemaining()) {
+                cli.write(b);
+            }
+            if (acks) {
+                ack.clear();
+                awaitRead(cli, ack, stallNanos);   // the request's ACK comes first
+            }
+            b.clear();
+            awaitRead(cli, b, stallNanos);
+            if (acks) {
+                ack.clear();
+                cli.write(ack);
+            }
+        }
+        return tposted;
     }
 
     /** The statistics of the intervals between consecutive posts, as the RDMA test computes its own. */
@@ -142,7 +162,8 @@ public final class UdpBaseline {
         return org.agrona.BufferUtil.allocateDirectAligned(size, 4096);
     }
 
-    private static DatagramChannel open(InetAddress addr) throws IOException {
+    /** A non-blocking DatagramChannel bound to {@code addr} on a free port. */
+    static DatagramChannel open(InetAddress addr) throws IOException {
         DatagramChannel ch = DatagramChannel.open();
         try {
             ch.bind(new InetSocketAddress(addr, 0));

@@ -65,91 +65,30 @@ public final class UdpStream {
             throw new IllegalArgumentException("UDP stream: size, mtu, iters and tx depth must be positive, a time limit"
                     + " not negative");
         }
-        int dgram = Math.min(size, Math.min(mtu, UdpBaseline.MAX_PAYLOAD));
+        int dgram = datagramSize(size, mtu);
         int perMsg = (size + dgram - 1) / dgram;
         long total = iters * perMsg;
         long stallNanos = stallMillis <= 0 ? Long.MAX_VALUE : stallMillis * 1_000_000L;
         long jit0 = JvmReport.jitTotalMillis();
         DatagramChannel srv = open(serverAddr, socketBuffer);
         try (DatagramChannel cli = open(clientAddr, socketBuffer)) {
-            // never more unanswered than half the receive buffer granted holds, so no datagram is lost to an
-            // overrun (a capped buffer narrows the window)
-            long granted = srv.getOption(StandardSocketOptions.SO_RCVBUF);
-            long window = Math.max(1, Math.min((long) txDepth, granted / 2 / ((long) perMsg * (dgram + 64))));
+            long window = window(srv.getOption(StandardSocketOptions.SO_RCVBUF), txDepth, perMsg, dgram);
             srv.connect(cli.getLocalAddress());
             cli.connect(srv.getLocalAddress());
             AtomicReference<Throwable> failure = new AtomicReference<>();
             long[] received = new long[1];
             Thread sink = new Thread(() -> {
-                long n = 0;
                 try {
-                    ByteBuffer b = UdpBaseline.pageAligned(dgram);
-                    ByteBuffer ack = ByteBuffer.allocateDirect(8);
-                    long spins = 0;
-                    long lastRx = System.nanoTime();
-                    while (n < total) {
-                        b.clear();
-                        if (srv.read(b) <= 0) {
-                            Spin.idle(++spins);
-                            if ((spins & 1023) == 0 && System.nanoTime() - lastRx > stallNanos) {
-                                throw new IOException("UDP stream: nothing received for " + stallMillis + " ms");
-                            }
-                            continue;
-                        }
-                        spins = 0;
-                        lastRx = System.nanoTime();
-                        n++;
-                        if (n % perMsg == 0) {
-                            ack.clear();
-                            ack.putLong(0, n);
-                            srv.write(ack);
-                        }
-                    }
+                    sink(srv, dgram, total, perMsg, stallNanos, received);
                 } catch (Throwable t) {
                     failure.set(t);
-                } finally {
-                    received[0] = n; // also when a time limit ended the stream and closing the socket stopped this
                 }
             }, "hwlab-udp-sink");
             sink.setDaemon(true);
             sink.start();
-            ByteBuffer b = UdpBaseline.pageAligned(dgram);
-            ByteBuffer ack = ByteBuffer.allocateDirect(8);
-            long sent = 0;
-            long acked = 0;
-            long spins = 0;
-            long start = System.nanoTime();
-            long lastAck = start;
-            long end = total;   // datagrams to send and have answered: all of them, or fewer once the time is up
+            long[] span;
             try {
-                while (acked < end) {
-                    if (limitNanos > 0 && end == total && System.nanoTime() - start >= limitNanos) {
-                        // finish the message being sent, start no new one (but measure at least one)
-                        end = Math.max(perMsg, (sent + perMsg - 1) / perMsg * perMsg);
-                    }
-                    while (sent < end && (sent - acked) / perMsg < window) {
-                        b.clear().limit(dgram);
-                        if (cli.write(b) <= 0) {
-                            break; // send buffer full: read answers first
-                        }
-                        sent++;
-                    }
-                    ack.clear();
-                    if (cli.read(ack) > 0) {
-                        acked = Math.max(acked, ack.getLong(0));
-                        lastAck = System.nanoTime();
-                        spins = 0;
-                        continue;
-                    }
-                    Spin.idle(++spins);
-                    if ((spins & 1023) == 0 && System.nanoTime() - lastAck > stallNanos) {
-                        throw new IOException("UDP stream stalled for " + stallMillis + " ms (a datagram lost: "
-                                + acked + " of " + end + " answered)");
-                    }
-                    if (failure.get() != null) {
-                        break;
-                    }
-                }
+                span = source(cli, dgram, total, perMsg, window, stallNanos, limitNanos, failure);
             } finally {
                 srv.close();
                 try {
@@ -162,17 +101,118 @@ public final class UdpStream {
             if (f != null && !(f instanceof java.nio.channels.ClosedChannelException)) {
                 throw new IOException("UDP stream receiver failed: " + f.getMessage(), f);
             }
-            double seconds = (lastAck - start) / 1e9;
-            long messages = end / perMsg;
-            double bytes = (double) messages * size;
-            return new Result(size, messages, bytes / seconds / (1 << 20), messages / seconds / 1e6,
-                    Math.max(0, end - received[0]), JvmReport.jitTotalMillis() - jit0);
+            return result(size, perMsg, span, received[0], JvmReport.jitTotalMillis() - jit0);
         } finally {
             srv.close();
         }
     }
 
-    private static DatagramChannel open(InetAddress addr, int socketBuffer) throws IOException {
+    /** Datagrams per message: a message is cut into datagrams of one path MTU, as the RoCE packets are. */
+    static int datagramSize(int size, int mtu) {
+        return Math.min(size, Math.min(mtu, UdpBaseline.MAX_PAYLOAD));
+    }
+
+    /**
+     * Messages the sender keeps unanswered: tx depth, but never more than half the receive buffer the receiver was
+     * granted holds, so no datagram is lost to an overrun (a capped buffer narrows the window).
+     */
+    static long window(long granted, int txDepth, int perMsg, int dgram) {
+        return Math.max(1, Math.min((long) txDepth, granted / 2 / ((long) perMsg * (dgram + 64))));
+    }
+
+    /**
+     * The receiving end, on {@code srv} connected to the sender: takes up to {@code total} datagrams of up to
+     * {@code dgram} bytes and answers every message's last with the count so far; {@code received[0]} holds the count,
+     * also when closing {@code srv} ended the wait (how the sender ends a stream cut short by a time limit).
+     */
+    static void sink(DatagramChannel srv, int dgram, long total, int perMsg, long stallNanos, long[] received)
+            throws IOException {
+        long n = 0;
+        try {
+            ByteBuffer b = UdpBaseline.pageAligned(dgram);
+            ByteBuffer ack = ByteBuffer.allocateDirect(8);
+            long spins = 0;
+            long lastRx = System.nanoTime();
+            while (n < total) {
+                b.clear();
+                if (srv.read(b) <= 0) {
+                    Spin.idle(++spins);
+                    if ((spins & 1023) == 0 && System.nanoTime() - lastRx > stallNanos) {
+                        throw new IOException("UDP stream: nothing received for " + stallNanos / 1_000_000 + " ms");
+                    }
+                    continue;
+                }
+                spins = 0;
+                lastRx = System.nanoTime();
+                n++;
+                if (n % perMsg == 0) {
+                    ack.clear();
+                    ack.putLong(0, n);
+                    srv.write(ack);
+                }
+            }
+        } finally {
+            received[0] = n;
+        }
+    }
+
+    /**
+     * The sending end, on {@code cli} connected to the receiver: {@code total} datagrams, at most {@code window}
+     * messages unanswered, no new message once {@code limitNanos} (if not 0) have passed. Returns {start, time of the
+     * last answer, datagrams sent and answered}. Stops when {@code failure} is set (the receiver's).
+     */
+    static long[] source(DatagramChannel cli, int dgram, long total, int perMsg, long window, long stallNanos,
+                         long limitNanos, AtomicReference<Throwable> failure) throws IOException {
+        ByteBuffer b = UdpBaseline.pageAligned(dgram);
+        ByteBuffer ack = ByteBuffer.allocateDirect(8);
+        long sent = 0;
+        long acked = 0;
+        long spins = 0;
+        long start = System.nanoTime();
+        long lastAck = start;
+        long end = total;   // datagrams to send and have answered: all of them, or fewer once the time is up
+        while (acked < end) {
+            if (limitNanos > 0 && end == total && System.nanoTime() - start >= limitNanos) {
+                // finish the message being sent, start no new one (but measure at least one)
+                end = Math.max(perMsg, (sent + perMsg - 1) / perMsg * perMsg);
+            }
+            while (sent < end && (sent - acked) / perMsg < window) {
+                b.clear().limit(dgram);
+                if (cli.write(b) <= 0) {
+                    break; // send buffer full: read answers first
+                }
+                sent++;
+            }
+            ack.clear();
+            if (cli.read(ack) > 0) {
+                acked = Math.max(acked, ack.getLong(0));
+                lastAck = System.nanoTime();
+                spins = 0;
+                continue;
+            }
+            Spin.idle(++spins);
+            if ((spins & 1023) == 0 && System.nanoTime() - lastAck > stallNanos) {
+                throw new IOException("UDP stream stalled for " + stallNanos / 1_000_000 + " ms (a datagram lost: "
+                        + acked + " of " + end + " answered)");
+            }
+            if (failure.get() != null) {
+                break;
+            }
+        }
+        return new long[] {start, lastAck, end};
+    }
+
+    /** What a stream measured: {@code span} from {@link #source}, {@code received} datagrams counted by the sink. */
+    static Result result(int size, int perMsg, long[] span, long received, long jitMillis) {
+        double seconds = (span[1] - span[0]) / 1e9;
+        long messages = span[2] / perMsg;
+        double bytes = (double) messages * size;
+        return new Result(size, messages, bytes / seconds / (1 << 20), messages / seconds / 1e6,
+                Math.max(0, span[2] - received), jitMillis);
+    }
+
+    /** A non-blocking DatagramChannel with an rxe device's socket buffers ({@code socketBuffer}), bound to {@code addr}. */
+    static DatagramChannel open(InetAddress addr, int socketBuffer) throws IOException {
         DatagramChannel ch = DatagramChannel.open();
         try {
             SocketBuffers.apply(ch, socketBuffer); // as an rxe device's socket gets them

@@ -90,11 +90,11 @@ class CliTest {
         assertEquals(300, perf("perf", "send-bw", "--warmup", "300").warmupIters());
         assertEquals(0, perf("perf", "write-bw", "--server").warmupIters(), "the peer may be the C perftest");
         assertEquals(0, perf("perf", "send-bw", "-D", "5", "-f", "1").warmupIters(), "-D has its margin instead");
-        // what a side offers a hwlab peer in the version exchange (WarmupOffer): the default, or --warmup as given
-        assertEquals(new WarmupOffer(PerfTestCommand.IN_PROCESS_WARMUP, false), perf("perf", "write-lat", "--server").warmupOffer());
-        assertEquals(new WarmupOffer(PerfTestCommand.IN_PROCESS_BW_WARMUP, false), perf("perf", "send-bw", "localhost").warmupOffer());
-        assertEquals(new WarmupOffer(0, true), perf("perf", "write-lat", "--server", "--warmup", "0").warmupOffer());
-        assertEquals(new WarmupOffer(7, true), perf("perf", "read-lat", "localhost", "--warmup", "7").warmupOffer());
+        // what a side offers a hwlab peer in the version exchange (PeerOffer): the default, or --warmup as given
+        assertEquals(new PeerOffer(PerfTestCommand.IN_PROCESS_WARMUP, false, true), perf("perf", "write-lat", "--server").offer());
+        assertEquals(new PeerOffer(PerfTestCommand.IN_PROCESS_BW_WARMUP, false, true), perf("perf", "send-bw", "localhost").offer());
+        assertEquals(new PeerOffer(0, true, true), perf("perf", "write-lat", "--server", "--warmup", "0").offer());
+        assertEquals(new PeerOffer(7, true, true), perf("perf", "read-lat", "localhost", "--warmup", "7").offer());
 
         PerfParams bw = perf("perf", "write-bw", "--server", "--no-udp-baseline");
         assertEquals(PerfParams.Role.SERVER, bw.role());

@@ -65,6 +65,13 @@ class RxeToolsTest extends ToolsEndToEnd {
         }
         com.fasterxml.jackson.databind.JsonNode j = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile());
         org.junit.jupiter.api.Assertions.assertEquals(PerfTestCommand.IN_PROCESS_WARMUP, j.at("/hwlab/warmup_iterations").asInt());
+        // the client of two hwlab processes prints the floors by default; on one host it runs both ends itself
+        org.junit.jupiter.api.Assertions.assertTrue(r[1].out().contains(" UDP floor: the same ping-pong over plain UDP"
+                + " DatagramChannels " + ip1() + " <-> " + ip0() + " (no RDMA):"), r[1].out());
+        org.junit.jupiter.api.Assertions.assertTrue(r[1].out().contains("jhca / floor: t_typical"), r[1].out());
+        org.junit.jupiter.api.Assertions.assertTrue(j.at("/results/0/udp_baseline/t_typical").asDouble() > 0, j.toString());
+        org.junit.jupiter.api.Assertions.assertTrue(j.at("/udp_baseline_other_end").isMissingNode(), j.toString());
+        org.junit.jupiter.api.Assertions.assertFalse(r[0].out().contains("UDP floor"), "the server answered none: " + r[0].out());
     }
 
     /**
@@ -96,6 +103,8 @@ class RxeToolsTest extends ToolsEndToEnd {
         }
         com.fasterxml.jackson.databind.JsonNode j = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile());
         org.junit.jupiter.api.Assertions.assertEquals(0, j.at("/hwlab/warmup_iterations").asInt(), "none with the peer");
+        org.junit.jupiter.api.Assertions.assertFalse(r[1].out().contains("UDP floor"),
+                "against C perftest the floors are off unless asked for: " + r[1].out());
         org.junit.jupiter.api.Assertions.assertEquals(PerfTestCommand.IN_PROCESS_WARMUP,
                 j.at("/hwlab/private_warmup_iterations").asInt());
         java.util.regex.Matcher twin = java.util.regex.Pattern.compile("(?m)^\\s*\\d+: [0-9A-F]{4}([0-9A-F]{2})7F:12B7 ")

@@ -19,7 +19,7 @@ import java.util.List;
  * on a small machine). Arguments: command lines separated by {@code --}; each runs with {@link HwLab#execute} and
  * is followed by a line {@code == exit RC: ARGS}. Two step forms coordinate with another process:
  * {@code await FILE} waits (up to 60 s) until FILE exists, and {@code flag-on-listen FILE ARGS...} runs ARGS and
- * creates FILE as soon as the command reports on stderr that it is listening (a server ready for its client).
+ * creates FILE as soon as the command reports that it is listening (a server ready for its client).
  */
 public final class HwLabSteps {
     /** The flag file of the step running now, or null. */
@@ -42,7 +42,8 @@ public final class HwLabSteps {
         steps.add(cur);
         PrintStream stdout = System.out;
         System.setErr(new PrintStream(new ListeningTee(stdout), true, StandardCharsets.UTF_8));
-        PrintWriter out = new PrintWriter(stdout, true);
+        // a perf server says it listens on its output, rc-pingpong on stderr: both are watched
+        PrintWriter out = new PrintWriter(new PrintStream(new ListeningTee(stdout), true, StandardCharsets.UTF_8), true);
         for (List<String> step : steps) {
             if (step.size() == 2 && step.get(0).equals("await")) {
                 Path f = Path.of(step.get(1));
@@ -66,7 +67,7 @@ public final class HwLabSteps {
         System.exit(0);
     }
 
-    /** Passes stderr on to stdout (one log) and creates the step's flag file once a line says "listening". */
+    /** Passes its bytes on to stdout (one log) and creates the step's flag file once a line says "listening". */
     private static final class ListeningTee extends OutputStream {
         private final PrintStream out;
         private final ByteArrayOutputStream line = new ByteArrayOutputStream();

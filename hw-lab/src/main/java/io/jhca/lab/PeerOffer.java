@@ -3,22 +3,27 @@ package io.jhca.lab;
 import java.io.IOException;
 
 /**
- * The warm-up one side of a two-process run offers, carried in perftest's version exchange, so that two hwlab
- * sides warm up as an in-process run does without an option, and against C perftest nothing changes.
+ * What one hwlab side of a two-process run offers the other, carried in perftest's version exchange: a warm-up, so
+ * that two hwlab sides warm up as an in-process run does without an option, and the end of the UDP floors, so that
+ * the client measures them between the two sides' addresses wherever the two run ({@link RemoteFloors}). Against C
+ * perftest nothing changes.
  *
  * <p>perftest sends its version as {@code char version[16]} filled by {@code strncpy} (NULs after the string) and
  * reads the peer's only with {@code atof} (perftest_communication.c {@code exchange_versions},
  * {@code check_version_compatibility}): bytes after the string's NUL are never read by C perftest. hwlab puts there
  * the tag {@code "jhca"}, then the warm-up iterations it offers (big-endian int), then a flag byte saying whether
- * {@code --warmup} gave them. A C peer's NULs carry no tag, and the run then warms up only if {@code --warmup} was
- * given (the user's word that the peer runs the same count).
+ * {@code --warmup} gave them and whether this side serves UDP floors. A C peer's NULs carry no tag, and the run then
+ * warms up only if {@code --warmup} was given (the user's word that the peer runs the same count). An hwlab from
+ * before the floors' flag sends it clear, and ignores it.
  *
- * @param iters the warm-up iterations this side offers ({@code --warmup}, else the in-process default)
- * @param given whether {@code --warmup} gave them
+ * @param iters  the warm-up iterations this side offers ({@code --warmup}, else the in-process default)
+ * @param given  whether {@code --warmup} gave them
+ * @param floors whether this side answers the UDP floors' requests after the test ({@link RemoteFloors})
  */
-record WarmupOffer(int iters, boolean given) {
+record PeerOffer(int iters, boolean given, boolean floors) {
     private static final byte[] TAG = {'j', 'h', 'c', 'a'};
     private static final int GIVEN = 1;
+    private static final int FLOORS = 2;
     /** Tag, iterations, flags. */
     private static final int LENGTH = TAG.length + 4 + 1;
 
@@ -33,11 +38,11 @@ record WarmupOffer(int iters, boolean given) {
         for (int shift = 24; shift >= 0; shift -= 8) {
             version[at++] = (byte) (iters >>> shift);
         }
-        version[at] = (byte) (given ? GIVEN : 0);
+        version[at] = (byte) ((given ? GIVEN : 0) | (floors ? FLOORS : 0));
     }
 
     /** The offer in the peer's 16 bytes, or null if they carry none (C perftest, or an older hwlab). */
-    static WarmupOffer readFrom(byte[] theirs) {
+    static PeerOffer readFrom(byte[] theirs) {
         int at = afterString(theirs);
         if (at + LENGTH > theirs.length) {
             return null;
@@ -55,7 +60,7 @@ record WarmupOffer(int iters, boolean given) {
         if (n < 0) {
             return null; // not an offer this code makes: take it as none
         }
-        return new WarmupOffer(n, (theirs[at] & GIVEN) != 0);
+        return new PeerOffer(n, (theirs[at] & GIVEN) != 0, (theirs[at] & FLOORS) != 0);
     }
 
     /**
@@ -65,7 +70,7 @@ record WarmupOffer(int iters, boolean given) {
      *
      * @throws IOException if both sides gave --warmup and the values differ (both sides fail, naming both)
      */
-    static int agree(WarmupOffer mine, WarmupOffer theirs, int withoutOffer) throws IOException {
+    static int agree(PeerOffer mine, PeerOffer theirs, int withoutOffer) throws IOException {
         if (theirs == null) {
             return withoutOffer;
         }

@@ -1,0 +1,417 @@
+package io.jhca.lab;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.DatagramChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.jhca.rxe.link.UdpLink;
+
+/**
+ * The UDP floors of two hwlab processes, one end in each: the client measures, the server answers, each over a socket
+ * bound to its own GID's address, so a floor runs between the same two addresses as the RDMA run, on one host or on
+ * two, where a client alone could bind only its own. Both sides offer it in the version exchange
+ * ({@link PeerOffer#floors}); the TCP connection then stays open after the test's last exchange.
+ *
+ * <p>Per floor, on that connection: the client's request ({@value #REQUEST} bytes: kind, size, counts, timings, its
+ * UDP port, the stream window), the server's reply (status, its UDP port, the receive buffer its socket was granted,
+ * an error text), both ends run, the client's done (its status), the server's result (status, datagrams received, the
+ * stream's time and count when the server sends it, an error text). A request of kind {@link #END} ends the floors.
+ * The server's end runs in a thread while its main thread waits on the connection, so a client that stops ends it.
+ * A stream from the server (RDMA READ's direction) starts when the client says go (its socket is connected by then:
+ * a DatagramChannel's connect drops what came before it) and has no done: the server's result comes when its end has
+ * sent all.
+ */
+final class RemoteFloors {
+    static final int END = 0;
+    private static final int PLAIN = 1;
+    private static final int ACKS = 2;
+    private static final int BATCHED = 3;
+    /** A stream from the client to the server (WRITE and SEND), and from the server to the client (READ). */
+    private static final int STREAM_TO_SERVER = 4;
+    private static final int STREAM_FROM_SERVER = 5;
+    /** kind, size, iters, warmup, rttFactor, gapNanos, stallNanos, client port, mtu, txDepth, limitNanos, window. */
+    static final int REQUEST = 4 + 4 + 8 + 4 + 4 + 8 + 8 + 4 + 4 + 4 + 8 + 8;
+    /** status, port, granted receive buffer, text length. */
+    private static final int REPLY = 4 + 4 + 8 + 4;
+    /** status, pad. */
+    private static final int DONE = 8;
+    /** A stream from the server starts when the client says so (its socket connected): zeros. */
+    private static final int GO = 8;
+    /** status, received, nanos, datagrams, text length. */
+    private static final int RESULT = 4 + 8 + 8 + 8 + 4;
+    private static final int OK = 0;
+    private static final int FAILED = 1;
+    private static final int MAX_TEXT = 4096;
+
+    private final PerftestWire link;
+    private final InetAddress local;
+    private final InetAddress peer;
+
+    /** The client's end: floors from {@code local} to the server at {@code peer}, over {@code link}. */
+    RemoteFloors(PerftestWire link, InetAddress local, InetAddress peer) {
+        this.link = link;
+        this.local = local;
+        this.peer = peer;
+    }
+
+    /**
+     * One latency floor measured with the server's end answering: {@code warmup} unmeasured and {@code iters} measured
+     * round trips of {@code size} bytes, as {@link UdpBaseline#run} does in one process.
+     */
+    LatencyStats latency(UdpFloor floor, int size, int iters, int warmup, int rttFactor, long stallNanos,
+                         long gapNanos) throws IOException {
+        int kind = floor == UdpFloor.PLAIN ? PLAIN : floor == UdpFloor.ACKS ? ACKS : BATCHED;
+        long[] tposted;
+        if (kind == BATCHED) {
+            try (UdpLink cli = BatchedAckFloor.open(local)) {
+                Reply r = request(kind, size, iters, warmup, rttFactor, gapNanos, stallNanos, cli.localAddress().getPort(),
+                        0, 0, 0, 0);
+                AtomicReference<Throwable> none = new AtomicReference<>();
+                tposted = runThenDone(() -> BatchedAckFloor.client(cli, new InetSocketAddress(peer, r.port), size, iters,
+                        warmup, gapNanos, stallNanos, none));
+            }
+        } else {
+            try (DatagramChannel cli = UdpBaseline.open(local)) {
+                Reply r = request(kind, size, iters, warmup, rttFactor, gapNanos, stallNanos, port(cli), 0, 0, 0, 0);
+                cli.connect(new InetSocketAddress(peer, r.port));
+                tposted = runThenDone(() -> UdpBaseline.client(cli, size, iters, warmup, kind == ACKS, gapNanos,
+                        stallNanos));
+            }
+        }
+        return UdpBaseline.stats(size, tposted, rttFactor);
+    }
+
+    /**
+     * One stream floor with the server's end at the other side: {@code iters} messages of {@code size} bytes from this
+     * side to the server ({@code toServer}) or back, as {@link UdpStream#runFor} does in one process.
+     */
+    UdpStream.Result stream(boolean toServer, int size, long iters, int mtu, int txDepth, long stallNanos,
+                            long limitNanos) throws IOException {
+        int dgram = UdpStream.datagramSize(size, mtu);
+        int perMsg = (size + dgram - 1) / dgram;
+        long total = iters * perMsg;
+        long jit0 = JvmReport.jitTotalMillis();
+        try (DatagramChannel ch = UdpStream.open(local, UdpStream.SOCKET_BUFFER)) {
+            if (toServer) {
+                Reply r = request(STREAM_TO_SERVER, size, iters, 0, 0, 0, stallNanos, port(ch), mtu, txDepth, limitNanos, 0);
+                ch.connect(new InetSocketAddress(peer, r.port));
+                long window = UdpStream.window(r.granted, txDepth, perMsg, dgram);
+                long[] span = runThenDone(() -> UdpStream.source(ch, dgram, total, perMsg, window, stallNanos, limitNanos,
+                        new AtomicReference<>()));
+                return UdpStream.result(size, perMsg, span, r.result.received, JvmReport.jitTotalMillis() - jit0);
+            }
+            long window = UdpStream.window(ch.getOption(StandardSocketOptions.SO_RCVBUF), txDepth, perMsg, dgram);
+            Reply r = request(STREAM_FROM_SERVER, size, iters, 0, 0, 0, stallNanos, port(ch), mtu, txDepth, limitNanos,
+                    window);
+            ch.connect(new InetSocketAddress(peer, r.port));
+            // connected first: a DatagramChannel's connect drops what came before it (the JDK flushes the socket)
+            link.write(new byte[GO]);
+            long[] received = new long[1];
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread sink = new Thread(() -> {
+                try {
+                    UdpStream.sink(ch, dgram, total, perMsg, stallNanos, received);
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+            }, "hwlab-udp-sink");
+            sink.setDaemon(true);
+            sink.start();
+            Result res;
+            try {
+                res = result();   // the server's end sent all it had to, or stopped
+            } finally {
+                ch.close();   // ends the sink if the stream was cut short (a time limit)
+                PerfMain.join(sink);
+            }
+            Throwable f = failure.get();
+            boolean sinkFailed = f != null && !(f instanceof ClosedChannelException);
+            if (res.status != OK) {
+                throw new IOException("the server's end of the UDP stream failed: " + res.text
+                        + (sinkFailed ? " (this end: " + HwLab.describe(f) + ")" : ""));
+            }
+            if (sinkFailed) {
+                throw new IOException("UDP stream receiver failed: " + f.getMessage(), f);
+            }
+            long[] span = {0, res.nanos, res.datagrams};
+            return UdpStream.result(size, perMsg, span, received[0], JvmReport.jitTotalMillis() - jit0);
+        }
+    }
+
+    /** Tells the server that no floor follows. */
+    void end() throws IOException {
+        link.write(ByteBuffer.allocate(REQUEST).putInt(END).array());
+    }
+
+    /** An end of a floor that runs in the caller's thread. */
+    private interface End<T> {
+        T run() throws IOException;
+    }
+
+    /** The reply to a request, and (once the floor ran) the server's result. */
+    private static final class Reply {
+        int port;
+        long granted;
+        Result result;
+    }
+
+    private record Result(int status, long received, long nanos, long datagrams, String text) {
+    }
+
+    private Reply last;
+
+    private Reply request(int kind, int size, long iters, int warmup, int rttFactor, long gapNanos, long stallNanos,
+                          int port, int mtu, int txDepth, long limitNanos, long window) throws IOException {
+        ByteBuffer q = ByteBuffer.allocate(REQUEST);
+        q.putInt(kind).putInt(size).putLong(iters).putInt(warmup).putInt(rttFactor).putLong(gapNanos)
+                .putLong(stallNanos).putInt(port).putInt(mtu).putInt(txDepth).putLong(limitNanos).putLong(window);
+        link.write(q.array());
+        ByteBuffer a = ByteBuffer.wrap(link.read(REPLY));
+        int status = a.getInt();
+        Reply r = new Reply();
+        r.port = a.getInt();
+        r.granted = a.getLong();
+        String text = text(a.getInt());
+        if (status != OK) {
+            throw new IOException("the server's end of the floor: " + text);
+        }
+        last = r;
+        return r;
+    }
+
+    /**
+     * Runs this side's end, then tells the server (done) and takes its result: this side's failure first, else the
+     * server's; the result is kept in the last reply.
+     */
+    private <T> T runThenDone(End<T> end) throws IOException {
+        T value = null;
+        IOException mine = null;
+        try {
+            value = end.run();
+        } catch (IOException e) {
+            mine = e;
+        }
+        link.write(ByteBuffer.allocate(DONE).putInt(mine == null ? OK : FAILED).array());
+        Result res = result();
+        last.result = res;
+        if (mine != null) {
+            throw mine;
+        }
+        if (res.status != OK) {
+            throw new IOException("UDP echo failed at the server: " + res.text);
+        }
+        return value;
+    }
+
+    private Result result() throws IOException {
+        ByteBuffer r = ByteBuffer.wrap(link.read(RESULT));
+        int status = r.getInt();
+        long received = r.getLong();
+        long nanos = r.getLong();
+        long datagrams = r.getLong();
+        return new Result(status, received, nanos, datagrams, text(r.getInt()));
+    }
+
+    private String text(int length) throws IOException {
+        if (length < 0 || length > MAX_TEXT) {
+            throw new IOException("the peer's floor message has a text of " + length + " bytes");
+        }
+        return length == 0 ? "" : new String(link.read(length), StandardCharsets.UTF_8);
+    }
+
+    private static int port(DatagramChannel ch) throws IOException {
+        return ((InetSocketAddress) ch.getLocalAddress()).getPort();
+    }
+
+    // ---- the server's end ----
+
+    /**
+     * Answers the client's floor requests until it ends them: each floor's end on a socket bound to {@code local},
+     * talking to the client's at {@code peer}. Returns how many floors ran (their sockets bound). A floor that fails here is reported to the
+     * client, which prints it; only a broken connection is thrown.
+     */
+    static int serve(PerftestWire link, InetAddress local, InetAddress peer) throws IOException {
+        int served = 0;
+        while (true) {
+            ByteBuffer q = ByteBuffer.wrap(waitFor(link, REQUEST));
+            int kind = q.getInt();
+            if (kind == END) {
+                return served;
+            }
+            int size = q.getInt();
+            long iters = q.getLong();
+            int warmup = q.getInt();
+            int rttFactor = q.getInt();
+            long gapNanos = q.getLong();
+            long stallNanos = q.getLong();
+            InetSocketAddress client = new InetSocketAddress(peer, q.getInt());
+            int mtu = q.getInt();
+            int txDepth = q.getInt();
+            long limitNanos = q.getLong();
+            long window = q.getLong();
+            boolean stream = kind == STREAM_TO_SERVER || kind == STREAM_FROM_SERVER;
+            boolean latency = kind >= PLAIN && kind <= BATCHED;
+            if (!(stream || latency) || size < 0 || iters < 1 || stallNanos < 1
+                    || (latency && (size > UdpBaseline.MAX_PAYLOAD || warmup < 0 || warmup + iters > Integer.MAX_VALUE || rttFactor < 1 || rttFactor > 2
+                            || gapNanos < 0))
+                    || (stream && (size < 1 || mtu < 1 || txDepth < 1 || window < 0 || limitNanos < 0
+                            || iters > Long.MAX_VALUE / size))) {
+                reply(link, FAILED, 0, 0, "a floor request this side does not understand (kind " + kind + ")");
+                return served;   // the two sides no longer agree on the protocol: stop here
+            }
+            boolean ran;
+            switch (kind) {
+                case BATCHED:
+                    ran = batched(link, local, client, size, (int) iters, warmup, rttFactor, gapNanos, stallNanos);
+                    break;
+                case STREAM_TO_SERVER:
+                case STREAM_FROM_SERVER:
+                    ran = stream(link, local, client, kind == STREAM_TO_SERVER, size, iters, mtu, txDepth, stallNanos,
+                            limitNanos, window);
+                    break;
+                default:
+                    ran = echo(link, local, client, size, (int) iters, warmup, kind == ACKS, rttFactor, gapNanos,
+                            stallNanos);
+            }
+            served += ran ? 1 : 0;
+        }
+    }
+
+    private static boolean echo(PerftestWire link, InetAddress local, InetSocketAddress client, int size, int iters,
+                             int warmup, boolean acks, int rttFactor, long gapNanos, long stallNanos) throws IOException {
+        DatagramChannel srv;
+        try {
+            srv = UdpBaseline.open(local);
+            srv.connect(client);
+        } catch (IOException e) {
+            reply(link, FAILED, 0, 0, e.getMessage());
+            return false;
+        }
+        try (srv) {
+            reply(link, OK, port(srv), 0, "");
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread t = start("hwlab-udp-echo", failure,
+                    () -> UdpBaseline.echo(srv, size, warmup + iters, acks, rttFactor, warmup, gapNanos, stallNanos));
+            waitFor(link, DONE);
+            srv.close();   // ends the echo if it still waits (the client stopped early)
+            PerfMain.join(t);
+            result(link, failure.get(), 0, 0, 0);
+        }
+        return true;
+    }
+
+    private static boolean batched(PerftestWire link, InetAddress local, InetSocketAddress client, int size, int iters,
+                                int warmup, int rttFactor, long gapNanos, long stallNanos) throws IOException {
+        UdpLink srv;
+        try {
+            srv = BatchedAckFloor.open(local);
+        } catch (IOException e) {
+            reply(link, FAILED, 0, 0, e.getMessage());
+            return false;
+        }
+        try (srv) {
+            reply(link, OK, srv.localAddress().getPort(), 0, "");
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread t = start("hwlab-udp-batched-echo", failure, () -> BatchedAckFloor.echo(srv, client, size,
+                    warmup + iters, rttFactor, warmup, gapNanos, stallNanos, failure));
+            waitFor(link, DONE);
+            failure.compareAndSet(null, BatchedAckFloor.DONE);   // ends the echo if it still waits
+            PerfMain.join(t);
+            Throwable f = failure.get();
+            result(link, f == BatchedAckFloor.DONE ? null : f, 0, 0, 0);
+        }
+        return true;
+    }
+
+    private static boolean stream(PerftestWire link, InetAddress local, InetSocketAddress client, boolean sink, int size,
+                               long iters, int mtu, int txDepth, long stallNanos, long limitNanos, long window)
+            throws IOException {
+        int dgram = UdpStream.datagramSize(size, mtu);
+        int perMsg = (size + dgram - 1) / dgram;
+        long total = iters * perMsg;
+        DatagramChannel srv;
+        long granted;
+        try {
+            srv = UdpStream.open(local, UdpStream.SOCKET_BUFFER);
+            srv.connect(client);
+            granted = srv.getOption(StandardSocketOptions.SO_RCVBUF);
+        } catch (IOException e) {
+            reply(link, FAILED, 0, 0, e.getMessage());
+            return false;
+        }
+        try (srv) {
+            reply(link, OK, port(srv), granted, "");
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            if (sink) {
+                long[] received = new long[1];
+                Thread t = start("hwlab-udp-sink", failure,
+                        () -> UdpStream.sink(srv, dgram, total, perMsg, stallNanos, received));
+                waitFor(link, DONE);
+                srv.close();   // the client's end has all its answers: what did not come is lost
+                PerfMain.join(t);
+                result(link, failure.get(), received[0], 0, 0);
+            } else {
+                waitFor(link, GO);   // the client's socket is connected: what is sent now reaches it
+                long[][] span = new long[1][];
+                Thread t = start("hwlab-udp-source", failure, () -> span[0] = UdpStream.source(srv, dgram, total, perMsg,
+                        Math.max(1, window), stallNanos, limitNanos, new AtomicReference<>()));
+                t.join();
+                long[] s = span[0];
+                result(link, failure.get(), 0, s == null ? 0 : s[1] - s[0], s == null ? 0 : s[2]);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while the UDP stream ran", e);
+        }
+        return true;
+    }
+
+    private interface Body {
+        void run() throws Exception;
+    }
+
+    /** A daemon thread running {@code body}, its failure kept in {@code failure}. */
+    private static Thread start(String name, AtomicReference<Throwable> failure, Body body) {
+        Thread t = new Thread(() -> {
+            try {
+                body.run();
+            } catch (Throwable e) {
+                failure.compareAndSet(null, e);
+            }
+        }, name);
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    /** Reads a message, sleeping in the kernel where the link can (the floor's two ends have the cores meanwhile). */
+    private static byte[] waitFor(PerftestWire link, int n) throws IOException {
+        return link instanceof OobLink o ? o.readBlocking(n) : link.read(n);
+    }
+
+    private static void reply(PerftestWire link, int status, int port, long granted, String text) throws IOException {
+        byte[] t = bytes(text);
+        link.write(ByteBuffer.allocate(REPLY + t.length).putInt(status).putInt(port).putLong(granted).putInt(t.length)
+                .put(t).array());
+    }
+
+    /** The server's result: failed if {@code failure} is one (a closed socket is how this side ended its end). */
+    private static void result(PerftestWire link, Throwable failure, long received, long nanos, long datagrams)
+            throws IOException {
+        boolean failed = failure != null && !(failure instanceof ClosedChannelException);
+        byte[] t = bytes(failed ? HwLab.describe(failure) : "");
+        link.write(ByteBuffer.allocate(RESULT + t.length).putInt(failed ? FAILED : OK).putLong(received).putLong(nanos)
+                .putLong(datagrams).putInt(t.length).put(t).array());
+    }
+
+    private static byte[] bytes(String text) {
+        byte[] b = (text == null ? "" : text).getBytes(StandardCharsets.UTF_8);
+        return b.length <= MAX_TEXT ? b : java.util.Arrays.copyOf(b, MAX_TEXT);
+    }
+}

@@ -1,0 +1,181 @@
+package io.jhca.lab;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The UDP floors with their other end in the server's process ({@link RemoteFloors}), over a real TCP connection and
+ * real sockets on 127.0.0.1 (server) and 127.0.0.2 (client): every floor measures what it was asked, a stream loses
+ * nothing in either direction, the server's failures reach the client with their reason, a client that stops ends
+ * the server's end at once, and a request the server does not understand stops the floors instead of desynchronizing.
+ */
+@Timeout(60)
+class RemoteFloorsTest {
+    private static final long STALL = 20_000_000_000L;
+
+    /** The client's end and the server's {@code serve} (its result: floors run) over one connection. */
+    private static final class Pair implements AutoCloseable {
+        final OobLink client;
+        final OobLink server;
+        final CompletableFuture<Integer> served;
+
+        Pair(InetAddress serverUdp) throws IOException {
+            try (ServerSocket ss = OobLink.listen(InetAddress.getLoopbackAddress(), 0)) {
+                CompletableFuture<OobLink> accepted = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return OobLink.accept(ss, 10_000);
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                });
+                client = OobLink.connect("127.0.0.1", ss.getLocalPort(), 10_000);
+                server = accepted.join();
+            }
+            served = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return RemoteFloors.serve(server, serverUdp, InetAddress.getByName("127.0.0.2"));
+                } catch (IOException e) {
+                    throw new RuntimeException(e);
+                }
+            });
+        }
+
+        RemoteFloors floors() throws IOException {
+            return new RemoteFloors(client, InetAddress.getByName("127.0.0.2"), InetAddress.getByName("127.0.0.1"));
+        }
+
+        int end() throws Exception {
+            floors().end();
+            return served.get(20, TimeUnit.SECONDS);
+        }
+
+        @Override
+        public void close() throws IOException {
+            client.close();
+            server.close();
+        }
+    }
+
+    @Test
+    void everyFloorRunsWithTheServersEndAndTheServerCountsThem() throws Exception {
+        try (Pair p = new Pair(InetAddress.getByName("127.0.0.1"))) {
+            RemoteFloors f = p.floors();
+            for (UdpFloor kind : UdpFloor.values()) {
+                LatencyStats s = f.latency(kind, 2, 300, 100, 2, STALL, 0);
+                assertEquals(2, s.size(), kind.name());
+                assertEquals(300, s.iters(), kind.name());
+                assertTrue(s.tMin() > 0 && s.tTypical() >= s.tMin() && s.tMax() >= s.tTypical(), kind + " " + s);
+            }
+            // 10000 bytes in datagrams of one 4096-byte MTU: three per message, the last not full
+            for (boolean toServer : new boolean[] {true, false}) {
+                UdpStream.Result r = f.stream(toServer, 10_000, 7, 4096, 2, STALL, 0);
+                assertEquals(7, r.iters(), "to the server: " + toServer);
+                assertEquals(0, r.datagramsLost(), "to the server: " + toServer + " " + r);
+                assertTrue(r.mibPerSec() > 0, r.toString());
+                // a bandwidth test's default message, larger than any datagram: 16 of 4096 bytes each
+                UdpStream.Result big = f.stream(toServer, 65_536, 3, 4096, 2, STALL, 0);
+                assertEquals(3, big.iters(), "to the server: " + toServer);
+                assertEquals(0, big.datagramsLost(), "to the server: " + toServer + " " + big);
+            }
+            assertEquals(7, p.end(), "three latency floors and four streams ran at the server");
+        }
+    }
+
+    @Test
+    void aTimeLimitEndsTheStreamInEitherDirectionWithNothingLost() throws Exception {
+        try (Pair p = new Pair(InetAddress.getByName("127.0.0.1"))) {
+            long asked = 1_000_000_000L;
+            for (boolean toServer : new boolean[] {true, false}) {
+                UdpStream.Result r = p.floors().stream(toServer, 10_000, asked, 4096, 8, STALL, 200_000_000L);
+                assertTrue(r.iters() > 0 && r.iters() < asked, "to the server: " + toServer + " " + r);
+                assertEquals(0, r.datagramsLost(), "to the server: " + toServer + " " + r);
+            }
+            assertEquals(2, p.end());
+        }
+    }
+
+    @Test
+    void aFloorTheServerCannotBindIsNamedAndTheNextStillRuns() throws Exception {
+        // TEST-NET-1 (RFC 5737): never an address of this host
+        try (Pair p = new Pair(InetAddress.getByName("192.0.2.1"))) {
+            RemoteFloors f = p.floors();
+            for (UdpFloor kind : UdpFloor.values()) {
+                IOException e = assertThrows(IOException.class, () -> f.latency(kind, 2, 10, 0, 2, STALL, 0));
+                assertTrue(e.getMessage().contains("192.0.2.1"), kind + ": " + e.getMessage());
+            }
+            IOException e = assertThrows(IOException.class, () -> f.stream(true, 64, 1, 4096, 1, STALL, 0));
+            assertTrue(e.getMessage().contains("192.0.2.1"), e.getMessage());
+            assertEquals(0, p.end(), "nothing ran, and the connection is still in step");
+        }
+    }
+
+    @Test
+    void aClientThatStopsEndsTheServersEndAtOnce() throws Exception {
+        try (Pair p = new Pair(InetAddress.getByName("127.0.0.1"))) {
+            // an echo asked for 1000 round trips that never come, with a stall timeout longer than the test's: only
+            // the client's done can end it
+            ByteBuffer reply = request(p.client, 1, 2, 1000, 60_000_000_000L);
+            assertEquals(0, reply.getInt(), "the server bound its socket");
+            p.client.write(ByteBuffer.allocate(8).putInt(1).array());   // done: failed
+            ByteBuffer result = ByteBuffer.wrap(p.client.read(32));
+            assertEquals(0, result.getInt(), "the server's end was ended, not failed");
+            assertEquals(0, result.getInt(28), "no error text");
+            assertEquals(1, p.end());
+        }
+    }
+
+    @Test
+    void theServersFailureReachesTheClientWithItsReason() throws Exception {
+        try (Pair p = new Pair(InetAddress.getByName("127.0.0.1"))) {
+            // a stall timeout of 50 ms and no datagram: the echo fails on its own before the client's done
+            ByteBuffer reply = request(p.client, 1, 2, 1000, 50_000_000L);
+            assertEquals(0, reply.getInt());
+            Thread.sleep(500);
+            p.client.write(ByteBuffer.allocate(8).putInt(0).array());
+            ByteBuffer result = ByteBuffer.wrap(p.client.read(32));
+            assertEquals(1, result.getInt(), "failed");
+            String text = new String(p.client.read(result.getInt(28)), StandardCharsets.UTF_8);
+            assertTrue(text.contains("stalled"), text);
+            assertEquals(1, p.end());
+        }
+    }
+
+    @Test
+    void aRequestTheServerDoesNotUnderstandStopsTheFloors() throws Exception {
+        // an unknown kind, a negative size, no iterations, more than a datagram holds, an empty stream
+        for (int[] bad : new int[][] {{99, 2, 10}, {1, -1, 10}, {1, 2, 0}, {1, 70_000, 10}, {4, 0, 10}}) {
+            String what = "kind " + bad[0] + " size " + bad[1] + " iters " + bad[2];
+            try (Pair p = new Pair(InetAddress.getByName("127.0.0.1"))) {
+                ByteBuffer reply = request(p.client, bad[0], bad[1], bad[2], STALL);
+                assertEquals(1, reply.getInt(), "refused: " + what);
+                String text = new String(p.client.read(reply.getInt(16)), StandardCharsets.UTF_8);
+                assertTrue(text.contains("does not understand"), what + ": " + text);
+                assertEquals(0, p.served.get(20, TimeUnit.SECONDS), "the server stopped serving: " + what);
+            }
+        }
+    }
+
+    /**
+     * A request written as the protocol lays it out (kind, size, iters, warmup 0, rtt factor 2, no gap, the stall,
+     * the client's port 9, mtu 4096, tx depth 1, no limit, window 1); returns the reply's fixed part.
+     */
+    private static ByteBuffer request(OobLink link, int kind, int size, long iters, long stallNanos) throws IOException {
+        ByteBuffer q = ByteBuffer.allocate(RemoteFloors.REQUEST);
+        q.putInt(kind).putInt(size).putLong(iters).putInt(0).putInt(2).putLong(0).putLong(stallNanos).putInt(9)
+                .putInt(4096).putInt(1).putLong(0).putLong(1);
+        link.write(q.array());
+        return ByteBuffer.wrap(link.read(20));
+    }
+}
