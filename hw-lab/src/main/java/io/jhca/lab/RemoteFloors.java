@@ -70,16 +70,17 @@ final class RemoteFloors {
         long[] tposted;
         if (kind == BATCHED) {
             try (UdpLink cli = BatchedAckFloor.open(local)) {
-                Reply r = request(kind, size, iters, warmup, rttFactor, gapNanos, stallNanos, cli.localAddress().getPort(),
-                        0, 0, 0, 0);
+                Reply r = request(kind, size, iters, warmup, rttFactor, gapNanos, stallNanos,
+                        cli.localAddress().getPort(), 0, 0, 0, 0);
                 AtomicReference<Throwable> none = new AtomicReference<>();
-                tposted = runThenDone(() -> BatchedAckFloor.client(cli, new InetSocketAddress(peer, r.port), size, iters,
-                        warmup, gapNanos, stallNanos, none));
+                InetSocketAddress server = new InetSocketAddress(peer, r.port());
+                tposted = runThenDone(() -> BatchedAckFloor.client(cli, server, size, iters, warmup, gapNanos,
+                        stallNanos, none));
             }
         } else {
             try (DatagramChannel cli = UdpBaseline.open(local)) {
                 Reply r = request(kind, size, iters, warmup, rttFactor, gapNanos, stallNanos, port(cli), 0, 0, 0, 0);
-                cli.connect(new InetSocketAddress(peer, r.port));
+                cli.connect(new InetSocketAddress(peer, r.port()));
                 tposted = runThenDone(() -> UdpBaseline.client(cli, size, iters, warmup, kind == ACKS, gapNanos,
                         stallNanos));
             }
@@ -99,17 +100,18 @@ final class RemoteFloors {
         long jit0 = JvmReport.jitTotalMillis();
         try (DatagramChannel ch = UdpStream.open(local, UdpStream.SOCKET_BUFFER)) {
             if (toServer) {
-                Reply r = request(STREAM_TO_SERVER, size, iters, 0, 0, 0, stallNanos, port(ch), mtu, txDepth, limitNanos, 0);
-                ch.connect(new InetSocketAddress(peer, r.port));
-                long window = UdpStream.window(r.granted, txDepth, perMsg, dgram);
-                long[] span = runThenDone(() -> UdpStream.source(ch, dgram, total, perMsg, window, stallNanos, limitNanos,
-                        new AtomicReference<>()));
-                return UdpStream.result(size, perMsg, span, r.result.received, JvmReport.jitTotalMillis() - jit0);
+                Reply r = request(STREAM_TO_SERVER, size, iters, 0, 0, 0, stallNanos, port(ch), mtu, txDepth,
+                        limitNanos, 0);
+                ch.connect(new InetSocketAddress(peer, r.port()));
+                long window = UdpStream.window(r.granted(), txDepth, perMsg, dgram);
+                long[] span = runThenDone(() -> UdpStream.source(ch, dgram, total, perMsg, window, stallNanos,
+                        limitNanos, new AtomicReference<>()));
+                return UdpStream.result(size, perMsg, span, lastResult.received, JvmReport.jitTotalMillis() - jit0);
             }
             long window = UdpStream.window(ch.getOption(StandardSocketOptions.SO_RCVBUF), txDepth, perMsg, dgram);
             Reply r = request(STREAM_FROM_SERVER, size, iters, 0, 0, 0, stallNanos, port(ch), mtu, txDepth, limitNanos,
                     window);
-            ch.connect(new InetSocketAddress(peer, r.port));
+            ch.connect(new InetSocketAddress(peer, r.port()));
             // connected first: a DatagramChannel's connect drops what came before it (the JDK flushes the socket)
             link.write(new byte[GO]);
             long[] received = new long[1];
@@ -154,40 +156,34 @@ final class RemoteFloors {
         T run() throws IOException;
     }
 
-    /** The reply to a request, and (once the floor ran) the server's result. */
-    private static final class Reply {
-        int port;
-        long granted;
-        Result result;
+    /** The server's reply to a request: the port of its end, the receive buffer its socket was granted. */
+    private record Reply(int port, long granted) {
     }
 
+    /** The server's result once a floor ran: its status, what its end received, a stream's time and datagrams. */
     private record Result(int status, long received, long nanos, long datagrams, String text) {
     }
 
-    private Reply last;
+    /** The result of the floor {@link #runThenDone} ran last. */
+    private Result lastResult;
 
     private Reply request(int kind, int size, long iters, int warmup, int rttFactor, long gapNanos, long stallNanos,
                           int port, int mtu, int txDepth, long limitNanos, long window) throws IOException {
-        ByteBuffer q = ByteBuffer.allocate(REQUEST);
-        q.putInt(kind).putInt(size).putLong(iters).putInt(warmup).putInt(rttFactor).putLong(gapNanos)
-                .putLong(stallNanos).putInt(port).putInt(mtu).putInt(txDepth).putLong(limitNanos).putLong(window);
-        link.write(q.array());
+        link.write(new Request(kind, size, iters, warmup, rttFactor, gapNanos, stallNanos, port, mtu, txDepth,
+                limitNanos, window).bytes());
         ByteBuffer a = ByteBuffer.wrap(link.read(REPLY));
         int status = a.getInt();
-        Reply r = new Reply();
-        r.port = a.getInt();
-        r.granted = a.getLong();
+        Reply r = new Reply(a.getInt(), a.getLong());
         String text = text(a.getInt());
         if (status != OK) {
             throw new IOException("the server's end of the floor: " + text);
         }
-        last = r;
         return r;
     }
 
     /**
-     * Runs this side's end, then tells the server (done) and takes its result: this side's failure first, else the
-     * server's; the result is kept in the last reply.
+     * Runs this side's end, then tells the server (done) and takes its result ({@link #lastResult}): this side's failure
+     * first, else the server's.
      */
     private <T> T runThenDone(End<T> end) throws IOException {
         T value = null;
@@ -199,12 +195,12 @@ final class RemoteFloors {
         }
         link.write(ByteBuffer.allocate(DONE).putInt(mine == null ? OK : FAILED).array());
         Result res = result();
-        last.result = res;
+        lastResult = res;
         if (mine != null) {
             throw mine;
         }
         if (res.status != OK) {
-            throw new IOException("UDP echo failed at the server: " + res.text);
+            throw new IOException("the server's end of the floor failed: " + res.text);
         }
         return value;
     }
@@ -229,62 +225,80 @@ final class RemoteFloors {
         return ((InetSocketAddress) ch.getLocalAddress()).getPort();
     }
 
+    /** A floor request, as the client writes it ({@value #REQUEST} bytes, big-endian, in this order). */
+    private record Request(int kind, int size, long iters, int warmup, int rttFactor, long gapNanos, long stallNanos,
+                           int port, int mtu, int txDepth, long limitNanos, long window) {
+
+        static Request read(byte[] b) {
+            ByteBuffer q = ByteBuffer.wrap(b);
+            return new Request(q.getInt(), q.getInt(), q.getLong(), q.getInt(), q.getInt(), q.getLong(), q.getLong(),
+                    q.getInt(), q.getInt(), q.getInt(), q.getLong(), q.getLong());
+        }
+
+        byte[] bytes() {
+            return ByteBuffer.allocate(REQUEST).putInt(kind).putInt(size).putLong(iters).putInt(warmup)
+                    .putInt(rttFactor).putLong(gapNanos).putLong(stallNanos).putInt(port).putInt(mtu).putInt(txDepth)
+                    .putLong(limitNanos).putLong(window).array();
+        }
+
+        /** A latency floor's round trips, warm-up and measured. */
+        int total() {
+            return (int) (warmup + iters);
+        }
+
+        /** Whether every field is one this side runs: a known kind, sizes and counts in range. */
+        boolean valid() {
+            boolean latency = kind >= PLAIN && kind <= BATCHED;
+            boolean stream = kind == STREAM_TO_SERVER || kind == STREAM_FROM_SERVER;
+            if (!(latency || stream) || size < 0 || iters < 1 || stallNanos < 1) {
+                return false;
+            }
+            if (latency) {
+                return size <= UdpBaseline.MAX_PAYLOAD && warmup >= 0 && warmup + iters <= Integer.MAX_VALUE
+                        && rttFactor >= 1 && rttFactor <= 2 && gapNanos >= 0;
+            }
+            return size >= 1 && mtu >= 1 && txDepth >= 1 && window >= 0 && limitNanos >= 0
+                    && iters <= Long.MAX_VALUE / size;
+        }
+    }
+
     // ---- the server's end ----
 
     /**
      * Answers the client's floor requests until it ends them: each floor's end on a socket bound to {@code local},
-     * talking to the client's at {@code peer}. Returns how many floors ran (their sockets bound). A floor that fails here is reported to the
-     * client, which prints it; only a broken connection is thrown.
+     * talking to the client's at {@code peer}. Returns how many floors ran (their sockets bound). A floor that fails
+     * here is reported to the client, which prints it; only a broken connection is thrown.
      */
     static int serve(PerftestWire link, InetAddress local, InetAddress peer) throws IOException {
         int served = 0;
         while (true) {
-            ByteBuffer q = ByteBuffer.wrap(waitFor(link, REQUEST));
-            int kind = q.getInt();
-            if (kind == END) {
+            Request q = Request.read(waitFor(link, REQUEST));
+            if (q.kind == END) {
                 return served;
             }
-            int size = q.getInt();
-            long iters = q.getLong();
-            int warmup = q.getInt();
-            int rttFactor = q.getInt();
-            long gapNanos = q.getLong();
-            long stallNanos = q.getLong();
-            InetSocketAddress client = new InetSocketAddress(peer, q.getInt());
-            int mtu = q.getInt();
-            int txDepth = q.getInt();
-            long limitNanos = q.getLong();
-            long window = q.getLong();
-            boolean stream = kind == STREAM_TO_SERVER || kind == STREAM_FROM_SERVER;
-            boolean latency = kind >= PLAIN && kind <= BATCHED;
-            if (!(stream || latency) || size < 0 || iters < 1 || stallNanos < 1
-                    || (latency && (size > UdpBaseline.MAX_PAYLOAD || warmup < 0 || warmup + iters > Integer.MAX_VALUE || rttFactor < 1 || rttFactor > 2
-                            || gapNanos < 0))
-                    || (stream && (size < 1 || mtu < 1 || txDepth < 1 || window < 0 || limitNanos < 0
-                            || iters > Long.MAX_VALUE / size))) {
-                reply(link, FAILED, 0, 0, "a floor request this side does not understand (kind " + kind + ")");
+            if (!q.valid()) {
+                reply(link, FAILED, 0, 0, "a floor request this side does not understand (kind " + q.kind + ")");
                 return served;   // the two sides no longer agree on the protocol: stop here
             }
+            InetSocketAddress client = new InetSocketAddress(peer, q.port);
             boolean ran;
-            switch (kind) {
+            switch (q.kind) {
                 case BATCHED:
-                    ran = batched(link, local, client, size, (int) iters, warmup, rttFactor, gapNanos, stallNanos);
+                    ran = batched(link, local, client, q);
                     break;
                 case STREAM_TO_SERVER:
                 case STREAM_FROM_SERVER:
-                    ran = stream(link, local, client, kind == STREAM_TO_SERVER, size, iters, mtu, txDepth, stallNanos,
-                            limitNanos, window);
+                    ran = stream(link, local, client, q);
                     break;
                 default:
-                    ran = echo(link, local, client, size, (int) iters, warmup, kind == ACKS, rttFactor, gapNanos,
-                            stallNanos);
+                    ran = echo(link, local, client, q);
             }
             served += ran ? 1 : 0;
         }
     }
 
-    private static boolean echo(PerftestWire link, InetAddress local, InetSocketAddress client, int size, int iters,
-                             int warmup, boolean acks, int rttFactor, long gapNanos, long stallNanos) throws IOException {
+    private static boolean echo(PerftestWire link, InetAddress local, InetSocketAddress client, Request q)
+            throws IOException {
         DatagramChannel srv;
         try {
             srv = UdpBaseline.open(local);
@@ -296,8 +310,8 @@ final class RemoteFloors {
         try (srv) {
             reply(link, OK, port(srv), 0, "");
             AtomicReference<Throwable> failure = new AtomicReference<>();
-            Thread t = start("hwlab-udp-echo", failure,
-                    () -> UdpBaseline.echo(srv, size, warmup + iters, acks, rttFactor, warmup, gapNanos, stallNanos));
+            Thread t = start("hwlab-udp-echo", failure, () -> UdpBaseline.echo(srv, q.size, q.total(), q.kind == ACKS,
+                    q.rttFactor, q.warmup, q.gapNanos, q.stallNanos));
             waitFor(link, DONE);
             srv.close();   // ends the echo if it still waits (the client stopped early)
             PerfMain.join(t);
@@ -306,8 +320,8 @@ final class RemoteFloors {
         return true;
     }
 
-    private static boolean batched(PerftestWire link, InetAddress local, InetSocketAddress client, int size, int iters,
-                                int warmup, int rttFactor, long gapNanos, long stallNanos) throws IOException {
+    private static boolean batched(PerftestWire link, InetAddress local, InetSocketAddress client, Request q)
+            throws IOException {
         UdpLink srv;
         try {
             srv = BatchedAckFloor.open(local);
@@ -318,8 +332,8 @@ final class RemoteFloors {
         try (srv) {
             reply(link, OK, srv.localAddress().getPort(), 0, "");
             AtomicReference<Throwable> failure = new AtomicReference<>();
-            Thread t = start("hwlab-udp-batched-echo", failure, () -> BatchedAckFloor.echo(srv, client, size,
-                    warmup + iters, rttFactor, warmup, gapNanos, stallNanos, failure));
+            Thread t = start("hwlab-udp-batched-echo", failure, () -> BatchedAckFloor.echo(srv, client, q.size,
+                    q.total(), q.rttFactor, q.warmup, q.gapNanos, q.stallNanos, failure));
             waitFor(link, DONE);
             failure.compareAndSet(null, BatchedAckFloor.DONE);   // ends the echo if it still waits
             PerfMain.join(t);
@@ -329,12 +343,12 @@ final class RemoteFloors {
         return true;
     }
 
-    private static boolean stream(PerftestWire link, InetAddress local, InetSocketAddress client, boolean sink, int size,
-                               long iters, int mtu, int txDepth, long stallNanos, long limitNanos, long window)
+    private static boolean stream(PerftestWire link, InetAddress local, InetSocketAddress client, Request q)
             throws IOException {
-        int dgram = UdpStream.datagramSize(size, mtu);
-        int perMsg = (size + dgram - 1) / dgram;
-        long total = iters * perMsg;
+        int dgram = UdpStream.datagramSize(q.size, q.mtu);
+        int perMsg = (q.size + dgram - 1) / dgram;
+        long total = q.iters * perMsg;
+        long stallNanos = q.stallNanos;
         DatagramChannel srv;
         long granted;
         try {
@@ -348,7 +362,7 @@ final class RemoteFloors {
         try (srv) {
             reply(link, OK, port(srv), granted, "");
             AtomicReference<Throwable> failure = new AtomicReference<>();
-            if (sink) {
+            if (q.kind == STREAM_TO_SERVER) {
                 long[] received = new long[1];
                 Thread t = start("hwlab-udp-sink", failure,
                         () -> UdpStream.sink(srv, dgram, total, perMsg, stallNanos, received));
@@ -359,8 +373,8 @@ final class RemoteFloors {
             } else {
                 waitFor(link, GO);   // the client's socket is connected: what is sent now reaches it
                 long[][] span = new long[1][];
-                Thread t = start("hwlab-udp-source", failure, () -> span[0] = UdpStream.source(srv, dgram, total, perMsg,
-                        Math.max(1, window), stallNanos, limitNanos, new AtomicReference<>()));
+                Thread t = start("hwlab-udp-source", failure, () -> span[0] = UdpStream.source(srv, dgram, total,
+                        perMsg, Math.max(1, q.window), stallNanos, q.limitNanos, new AtomicReference<>()));
                 t.join();
                 long[] s = span[0];
                 result(link, failure.get(), 0, s == null ? 0 : s[1] - s[0], s == null ? 0 : s[2]);

@@ -21,12 +21,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@code hwlab perf} between two hosts, with no option but the server's address: two network namespaces this test
- * creates (jhca-floor-a, jhca-floor-b) joined by a veth pair, 10.78.0.1/24 and 10.78.0.2/24, an rxe device on each
- * interface, the server in B and the client in A. Neither process can bind the other's address, so the client's UDP
- * floors run with their other end in the server's process: write-lat prints its three floors with jhca's multiples of
- * them (the JSON says where the other end ran), write-bw its stream floor from client to server, read-bw the stream
- * the other way (a READ's data comes from the server), and the server says how many of the client's measurements it
- * answered. Needs root and iproute2; skipped with the reason otherwise. Everything it creates is deleted afterwards.
+ * creates (jhca-floor-a, jhca-floor-b) joined by a veth pair, 10.78.0.1/24 and 10.78.0.2/24 (and fd78::1/64,
+ * fd78::2/64), an rxe device on each interface, the server in B and the client in A. Neither process can bind the
+ * other's address, so the client's UDP floors run with their other end in the server's process: write-lat prints its
+ * three floors with jhca's multiples of them (the JSON says where the other end ran), write-bw its stream floor from
+ * client to server, read-bw the stream the other way (a READ's data comes from the server), send-lat its floors over
+ * IPv6 (fd78::1 and fd78::2, GID index 2), and the server says how many of the client's measurements it answered.
+ * Needs root and iproute2; skipped with the reason otherwise. Everything it creates is deleted afterwards.
  */
 class PerfFloorsNamespaceTest {
     private static final String NS_A = "jhca-floor-a";
@@ -38,8 +39,8 @@ class PerfFloorsNamespaceTest {
     @BeforeEach
     void createNamespaces() throws Exception {
         net = VethPair.create("PerfFloorsNamespaceTest", NS_A, IF_A, NS_B, IF_B);
-        VethPair.up(NS_A, IF_A, "10.78.0.1/24");
-        VethPair.up(NS_B, IF_B, "10.78.0.2/24");
+        VethPair.up(NS_A, IF_A, "10.78.0.1/24", "fd78::1/64");
+        VethPair.up(NS_B, IF_B, "10.78.0.2/24", "fd78::2/64");
     }
 
     @AfterEach
@@ -52,7 +53,7 @@ class PerfFloorsNamespaceTest {
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS) // safety net only
     void twoHostsGetEveryFloorWithTheServersProcessAsTheOtherEnd(@TempDir Path dir) throws Exception {
-        String[] tests = {"write-lat", "write-bw", "read-bw"};
+        String[] tests = {"write-lat", "write-bw", "read-bw", "send-lat"};
         List<List<String>> server = new ArrayList<>();
         List<List<String>> client = new ArrayList<>();
         server.add(List.of("link", "add", "rxe9", "netdev", IF_B));
@@ -60,9 +61,14 @@ class PerfFloorsNamespaceTest {
         Path json = dir.resolve("write-lat.json");
         for (String t : tests) {
             Path ready = dir.resolve(t + "-listening");
-            server.add(List.of("flag-on-listen", ready.toString(), "perf", t, "-d", "rxe9", "--server"));
+            // send-lat over IPv6: GID index 2 on both sides (the interface's fd78:: address)
+            boolean v6 = t.equals("send-lat");
+            List<String> srv = new ArrayList<>(List.of("flag-on-listen", ready.toString(), "perf", t, "-d", "rxe9"));
+            srv.addAll(v6 ? List.of("-x", "2", "--server") : List.of("--server"));
+            server.add(srv);
             client.add(List.of("await", ready.toString()));
-            List<String> c = new ArrayList<>(List.of("perf", t, "-d", "rxe9", "10.78.0.2"));
+            List<String> c = new ArrayList<>(List.of("perf", t, "-d", "rxe9"));
+            c.addAll(v6 ? List.of("-x", "2", "fd78::2") : List.of("10.78.0.2"));
             if (t.equals("write-lat")) {
                 c.addAll(List.of("--json", json.toString()));
             }
@@ -79,8 +85,11 @@ class PerfFloorsNamespaceTest {
         String both = "client (A):\n" + logA + "\nserver (B):\n" + logB;
         assertTrue(doneA && doneB, "the sides did not finish\n" + both);
         for (String t : tests) {
-            assertTrue(logA.contains("== exit 0: perf " + t + " -d rxe9 10.78.0.2"), t + "\n" + both);
-            assertTrue(logB.contains("== exit 0: perf " + t + " -d rxe9 --server"), t + "\n" + both);
+            boolean v6 = t.equals("send-lat");
+            assertTrue(logA.contains("== exit 0: perf " + t + " -d rxe9 " + (v6 ? "-x 2 fd78::2" : "10.78.0.2")),
+                    t + "\n" + both);
+            assertTrue(logB.contains("== exit 0: perf " + t + " -d rxe9 " + (v6 ? "-x 2 " : "") + "--server"),
+                    t + "\n" + both);
         }
         assertFalse(logA.contains("not measured"), "every floor was measured\n" + both);
 
@@ -103,6 +112,11 @@ class PerfFloorsNamespaceTest {
         assertTrue(rbw.contains("over plain UDP DatagramChannels 10.78.0.2 -> 10.78.0.1"), "READ data flows to the"
                 + " client\n" + rbw);
         assertTrue(answered(section(logB, "perf read-bw")) >= 2, both);
+        String v6 = section(logA, "perf send-lat");
+        assertTrue(v6.contains(" UDP floor: the same ping-pong over plain UDP DatagramChannels fd78:0:0:0:0:0:0:1 <->"
+                + " fd78:0:0:0:0:0:0:2 (no RDMA; the echo in the server's process):"), v6);
+        assertEquals(3, count(v6, "jhca / floor: t_typical"), v6);
+        assertEquals(3, answered(section(logB, "perf send-lat")), both);
     }
 
     /** The log of the step that ran {@code command}: from the end line of the step before to its own. */
