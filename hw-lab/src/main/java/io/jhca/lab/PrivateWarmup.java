@@ -86,7 +86,10 @@ final class PrivateWarmup {
 
     /**
      * Two twins of {@code real} at 127.X.Y.(2r+1) and 127.X.Y.(2r+2), X.Y drawn at random (another process may warm up
-     * at the same time), both opened; null if {@value #ADDRESS_TRIES} draws found no free pair.
+     * at the same time), both opened; null if {@value #ADDRESS_TRIES} draws found no free pair. In odd runs the twins
+     * compute their ICRCs as if their packets carried non-zero IPv4 IDs, as Linux rxe's do
+     * ({@link RxeDeviceConfig#twin(String, InetAddress, boolean)}): a peer's receiver checks jhca's packets in full
+     * and solves for the ID of Linux rxe's, and the run may face either.
      */
     private static Context[] twins(RxeDeviceConfig real, int r) throws java.net.UnknownHostException {
         ThreadLocalRandom rnd = ThreadLocalRandom.current();
@@ -97,8 +100,10 @@ final class PrivateWarmup {
             InetAddress b = InetAddress.getByAddress(new byte[] {127, x, y, (byte) (2 * r + 2)});
             Context ca = null;
             try {
-                ca = RxeProvider.open(real.twin(real.name() + "-warm" + (2 * r), a));
-                return new Context[] {ca, RxeProvider.open(real.twin(real.name() + "-warm" + (2 * r + 1), b))};
+                boolean likeLinuxRxe = (r & 1) != 0;
+                ca = RxeProvider.open(real.twin(real.name() + "-warm" + (2 * r), a, likeLinuxRxe));
+                return new Context[] {ca, RxeProvider.open(real.twin(real.name() + "-warm" + (2 * r + 1), b,
+                        likeLinuxRxe))};
             } catch (RuntimeException e) { // the address is taken (another process, the kernel's rdma_rxe): draw again
                 if (ca != null) {
                     ca.close();

@@ -72,6 +72,7 @@ public final class RxeContext extends Context {
         this.engine = new Engine(config.name(), link, config.icrcMode(), attributes.port().activeMtu().bytes(),
                 threaded, mrs, counters);
         engine.ackHoldNanos(config.ackHoldNanos());
+        engine.icrcIdBias(config.icrcIdBias());
         Tracer t = null;
         if (config.pcap() != null) {
             try {

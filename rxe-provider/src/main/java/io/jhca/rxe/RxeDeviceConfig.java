@@ -105,6 +105,8 @@ public final class RxeDeviceConfig {
     private final byte[] mac;
     private final List<InetAddress> netdevAddresses;
     private final long ackHoldNanos;
+    /** Added to the IPv4 Identification the ICRC of a sent packet is computed with: 0 but in some twins. */
+    private final int icrcIdBias;
     private final boolean gso;
     private final boolean pollProgress;
 
@@ -127,6 +129,7 @@ public final class RxeDeviceConfig {
         this.socketBuffer = b.socketBuffer;
         this.pcap = b.pcap;
         this.ackHoldNanos = b.ackHoldNanos;
+        this.icrcIdBias = b.icrcIdBias;
         this.gso = b.gso;
         this.pollProgress = b.pollProgress;
     }
@@ -146,6 +149,14 @@ public final class RxeDeviceConfig {
         return ackHoldNanos;
     }
 
+    /**
+     * Added to the IPv4 Identification with which this device computes the ICRC of the IPv4 packets it sends (whose
+     * datagrams leave with ID 0): 0 but in a twin made {@link #twin(String, InetAddress, boolean) like Linux rxe}.
+     */
+    int icrcIdBias() {
+        return icrcIdBias;
+    }
+
     public static Builder builder(final String name) {
         return new Builder(name);
     }
@@ -157,11 +168,26 @@ public final class RxeDeviceConfig {
      * that warms the JIT up on the code paths this device's traffic takes.
      */
     public RxeDeviceConfig twin(final String name, final InetAddress at) {
+        return twin(name, at, false);
+    }
+
+    /**
+     * A {@link #twin(String, InetAddress) twin} that, if {@code likeLinuxRxe}, computes the ICRC of its IPv4 packets as
+     * if their Identification were {@value #TWIN_ICRC_ID_BIAS} more than the one they leave with (0, as every jhca
+     * packet), as Linux rxe's packets carry IDs other than 0: its peer's receiver then solves for the ID
+     * ({@link io.jhca.rxe.wire.Ipv4IdMode#AUTO}), a path packets from jhca never take. Not in the STRICT_ID_ZERO ICRC
+     * mode, which accepts no such packet.
+     */
+    public RxeDeviceConfig twin(final String name, final InetAddress at, final boolean likeLinuxRxe) {
         return builder(name).address(at).progressMode(progressMode).idleStrategy(idleStrategy)
                 .idlePark(minParkNanos, maxParkNanos).icrcMode(icrcMode).socketBuffer(socketBuffer)
                 .ackHoldNanos(ackHoldNanos).gso(gso && address != null && address.isLoopbackAddress())
-                .pollProgress(pollProgress).build();
+                .pollProgress(pollProgress)
+                .icrcIdBias(likeLinuxRxe && icrcMode != Ipv4IdMode.STRICT_ID_ZERO ? TWIN_ICRC_ID_BIAS : 0).build();
     }
+
+    /** What a twin {@code likeLinuxRxe} adds to the IPv4 Identification of its ICRCs: any ID but 0 would do. */
+    static final int TWIN_ICRC_ID_BIAS = 0x4a1d;
 
     public String name() {
         return name;
@@ -441,6 +467,7 @@ public final class RxeDeviceConfig {
         private byte[] mac;
         private List<InetAddress> netdevAddresses = List.of();
         private long ackHoldNanos = DEFAULT_ACK_HOLD_NANOS;
+        private int icrcIdBias;
         private boolean gso = true;
         private boolean pollProgress = true;
 
@@ -591,6 +618,12 @@ public final class RxeDeviceConfig {
          * How long a responder may hold an ACK back, 0 .. {@value #MAX_ACK_HOLD_NANOS} ns (see
          * {@link #ACK_HOLD_PROPERTY}); 0 sends every ACK at once.
          */
+        /** See {@link RxeDeviceConfig#icrcIdBias()}: for twins only, so not public. */
+        Builder icrcIdBias(final int bias) {
+            this.icrcIdBias = bias & 0xFFFF;
+            return this;
+        }
+
         public Builder ackHoldNanos(final long nanos) {
             if (nanos < 0 || nanos > MAX_ACK_HOLD_NANOS) {
                 throw new IllegalArgumentException("rxe device " + name + ": ACK hold " + nanos + " ns is not in 0.."

@@ -59,6 +59,13 @@ final class PacketOut {
     private int opcode;
     private int payloadLength;
 
+    /** Added to the IPv4 Identification of every ICRC this side computes ({@link Engine#icrcIdBias}). */
+    private int icrcIdBias;
+
+    void icrcIdBias(final int bias) {
+        this.icrcIdBias = bias & 0xFFFF;
+    }
+
     PacketOut(final Link link, final Peer[] locals, final RxeCounters counters) {
         this.link = link;
         this.locals = locals;
@@ -197,8 +204,8 @@ final class PacketOut {
         final int udpSrcPort = local.socketAddress().getPort();
         final int value;
         if (local.isIpv4()) {
-            value = icrc.computeIpv4(local.ipv4Address(), peer.ipv4Address(), ipv4Id, PacketLayout.IPV4_DF, udpSrcPort,
-                    peer.socketAddress().getPort(), packet, 0, roceLength);
+            value = icrc.computeIpv4(local.ipv4Address(), peer.ipv4Address(), (ipv4Id + icrcIdBias) & 0xFFFF,
+                    PacketLayout.IPV4_DF, udpSrcPort, peer.socketAddress().getPort(), packet, 0, roceLength);
         } else {
             value = icrc.computeIpv6(local.hi(), local.lo(), peer.hi(), peer.lo(), udpSrcPort,
                     peer.socketAddress().getPort(), packet, 0, roceLength);
