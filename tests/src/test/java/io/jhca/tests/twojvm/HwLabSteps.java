@@ -28,6 +28,30 @@ public final class HwLabSteps {
     private HwLabSteps() {
     }
 
+    /**
+     * A child JVM in network namespace {@code ns}, with its own link file {@code links}, running {@code steps} (command
+     * lines) one after the other; its output goes to {@code log}.
+     */
+    static Process start(String ns, Path links, Path log, List<List<String>> steps) throws IOException {
+        List<String> args = new ArrayList<>();
+        for (List<String> s : steps) {
+            if (!args.isEmpty()) {
+                args.add("--");
+            }
+            args.addAll(s);
+        }
+        return Shell.childJvm(ns, links, log, HwLabSteps.class, args);
+    }
+
+    /** How many times {@code what} occurs in {@code log}. */
+    static int count(String log, String what) {
+        int n = 0;
+        for (int i = log.indexOf(what); i >= 0; i = log.indexOf(what, i + 1)) {
+            n++;
+        }
+        return n;
+    }
+
     public static void main(String[] args) throws Exception {
         List<List<String>> steps = new ArrayList<>();
         List<String> cur = new ArrayList<>();

@@ -7,7 +7,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -57,11 +56,11 @@ class LinkNamespaceTest {
         Path v6Ready = dir.resolve("v6-listening");
         List<String> pp = List.of("rc-pingpong", "-d", "rxe9", "-n", "20", "-s", "1024");
         // one JVM per side runs every step; the client steps wait for the server to listen
-        Process b = hwlab(NS_B, linksB, dir.resolve("b.log"), steps(
+        Process b = HwLabSteps.start(NS_B, linksB, dir.resolve("b.log"), List.of(
                 List.of("link", "add", "rxe9", "type", "rxe", "netdev", IF_B),
                 concat(List.of("flag-on-listen", v4Ready.toString()), pp, List.of("-g", "1")),
                 concat(List.of("flag-on-listen", v6Ready.toString()), pp, List.of("-g", "2"))));
-        Process a = hwlab(NS_A, linksA, dir.resolve("a.log"), steps(
+        Process a = HwLabSteps.start(NS_A, linksA, dir.resolve("a.log"), List.of(
                 List.of("link", "add", "rxe9", "netdev", IF_A),
                 List.of("link", "add", "rxe8", "netdev", IF_A),
                 List.of("devinfo", "-d", "rxe9", "-v"),
@@ -99,15 +98,7 @@ class LinkNamespaceTest {
             assertTrue(logA.contains("local address:  LID 0x0000, QPN 0x000011, PSN") && logA.contains("GID " + run[2]),
                     both);
         }
-        assertEquals(4, count(logA, "40960 bytes in") + count(logB, "40960 bytes in"), both);
-    }
-
-    private static int count(String s, String what) {
-        int n = 0;
-        for (int i = s.indexOf(what); i >= 0; i = s.indexOf(what, i + 1)) {
-            n++;
-        }
-        return n;
+        assertEquals(4, HwLabSteps.count(logA, "40960 bytes in") + HwLabSteps.count(logB, "40960 bytes in"), both);
     }
 
     @SafeVarargs
@@ -118,24 +109,4 @@ class LinkNamespaceTest {
         }
         return out;
     }
-
-    @SafeVarargs
-    private static String[] steps(List<String>... steps) {
-        List<String> out = new ArrayList<>();
-        for (List<String> s : steps) {
-            if (!out.isEmpty()) {
-                out.add("--");
-            }
-            out.addAll(s);
-        }
-        return out.toArray(new String[0]);
-    }
-
-    /** {@link HwLabSteps} with ARGS in a child JVM in namespace {@code ns} with its own link file; output to {@code log}. */
-    private static Process hwlab(String ns, Path links, Path log, String... args) throws IOException {
-        return Shell.childJvm(ns, links, log, HwLabSteps.class, List.of(args));
-    }
-
-
-
 }

@@ -6,7 +6,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -74,8 +73,8 @@ class PerfFloorsNamespaceTest {
             }
             client.add(c);
         }
-        Process b = hwlab(NS_B, dir.resolve("b-links"), dir.resolve("b.log"), server);
-        Process a = hwlab(NS_A, dir.resolve("a-links"), dir.resolve("a.log"), client);
+        Process b = HwLabSteps.start(NS_B, dir.resolve("b-links"), dir.resolve("b.log"), server);
+        Process a = HwLabSteps.start(NS_A, dir.resolve("a-links"), dir.resolve("a.log"), client);
         boolean doneA = a.waitFor(200, TimeUnit.SECONDS);
         boolean doneB = b.waitFor(20, TimeUnit.SECONDS);
         a.destroyForcibly();
@@ -96,7 +95,7 @@ class PerfFloorsNamespaceTest {
         String lat = section(logA, "perf write-lat");
         assertTrue(lat.contains(" UDP floor: the same ping-pong over plain UDP DatagramChannels 10.78.0.1 <-> 10.78.0.2"
                 + " (no RDMA; the echo in the server's process):"), lat);
-        assertEquals(3, count(lat, "jhca / floor: t_typical"), "plain, with ACKs, with batched ACKs\n" + lat);
+        assertEquals(3, HwLabSteps.count(lat, "jhca / floor: t_typical"), "plain, with ACKs, with batched ACKs\n" + lat);
         assertEquals(3, answered(section(logB, "perf write-lat")), both);
         String js = Files.readString(json);
         assertTrue(js.contains("\"udp_baseline_other_end\": \"server process\""), js);
@@ -115,7 +114,7 @@ class PerfFloorsNamespaceTest {
         String v6 = section(logA, "perf send-lat");
         assertTrue(v6.contains(" UDP floor: the same ping-pong over plain UDP DatagramChannels fd78:0:0:0:0:0:0:1 <->"
                 + " fd78:0:0:0:0:0:0:2 (no RDMA; the echo in the server's process):"), v6);
-        assertEquals(3, count(v6, "jhca / floor: t_typical"), v6);
+        assertEquals(3, HwLabSteps.count(v6, "jhca / floor: t_typical"), v6);
         assertEquals(3, answered(section(logB, "perf send-lat")), both);
     }
 
@@ -137,25 +136,5 @@ class PerfFloorsNamespaceTest {
     private static int answered(String log) {
         Matcher m = Pattern.compile("UDP floors: answered (\\d+) of the client's measurements").matcher(log);
         return m.find() ? Integer.parseInt(m.group(1)) : 0;
-    }
-
-    private static int count(String s, String what) {
-        int n = 0;
-        for (int i = s.indexOf(what); i >= 0; i = s.indexOf(what, i + 1)) {
-            n++;
-        }
-        return n;
-    }
-
-    /** {@link HwLabSteps} running {@code steps} in a child JVM in namespace {@code ns}; output to {@code log}. */
-    private static Process hwlab(String ns, Path links, Path log, List<List<String>> steps) throws IOException {
-        List<String> args = new ArrayList<>();
-        for (List<String> s : steps) {
-            if (!args.isEmpty()) {
-                args.add("--");
-            }
-            args.addAll(s);
-        }
-        return Shell.childJvm(ns, links, log, HwLabSteps.class, args);
     }
 }
