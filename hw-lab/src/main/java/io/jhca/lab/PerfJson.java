@@ -99,6 +99,9 @@ public final class PerfJson {
         if (o.floorsAtServer) {
             j.field("udp_baseline_other_end", "server process");
         }
+        if (o.floorWarmupIters >= 0) {
+            j.field("udp_baseline_warmup_iterations", o.floorWarmupIters);
+        }
 
         j.key("hwlab").beginObject().field("role", o.role).field("device", o.device);
         if (o.peerDevice != null) {

@@ -17,6 +17,8 @@ public final class PerfOutcome {
     String udpSkipped;
     /** Whether the floors' other end ran in the server's process (the client could not bind its address). */
     boolean floorsAtServer;
+    /** Round trips (latency) or messages per QP (bandwidth, first size) the UDP floors ran before measuring; -1: none ran. */
+    long floorWarmupIters = -1;
     /** UDP stream floor per size of a bandwidth test (same order as {@link #bandwidth}); null where not run. */
     final List<UdpStream.Result> udpStream = new ArrayList<>();
     String device;

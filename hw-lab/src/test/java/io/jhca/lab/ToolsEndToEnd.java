@@ -311,7 +311,7 @@ abstract class ToolsEndToEnd {
     @Test
     void durationMode(@TempDir Path dir) throws Exception {
         Path json = dir.resolve("dur.json");
-        Run lat = run("perf", "send-lat", "-d", dev0(), "--peer-dev", dev1(), "-D", "1", "-f", "0", "--no-udp-baseline",
+        Run lat = run("perf", "send-lat", "-d", dev0(), "--peer-dev", dev1(), "-D", "1", "-f", "0",
                 "--json", json.toString()).ok();
         List<String> rows = rows(lat.out(), PerfReport.LAT_DUR_HEADER);
         assertEquals(1, rows.size(), lat.out());
@@ -323,6 +323,10 @@ abstract class ToolsEndToEnd {
         assertEquals(1, j.at("/test_info/Duration").asInt());
         assertEquals((long) n[1], j.at("/results/0/n_iterations").asLong());
         assertTrue(j.at("/results/0/tps_average").asDouble() > 0);
+        // the RDMA run leaves its first seconds out; its floors, 1000 round trips, warm up as an -n run would
+        assertEquals(0, j.at("/hwlab/warmup_iterations").asInt());
+        assertEquals(PerfTestCommand.IN_PROCESS_WARMUP, j.at("/udp_baseline_warmup_iterations").asInt(), j.toString());
+        assertTrue(j.at("/results/0/udp_baseline/t_typical").asDouble() > 0, j.toString());
 
         Run bw = run("perf", "write-bw", "-d", dev0(), "--peer-dev", dev1(), "-D", "1", "-f", "0", "-s", "4096").ok();
         double[] b = numbers(rows(bw.out(), PerfReport.BW_HEADER).get(0));
@@ -462,6 +466,7 @@ abstract class ToolsEndToEnd {
         double[] n = numbers(rows(r.out(), PerfReport.LAT_HEADER).get(0));
         assertEquals(n[4], res.get("t_typical").asDouble(), 0.006);
         assertEquals(200, res.at("/udp_baseline/n_iterations").asInt());
+        assertEquals(100, j.at("/udp_baseline_warmup_iterations").asInt(), "the floors warm up as the run does");
         double expected = res.get("t_typical").asDouble() / res.at("/udp_baseline/t_typical").asDouble();
         assertEquals(expected, res.at("/udp_baseline/jhca_ratio/t_typical").asDouble(), expected * 1e-3);
         assertEquals(200, res.at("/udp_baseline_with_acks/n_iterations").asInt(), "write-lat has the floor with ACKs");
