@@ -60,10 +60,13 @@ final class Rig implements AutoCloseable {
         return seed;
     }
 
-    /** Fresh addresses 127.11.x.y for one device. */
+    /**
+     * Fresh addresses 127.11.x.y for one device, y in 1..254: the JDK refuses to bind 127.x.x.255 on Linux (see
+     * {@code UdpLink.open}), which the 255th rig of a JVM used to get.
+     */
     static String nextAddress() {
         final int n = NEXT.getAndIncrement();
-        return "127.11." + (n >> 8 & 0xFF) + "." + (n & 0xFF);
+        return "127.11." + (n / 254 & 0xFF) + "." + (1 + n % 254);
     }
 
     static RxeDeviceConfig.Builder config(final String name, final ProgressMode mode) {

@@ -85,6 +85,10 @@ public final class UdpLink implements Link {
      */
     public static UdpLink open(final InetSocketAddress local, final int socketBuffer, final boolean coalesce) {
         final boolean v4 = local.getAddress() instanceof Inet4Address;
+        if (v4 && refusedByTheJdk(local.getAddress())) {
+            throw new IllegalStateException("cannot open the RoCEv2 UDP socket on " + local + ": the JDK refuses to"
+                    + " bind a loopback address ending in .255 on Linux (127.x.y.255); choose another");
+        }
         DatagramChannel ch = null;
         try {
             ch = DatagramChannel.open(v4 ? StandardProtocolFamily.INET : StandardProtocolFamily.INET6);
@@ -113,6 +117,17 @@ public final class UdpLink implements Link {
                     + (e instanceof java.net.BindException ? " (is another RoCE device, e.g. the kernel's rdma_rxe,"
                     + " already bound to this address and port?)" : ""), e);
         }
+    }
+
+    /**
+     * Whether the JDK refuses to bind {@code address}: on Linux its NET_Bind (net_util_md.c) fails an IPv4 address with
+     * {@code (addr & 0x7f0000ff) == 0x7f0000ff}, among local ones 127.x.y.255, with EADDRNOTAVAIL before any system
+     * call, though the kernel binds it. A device there failed with a BindException that blamed another device.
+     */
+    static boolean refusedByTheJdk(final InetAddress address) {
+        final byte[] a = address.getAddress();
+        return a.length == 4 && a[0] == 127 && a[3] == (byte) 0xFF
+                && System.getProperty("os.name", "").startsWith("Linux");
     }
 
     /** UDP_GRO on, if the kernel has it (5.0; UDP_SEGMENT, which coalesced sends need, came in 4.18). */
