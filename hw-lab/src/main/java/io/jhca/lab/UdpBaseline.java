@@ -12,7 +12,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * same two addresses, with no RDMA at all; both ends busy-poll as the rxe engine does. Whatever a UDP-based
  * RoCE implementation adds (headers, ICRC, the transport state machine, completions) sits on top of this.
  * Measured and reported exactly as the RDMA test (same deltas, same rtt factor, same statistics, the same
- * unmeasured warm-up round trips first).
+ * unmeasured warm-up round trips first; with -D, whose RDMA run leaves its first seconds out instead, as many as an -n
+ * run warms up with). Its two ends run in two threads here, or in two processes ({@link RemoteFloors}).
  */
 public final class UdpBaseline {
     /** Largest UDP payload over IPv4. */
