@@ -37,15 +37,8 @@ final class BatchedAckFloor {
             InetSocketAddress toClient = cli.localAddress();
             InetSocketAddress toServer = srv.localAddress();
             AtomicReference<Throwable> failure = new AtomicReference<>();
-            Thread echo = new Thread(() -> {
-                try {
-                    echo(srv, toClient, size, total, rttFactor, warmup, gapNanos, stallNanos, failure);
-                } catch (Throwable t) {
-                    failure.compareAndSet(null, t);
-                }
-            }, "hwlab-udp-batched-echo");
-            echo.setDaemon(true);
-            echo.start();
+            Thread echo = FloorThread.start("hwlab-udp-batched-echo", failure,
+                    () -> echo(srv, toClient, size, total, rttFactor, warmup, gapNanos, stallNanos, failure));
             long[] tposted;
             try {
                 tposted = client(cli, toServer, size, iters, warmup, gapNanos, stallNanos, failure);
@@ -54,11 +47,7 @@ final class BatchedAckFloor {
                 throw e;
             } finally {
                 failure.compareAndSet(null, DONE);   // ends the echo loop if it is still waiting
-                try {
-                    echo.join(5000);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
+                FloorThread.join(echo);
             }
             Throwable f = failure.get();
             if (f != DONE) {

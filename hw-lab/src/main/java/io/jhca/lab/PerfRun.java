@@ -401,7 +401,7 @@ final class PerfRun {
                             served);
                 }
             } else if (floorsBetween) {
-                new RemoteFloors(wire, null, null).end();
+                RemoteFloors.end(wire);
             }
         } catch (IOException e) {
             out.println(" UDP floors: the connection to the peer ended: " + e.getMessage());
@@ -443,18 +443,12 @@ final class PerfRun {
                 + " whose first and last seconds are left out)" + (peerIsHwlab ? ", or leave --warmup out." : ".");
     }
 
-    /** A stall timeout in nanoseconds ({@code millis} 0: none). */
-    private static long stallNanos(long millis) {
-        return millis <= 0 ? Long.MAX_VALUE : millis * 1_000_000L;
-    }
-
     /**
      * Whether this process can bind a UDP socket to {@code addr}: then it runs both ends of a floor itself, as an
      * in-process run does (the two processes are on one host); else the server's process runs its end.
      */
     static boolean bindsHere(InetAddress addr) {
-        try (java.nio.channels.DatagramChannel ch = java.nio.channels.DatagramChannel.open()) {
-            ch.bind(new java.net.InetSocketAddress(addr, 0));
+        try (java.nio.channels.DatagramChannel ch = UdpBaseline.open(addr)) {
             return true;
         } catch (IOException e) {
             return false;
@@ -507,7 +501,7 @@ final class PerfRun {
             try {
                 LatencyStats u = remoteFloors != null
                         ? remoteFloors.latency(floor, size, iters, warm, p.test().rttFactor(),
-                                stallNanos(p.stallMillis()), p.latencyGapNanos())
+                                Spin.stallNanos(p.stallMillis()), p.latencyGapNanos())
                         : UdpBaseline.run(remote, local, size, iters, warm, p.test().rttFactor(),
                                 p.stallMillis(), floor, p.latencyGapNanos());
                 outcome.floor(floor).add(u);
@@ -549,7 +543,7 @@ final class PerfRun {
                     for (long part : BandwidthLoops.warmupRuns(warm)) {
                         if (remoteFloors != null) {
                             remoteFloors.stream(!read, (int) rdma.size(), part, s.mtu.bytes(), s.txDepth,
-                                    stallNanos(stall), 0);
+                                    Spin.stallNanos(stall), 0);
                         } else {
                             UdpStream.run(to, from, (int) rdma.size(), part, s.mtu.bytes(), s.txDepth, stall);
                         }
@@ -560,7 +554,7 @@ final class PerfRun {
                 long limit = p.durationMode() ? DurationClock.sampleNanos(p.duration(), p.margin()) : 0;
                 UdpStream.Result u = remoteFloors != null
                         ? remoteFloors.stream(!read, (int) rdma.size(), Math.max(1, rdma.iters()), s.mtu.bytes(),
-                                s.txDepth, stallNanos(stall), limit)
+                                s.txDepth, Spin.stallNanos(stall), limit)
                         : UdpStream.runFor(to, from, (int) rdma.size(), Math.max(1, rdma.iters()), s.mtu.bytes(),
                                 s.txDepth, stall, limit);
                 jit += u.jitMillis();

@@ -70,19 +70,20 @@ final class RemoteFloors {
         long[] tposted;
         if (kind == BATCHED) {
             try (UdpLink cli = BatchedAckFloor.open(local)) {
-                Reply r = request(kind, size, iters, warmup, rttFactor, gapNanos, stallNanos,
-                        cli.localAddress().getPort(), 0, 0, 0, 0);
+                Reply r = request(new Request(kind, size, iters, warmup, rttFactor, gapNanos, stallNanos,
+                        cli.localAddress().getPort(), 0, 0, 0, 0));
                 AtomicReference<Throwable> none = new AtomicReference<>();
                 InetSocketAddress server = new InetSocketAddress(peer, r.port());
                 tposted = runThenDone(() -> BatchedAckFloor.client(cli, server, size, iters, warmup, gapNanos,
-                        stallNanos, none));
+                        stallNanos, none)).value();
             }
         } else {
             try (DatagramChannel cli = UdpBaseline.open(local)) {
-                Reply r = request(kind, size, iters, warmup, rttFactor, gapNanos, stallNanos, port(cli), 0, 0, 0, 0);
+                Reply r = request(new Request(kind, size, iters, warmup, rttFactor, gapNanos, stallNanos, port(cli),
+                        0, 0, 0, 0));
                 cli.connect(new InetSocketAddress(peer, r.port()));
                 tposted = runThenDone(() -> UdpBaseline.client(cli, size, iters, warmup, kind == ACKS, gapNanos,
-                        stallNanos));
+                        stallNanos)).value();
             }
         }
         return UdpBaseline.stats(size, tposted, rttFactor);
@@ -100,31 +101,25 @@ final class RemoteFloors {
         long jit0 = JvmReport.jitTotalMillis();
         try (DatagramChannel ch = UdpStream.open(local, UdpStream.SOCKET_BUFFER)) {
             if (toServer) {
-                Reply r = request(STREAM_TO_SERVER, size, iters, 0, 0, 0, stallNanos, port(ch), mtu, txDepth,
-                        limitNanos, 0);
+                Reply r = request(new Request(STREAM_TO_SERVER, size, iters, 0, 0, 0, stallNanos, port(ch), mtu,
+                        txDepth, limitNanos, 0));
                 ch.connect(new InetSocketAddress(peer, r.port()));
                 long window = UdpStream.window(r.granted(), txDepth, perMsg, dgram);
-                long[] span = runThenDone(() -> UdpStream.source(ch, dgram, total, perMsg, window, stallNanos,
+                Done<long[]> sent = runThenDone(() -> UdpStream.source(ch, dgram, total, perMsg, window, stallNanos,
                         limitNanos, new AtomicReference<>()));
-                return UdpStream.result(size, perMsg, span, lastResult.received, JvmReport.jitTotalMillis() - jit0);
+                return UdpStream.result(size, perMsg, sent.value(), sent.server().received,
+                        JvmReport.jitTotalMillis() - jit0);
             }
             long window = UdpStream.window(ch.getOption(StandardSocketOptions.SO_RCVBUF), txDepth, perMsg, dgram);
-            Reply r = request(STREAM_FROM_SERVER, size, iters, 0, 0, 0, stallNanos, port(ch), mtu, txDepth, limitNanos,
-                    window);
+            Reply r = request(new Request(STREAM_FROM_SERVER, size, iters, 0, 0, 0, stallNanos, port(ch), mtu,
+                    txDepth, limitNanos, window));
             ch.connect(new InetSocketAddress(peer, r.port()));
             // connected first: a DatagramChannel's connect drops what came before it (the JDK flushes the socket)
             link.write(new byte[GO]);
             long[] received = new long[1];
             AtomicReference<Throwable> failure = new AtomicReference<>();
-            Thread sink = new Thread(() -> {
-                try {
-                    UdpStream.sink(ch, dgram, total, perMsg, stallNanos, received);
-                } catch (Throwable t) {
-                    failure.set(t);
-                }
-            }, "hwlab-udp-sink");
-            sink.setDaemon(true);
-            sink.start();
+            Thread sink = FloorThread.start("hwlab-udp-sink", failure,
+                    () -> UdpStream.sink(ch, dgram, total, perMsg, stallNanos, received));
             Result res;
             try {
                 res = result();   // the server's end sent all it had to, or stopped
@@ -146,9 +141,9 @@ final class RemoteFloors {
         }
     }
 
-    /** Tells the server that no floor follows. */
-    void end() throws IOException {
-        link.write(ByteBuffer.allocate(REQUEST).putInt(END).array());
+    /** Tells the server at the other end of {@code link} that no floor follows. */
+    static void end(PerftestWire link) throws IOException {
+        link.write(new Request(END, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0).bytes());
     }
 
     /** An end of a floor that runs in the caller's thread. */
@@ -164,13 +159,12 @@ final class RemoteFloors {
     private record Result(int status, long received, long nanos, long datagrams, String text) {
     }
 
-    /** The result of the floor {@link #runThenDone} ran last. */
-    private Result lastResult;
+    /** What this side's end returned, and the server's result. */
+    private record Done<T>(T value, Result server) {
+    }
 
-    private Reply request(int kind, int size, long iters, int warmup, int rttFactor, long gapNanos, long stallNanos,
-                          int port, int mtu, int txDepth, long limitNanos, long window) throws IOException {
-        link.write(new Request(kind, size, iters, warmup, rttFactor, gapNanos, stallNanos, port, mtu, txDepth,
-                limitNanos, window).bytes());
+    private Reply request(Request q) throws IOException {
+        link.write(q.bytes());
         ByteBuffer a = ByteBuffer.wrap(link.read(REPLY));
         int status = a.getInt();
         Reply r = new Reply(a.getInt(), a.getLong());
@@ -182,10 +176,10 @@ final class RemoteFloors {
     }
 
     /**
-     * Runs this side's end, then tells the server (done) and takes its result ({@link #lastResult}): this side's failure
-     * first, else the server's.
+     * Runs this side's end, then tells the server (done) and takes its result: this side's failure first, else the
+     * server's.
      */
-    private <T> T runThenDone(End<T> end) throws IOException {
+    private <T> Done<T> runThenDone(End<T> end) throws IOException {
         T value = null;
         IOException mine = null;
         try {
@@ -195,14 +189,13 @@ final class RemoteFloors {
         }
         link.write(ByteBuffer.allocate(DONE).putInt(mine == null ? OK : FAILED).array());
         Result res = result();
-        lastResult = res;
         if (mine != null) {
             throw mine;
         }
         if (res.status != OK) {
             throw new IOException("the server's end of the floor failed: " + res.text);
         }
-        return value;
+        return new Done<>(value, res);
     }
 
     private Result result() throws IOException {
@@ -310,8 +303,8 @@ final class RemoteFloors {
         try (srv) {
             reply(link, OK, port(srv), 0, "");
             AtomicReference<Throwable> failure = new AtomicReference<>();
-            Thread t = start("hwlab-udp-echo", failure, () -> UdpBaseline.echo(srv, q.size, q.total(), q.kind == ACKS,
-                    q.rttFactor, q.warmup, q.gapNanos, q.stallNanos));
+            Thread t = FloorThread.start("hwlab-udp-echo", failure, () -> UdpBaseline.echo(srv, q.size, q.total(),
+                    q.kind == ACKS, q.rttFactor, q.warmup, q.gapNanos, q.stallNanos));
             waitFor(link, DONE);
             srv.close();   // ends the echo if it still waits (the client stopped early)
             PerfMain.join(t);
@@ -332,8 +325,8 @@ final class RemoteFloors {
         try (srv) {
             reply(link, OK, srv.localAddress().getPort(), 0, "");
             AtomicReference<Throwable> failure = new AtomicReference<>();
-            Thread t = start("hwlab-udp-batched-echo", failure, () -> BatchedAckFloor.echo(srv, client, q.size,
-                    q.total(), q.rttFactor, q.warmup, q.gapNanos, q.stallNanos, failure));
+            Thread t = FloorThread.start("hwlab-udp-batched-echo", failure, () -> BatchedAckFloor.echo(srv, client,
+                    q.size, q.total(), q.rttFactor, q.warmup, q.gapNanos, q.stallNanos, failure));
             waitFor(link, DONE);
             failure.compareAndSet(null, BatchedAckFloor.DONE);   // ends the echo if it still waits
             PerfMain.join(t);
@@ -364,7 +357,7 @@ final class RemoteFloors {
             AtomicReference<Throwable> failure = new AtomicReference<>();
             if (q.kind == STREAM_TO_SERVER) {
                 long[] received = new long[1];
-                Thread t = start("hwlab-udp-sink", failure,
+                Thread t = FloorThread.start("hwlab-udp-sink", failure,
                         () -> UdpStream.sink(srv, dgram, total, perMsg, stallNanos, received));
                 waitFor(link, DONE);
                 srv.close();   // the client's end has all its answers: what did not come is lost
@@ -373,8 +366,8 @@ final class RemoteFloors {
             } else {
                 waitFor(link, GO);   // the client's socket is connected: what is sent now reaches it
                 long[][] span = new long[1][];
-                Thread t = start("hwlab-udp-source", failure, () -> span[0] = UdpStream.source(srv, dgram, total,
-                        perMsg, Math.max(1, q.window), stallNanos, q.limitNanos, new AtomicReference<>()));
+                Thread t = FloorThread.start("hwlab-udp-source", failure, () -> span[0] = UdpStream.source(srv, dgram,
+                        total, perMsg, Math.max(1, q.window), stallNanos, q.limitNanos, new AtomicReference<>()));
                 t.join();
                 long[] s = span[0];
                 result(link, failure.get(), 0, s == null ? 0 : s[1] - s[0], s == null ? 0 : s[2]);
@@ -384,24 +377,6 @@ final class RemoteFloors {
             throw new IOException("interrupted while the UDP stream ran", e);
         }
         return true;
-    }
-
-    private interface Body {
-        void run() throws Exception;
-    }
-
-    /** A daemon thread running {@code body}, its failure kept in {@code failure}. */
-    private static Thread start(String name, AtomicReference<Throwable> failure, Body body) {
-        Thread t = new Thread(() -> {
-            try {
-                body.run();
-            } catch (Throwable e) {
-                failure.compareAndSet(null, e);
-            }
-        }, name);
-        t.setDaemon(true);
-        t.start();
-        return t;
     }
 
     /** Reads a message, sleeping in the kernel where the link can (the floor's two ends have the cores meanwhile). */

@@ -34,6 +34,11 @@ final class Spin {
         }
     }
 
+    /** A wait's stall timeout in nanoseconds from the tools' milliseconds ({@code --stall-timeout}; 0: none). */
+    static long stallNanos(long stallMillis) {
+        return stallMillis <= 0 ? Long.MAX_VALUE : stallMillis * 1_000_000L;
+    }
+
     /** One idle step of a wait that has been idle for {@code spins} steps so far. */
     static void idle(long spins) {
         if (spins < SPINS_BEFORE_YIELD) {

@@ -45,7 +45,7 @@ public final class UdpBaseline {
         if (size > MAX_PAYLOAD) {
             throw new IOException(size + "-byte messages do not fit one UDP datagram (max " + MAX_PAYLOAD + ")");
         }
-        long stallNanos = stallMillis <= 0 ? Long.MAX_VALUE : stallMillis * 1_000_000L;
+        long stallNanos = Spin.stallNanos(stallMillis);
         if (floor == UdpFloor.BATCHED_ACKS) {
             return BatchedAckFloor.run(serverAddr, clientAddr, size, iters, warmup, rttFactor, stallNanos, gapNanos);
         }
@@ -56,25 +56,14 @@ public final class UdpBaseline {
             srv.connect(cli.getLocalAddress());
             cli.connect(srv.getLocalAddress());
             AtomicReference<Throwable> failure = new AtomicReference<>();
-            Thread echo = new Thread(() -> {
-                try {
-                    echo(srv, size, total, acks, rttFactor, warmup, gapNanos, stallNanos);
-                } catch (Throwable t) {
-                    failure.set(t);
-                }
-            }, "hwlab-udp-echo");
-            echo.setDaemon(true);
-            echo.start();
+            Thread echo = FloorThread.start("hwlab-udp-echo", failure,
+                    () -> echo(srv, size, total, acks, rttFactor, warmup, gapNanos, stallNanos));
             long[] tposted;
             try {
                 tposted = client(cli, size, iters, warmup, acks, gapNanos, stallNanos);
             } finally {
                 srv.close(); // ends the echo thread if the client side stopped early
-                try {
-                    echo.join(5000);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
+                FloorThread.join(echo);
             }
             if (failure.get() != null && !(failure.get() instanceof java.nio.channels.ClosedChannelException)) {
                 throw new IOException("UDP echo failed: " + failure.get().getMessage(), failure.get());

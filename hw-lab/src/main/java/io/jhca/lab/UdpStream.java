@@ -68,7 +68,7 @@ public final class UdpStream {
         int dgram = datagramSize(size, mtu);
         int perMsg = (size + dgram - 1) / dgram;
         long total = iters * perMsg;
-        long stallNanos = stallMillis <= 0 ? Long.MAX_VALUE : stallMillis * 1_000_000L;
+        long stallNanos = Spin.stallNanos(stallMillis);
         long jit0 = JvmReport.jitTotalMillis();
         DatagramChannel srv = open(serverAddr, socketBuffer);
         try (DatagramChannel cli = open(clientAddr, socketBuffer)) {
@@ -77,25 +77,14 @@ public final class UdpStream {
             cli.connect(srv.getLocalAddress());
             AtomicReference<Throwable> failure = new AtomicReference<>();
             long[] received = new long[1];
-            Thread sink = new Thread(() -> {
-                try {
-                    sink(srv, dgram, total, perMsg, stallNanos, received);
-                } catch (Throwable t) {
-                    failure.set(t);
-                }
-            }, "hwlab-udp-sink");
-            sink.setDaemon(true);
-            sink.start();
+            Thread sink = FloorThread.start("hwlab-udp-sink", failure,
+                    () -> sink(srv, dgram, total, perMsg, stallNanos, received));
             long[] span;
             try {
                 span = source(cli, dgram, total, perMsg, window, stallNanos, limitNanos, failure);
             } finally {
                 srv.close();
-                try {
-                    sink.join(5000);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
+                FloorThread.join(sink);
             }
             Throwable f = failure.get();
             if (f != null && !(f instanceof java.nio.channels.ClosedChannelException)) {

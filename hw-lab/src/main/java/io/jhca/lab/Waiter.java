@@ -30,7 +30,7 @@ public final class Waiter {
     /** @param stallMillis how long a single wait may take; 0 = forever */
     public Waiter(Context ctx, long stallMillis) {
         this.ctx = ctx;
-        this.stallNanos = stallMillis <= 0 ? Long.MAX_VALUE : stallMillis * 1_000_000L;
+        this.stallNanos = Spin.stallNanos(stallMillis);
     }
 
     /** Event mode: waits on CQs with a completion channel sleep on it (see the class comment). */

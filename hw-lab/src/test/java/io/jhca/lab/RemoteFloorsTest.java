@@ -57,7 +57,7 @@ class RemoteFloorsTest {
         }
 
         int end() throws Exception {
-            floors().end();
+            RemoteFloors.end(client);
             return served.get(20, TimeUnit.SECONDS);
         }
 
