@@ -614,16 +614,16 @@ public final class RxeDeviceConfig {
             return this;
         }
 
-        /**
-         * How long a responder may hold an ACK back, 0 .. {@value #MAX_ACK_HOLD_NANOS} ns (see
-         * {@link #ACK_HOLD_PROPERTY}); 0 sends every ACK at once.
-         */
         /** See {@link RxeDeviceConfig#icrcIdBias()}: for twins only, so not public. */
         Builder icrcIdBias(final int bias) {
             this.icrcIdBias = bias & 0xFFFF;
             return this;
         }
 
+        /**
+         * How long a responder may hold an ACK back, 0 .. {@value #MAX_ACK_HOLD_NANOS} ns (see
+         * {@link #ACK_HOLD_PROPERTY}); 0 sends every ACK at once.
+         */
         public Builder ackHoldNanos(final long nanos) {
             if (nanos < 0 || nanos > MAX_ACK_HOLD_NANOS) {
                 throw new IllegalArgumentException("rxe device " + name + ": ACK hold " + nanos + " ns is not in 0.."
