@@ -21,13 +21,20 @@ import static org.junit.jupiter.api.Assertions.fail;
  * <p>
  * tshark's "Capturing on" does not mean the kernel already hands packets to the capture: on a loaded machine the
  * first packets after it were missing. So {@link #start} returns only once the capture has seen one of its own
- * probe datagrams, sent from {@link #PROBE_HOST} (which the filter matches) until tshark prints it. Whoever reads
- * the file leaves the probes out ({@link Packet#tsharkArgs}, icrc_check.py --exclude-host). Stops with SIGTERM,
+ * probe datagrams, sent from {@link #PROBE_HOST} (which the filter matches) until tshark prints it. {@link #stop}
+ * does the same from {@link #CLOSING_PROBE_HOST}: an opening probe that tshark prints late (one sent before the
+ * capture was live, or several sent on a loaded machine) must not pass for the closing one, which would stop the
+ * capture while the test's packets still wait in the kernel's buffer for dumpcap. Whoever reads the file leaves the
+ * probes out ({@link #PROBE_HOSTS}: {@link Packet#tsharkArgs}, icrc_check.py --exclude-host). Stops with SIGTERM,
  * on which tshark flushes and closes the file.
  */
 final class Capture implements AutoCloseable {
-    /** Source of the probes; no device of the tests uses it. */
+    /** Source of the opening probes; no device of the tests uses it. */
     static final String PROBE_HOST = "127.0.0.43";
+    /** Source of the closing probes; no device of the tests uses it. */
+    static final String CLOSING_PROBE_HOST = "127.0.0.143";
+    /** Both probe sources, for whoever reads the file. */
+    static final List<String> PROBE_HOSTS = List.of(PROBE_HOST, CLOSING_PROBE_HOST);
     /** The probe's ports: from 4791 so the filter matches it, to discard (9) where nothing listens. */
     private static final int PROBE_SRC_PORT = 4791;
     private static final int PROBE_DST_PORT = 9;
@@ -37,8 +44,9 @@ final class Capture implements AutoCloseable {
     private final Process process;
     private final StringBuffer log = new StringBuffer();
     private final CountDownLatch capturing = new CountDownLatch(1);
-    /** Probe lines tshark printed so far (its reader thread counts, the test thread waits on this object). */
+    /** Probe lines tshark printed so far, by source (its reader thread counts, the test thread waits on this object). */
     private int probesSeen;
+    private int closingProbesSeen;
     private final Path file;
     private String host;
 
@@ -54,6 +62,11 @@ final class Capture implements AutoCloseable {
                     log.append(line).append('\n');
                     if (line.contains("Capturing on")) {
                         capturing.countDown();
+                    } else if (line.contains(CLOSING_PROBE_HOST)) {
+                        synchronized (this) {
+                            closingProbesSeen++;
+                            notifyAll();
+                        }
                     } else if (line.contains(PROBE_HOST)) {
                         synchronized (this) {
                             probesSeen++;
@@ -81,7 +94,7 @@ final class Capture implements AutoCloseable {
                         + " or membership of the 'wireshark' group); its output:\n" + c.log);
             }
             c.host = host;
-            int sent = c.probeUntilSeen();
+            int sent = c.probeUntilSeen(false);
             System.out.println("capture live after " + sent + " probe(s) from " + PROBE_HOST);
             return c;
         } catch (Throwable e) {
@@ -90,43 +103,51 @@ final class Capture implements AutoCloseable {
         }
     }
 
-    /** Sends probes until tshark prints one more than it had printed before; returns how many were sent. */
-    private int probeUntilSeen() throws IOException, InterruptedException {
+    /**
+     * Sends opening or closing probes until tshark prints one more of that kind than it had printed before; returns
+     * how many were sent.
+     */
+    private int probeUntilSeen(boolean closing) throws IOException, InterruptedException {
         int before;
         synchronized (this) {
-            before = probesSeen;
+            before = seen(closing);
         }
+        String from = closing ? CLOSING_PROBE_HOST : PROBE_HOST;
         ByteBuffer probe = ByteBuffer.wrap("jhca capture probe".getBytes(StandardCharsets.US_ASCII));
         InetSocketAddress to = new InetSocketAddress(host, PROBE_DST_PORT);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
         int sent = 0;
         try (DatagramChannel ch = DatagramChannel.open()) {
             try {
-                ch.bind(new InetSocketAddress(PROBE_HOST, PROBE_SRC_PORT));
+                ch.bind(new InetSocketAddress(from, PROBE_SRC_PORT));
             } catch (BindException e) {
-                fail("cannot bind the capture probe to " + PROBE_HOST + ":" + PROBE_SRC_PORT + " (" + e.getMessage()
+                fail("cannot bind the capture probe to " + from + ":" + PROBE_SRC_PORT + " (" + e.getMessage()
                         + "); something else uses that address");
             }
             while (true) {
                 ch.send(probe.rewind(), to);
                 sent++;
-                if (awaitProbes(before + 1, PROBE_INTERVAL_MS)) {
+                if (awaitProbes(closing, before + 1, PROBE_INTERVAL_MS)) {
                     return sent;
                 }
                 if (!process.isAlive()) {
-                    fail("tshark ended while waiting for a probe from " + PROBE_HOST + " (" + sent + " sent); its output:\n" + log);
+                    fail("tshark ended while waiting for a probe from " + from + " (" + sent + " sent); its output:\n" + log);
                 }
                 if (System.nanoTime() - deadline > 0) {
-                    fail("the capture did not see any of " + sent + " probes from " + PROBE_HOST + " to " + host + ":"
+                    fail("the capture did not see any of " + sent + " probes from " + from + " to " + host + ":"
                             + PROBE_DST_PORT + " within " + WAIT_SECONDS + " s; tshark's output:\n" + log);
                 }
             }
         }
     }
 
-    private synchronized boolean awaitProbes(int count, long millis) throws InterruptedException {
+    private int seen(boolean closing) {
+        return closing ? closingProbesSeen : probesSeen;
+    }
+
+    private synchronized boolean awaitProbes(boolean closing, int count, long millis) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        while (probesSeen < count) {
+        while (seen(closing) < count) {
             long left = end - System.nanoTime();
             if (left <= 0) {
                 return false;
@@ -148,7 +169,11 @@ final class Capture implements AutoCloseable {
         // a closing probe: lo hands a sent packet to the capture before sendto returns, so once tshark prints a probe
         // sent after the test's packets, every one of them is in the file (no guess at what is still in flight)
         try {
-            probeUntilSeen();
+            int sent = probeUntilSeen(true);
+            synchronized (this) {
+                System.out.println("capture closed after " + sent + " probe(s) from " + CLOSING_PROBE_HOST + "; tshark printed "
+                        + probesSeen + " from " + PROBE_HOST);
+            }
         } catch (IOException e) {
             fail("closing probe: " + e.getMessage());
         }

@@ -21,13 +21,22 @@ record Packet(int frame, String src, String dst, int ipId, int opcode, int destQ
      */
     static List<String> tsharkArgs(String tshark, String file) {
         List<String> cmd = new ArrayList<>(List.of(tshark, "-r", file, "--disable-heuristic", "rpcrdma_infiniband",
-                "-Y", "!(ip.addr == " + Capture.PROBE_HOST + ")",
+                "-Y", notFrom(Capture.PROBE_HOSTS),
                 "-T", "fields", "-E", "separator=/t", "-E", "occurrence=f"));
         for (String f : FIELDS) {
             cmd.add("-e");
             cmd.add(f);
         }
         return cmd;
+    }
+
+    /** A display filter that leaves out every packet to or from one of {@code hosts}. */
+    private static String notFrom(List<String> hosts) {
+        StringBuilder f = new StringBuilder();
+        for (String h : hosts) {
+            f.append(f.length() == 0 ? "" : " && ").append("!(ip.addr == ").append(h).append(')');
+        }
+        return f.toString();
     }
 
     static Packet parse(String line) {
