@@ -38,6 +38,8 @@ public final class OobLink implements Closeable, PerftestWire {
     static final long DRIVING_PARK_AFTER_NANOS = 10_000_000_000L;
     /** Progress calls that found work between two reads of the socket (see {@link #read}). */
     static final int BUSY_PROGRESS_PER_READ = 64;
+    /** How often {@link #readBlocking} wakes to look at its bound. */
+    private static final long QUIET_SLICE_MILLIS = 200;
 
     private final SocketChannel ch;
     private IntSupplier progress = () -> 0;
@@ -183,19 +185,47 @@ public final class OobLink implements Closeable, PerftestWire {
     }
 
     /**
-     * Reads exactly {@code n} bytes sleeping in the kernel until they come, with no progress calls and no timeout:
-     * for a wait that must leave the cores to other work (the server's end of a UDP floor, {@link RemoteFloors}). A
-     * peer that closes the connection ends it.
+     * Reads exactly {@code n} bytes sleeping in the kernel until they come, with no progress calls: for a wait that
+     * must leave the cores to other work (the server's end of a UDP floor, {@link RemoteFloors}). A peer that closes
+     * the connection ends it; one that sends nothing for {@code quietNanos} ({@link Long#MAX_VALUE}: forever) while
+     * {@code busy} (null: none) is not running fails it, so a peer whose host went away, which closes nothing, does not
+     * keep this side waiting for ever. While {@code busy} runs the quiet time does not count: it is this side's end of
+     * a measurement, which has its own stall bound.
      */
-    byte[] readBlocking(int n) throws IOException {
+    byte[] readBlocking(int n, long quietNanos, Thread busy) throws IOException {
         ch.configureBlocking(true);
-        ByteBuffer b = ByteBuffer.allocate(n);
-        while (b.hasRemaining()) {
-            if (ch.read(b) < 0) {
-                throw new EOFException("peer closed the connection after " + b.position() + " of " + n + " bytes");
+        java.net.Socket s = ch.socket();
+        // the channel's socket adaptor honours SO_TIMEOUT, the channel's own read does not
+        s.setSoTimeout((int) Math.max(1, Math.min(QUIET_SLICE_MILLIS, quietNanos / 1_000_000L)));
+        try {
+            java.io.InputStream in = s.getInputStream();
+            byte[] b = new byte[n];
+            int got = 0;
+            long quietSince = System.nanoTime();
+            while (got < n) {
+                int r;
+                try {
+                    r = in.read(b, got, n - got);
+                } catch (SocketTimeoutException e) {
+                    long now = System.nanoTime();
+                    if (busy != null && busy.isAlive()) {
+                        quietSince = now;
+                    } else if (now - quietSince >= quietNanos) {
+                        throw new IOException("nothing from the peer for " + (now - quietSince) / 1_000_000L + " ms ("
+                                + got + " of " + n + " bytes came); is it gone? (--stall-timeout)");
+                    }
+                    continue;
+                }
+                if (r < 0) {
+                    throw new EOFException("peer closed the connection after " + got + " of " + n + " bytes");
+                }
+                got += r;
+                quietSince = System.nanoTime();
             }
+            return b;
+        } finally {
+            s.setSoTimeout(0);
         }
-        return b.array();
     }
 
     public InetAddress peerAddress() {

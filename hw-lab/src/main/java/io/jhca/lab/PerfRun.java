@@ -395,7 +395,8 @@ final class PerfRun {
         }
         try {
             if (floorsBetween && server) {
-                int served = RemoteFloors.serve(wire, s.gid.toInetAddress(), s.remote[0].gid().toInetAddress());
+                int served = RemoteFloors.serve(wire, s.gid.toInetAddress(), s.remote[0].gid().toInetAddress(),
+                        Spin.stallNanos(p.stallMillis()));
                 if (served > 0) {
                     out.printf(" UDP floors: answered %d of the client's measurements here (the client prints them)%n",
                             served);

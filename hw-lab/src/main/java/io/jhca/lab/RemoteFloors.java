@@ -260,12 +260,13 @@ final class RemoteFloors {
     /**
      * Answers the client's floor requests until it ends them: each floor's end on a socket bound to {@code local},
      * talking to the client's at {@code peer}. Returns how many floors ran (their sockets bound). A floor that fails
-     * here is reported to the client, which prints it; only a broken connection is thrown.
+     * here is reported to the client, which prints it; only a broken connection is thrown, or a client that sends
+     * nothing for {@code quietNanos} while no end of a floor runs here ({@link Long#MAX_VALUE}: wait for ever).
      */
-    static int serve(PerftestWire link, InetAddress local, InetAddress peer) throws IOException {
+    static int serve(PerftestWire link, InetAddress local, InetAddress peer, long quietNanos) throws IOException {
         int served = 0;
         while (true) {
-            Request q = Request.read(waitFor(link, REQUEST));
+            Request q = Request.read(waitFor(link, REQUEST, quietNanos, null));
             if (q.kind == END) {
                 return served;
             }
@@ -277,21 +278,21 @@ final class RemoteFloors {
             boolean ran;
             switch (q.kind) {
                 case BATCHED:
-                    ran = batched(link, local, client, q);
+                    ran = batched(link, local, client, q, quietNanos);
                     break;
                 case STREAM_TO_SERVER:
                 case STREAM_FROM_SERVER:
-                    ran = stream(link, local, client, q);
+                    ran = stream(link, local, client, q, quietNanos);
                     break;
                 default:
-                    ran = echo(link, local, client, q);
+                    ran = echo(link, local, client, q, quietNanos);
             }
             served += ran ? 1 : 0;
         }
     }
 
-    private static boolean echo(PerftestWire link, InetAddress local, InetSocketAddress client, Request q)
-            throws IOException {
+    private static boolean echo(PerftestWire link, InetAddress local, InetSocketAddress client, Request q,
+            long quietNanos) throws IOException {
         DatagramChannel srv;
         try {
             srv = UdpBaseline.open(local);
@@ -305,7 +306,7 @@ final class RemoteFloors {
             AtomicReference<Throwable> failure = new AtomicReference<>();
             Thread t = FloorThread.start("hwlab-udp-echo", failure, () -> UdpBaseline.echo(srv, q.size, q.total(),
                     q.kind == ACKS, q.rttFactor, q.warmup, q.gapNanos, q.stallNanos));
-            waitFor(link, DONE);
+            waitFor(link, DONE, quietNanos, t);
             srv.close();   // ends the echo if it still waits (the client stopped early)
             PerfMain.join(t);
             result(link, failure.get(), 0, 0, 0);
@@ -313,8 +314,8 @@ final class RemoteFloors {
         return true;
     }
 
-    private static boolean batched(PerftestWire link, InetAddress local, InetSocketAddress client, Request q)
-            throws IOException {
+    private static boolean batched(PerftestWire link, InetAddress local, InetSocketAddress client, Request q,
+            long quietNanos) throws IOException {
         UdpLink srv;
         try {
             srv = BatchedAckFloor.open(local);
@@ -327,7 +328,7 @@ final class RemoteFloors {
             AtomicReference<Throwable> failure = new AtomicReference<>();
             Thread t = FloorThread.start("hwlab-udp-batched-echo", failure, () -> BatchedAckFloor.echo(srv, client,
                     q.size, q.total(), q.rttFactor, q.warmup, q.gapNanos, q.stallNanos, failure));
-            waitFor(link, DONE);
+            waitFor(link, DONE, quietNanos, t);
             failure.compareAndSet(null, BatchedAckFloor.DONE);   // ends the echo if it still waits
             PerfMain.join(t);
             Throwable f = failure.get();
@@ -336,8 +337,8 @@ final class RemoteFloors {
         return true;
     }
 
-    private static boolean stream(PerftestWire link, InetAddress local, InetSocketAddress client, Request q)
-            throws IOException {
+    private static boolean stream(PerftestWire link, InetAddress local, InetSocketAddress client, Request q,
+            long quietNanos) throws IOException {
         int dgram = UdpStream.datagramSize(q.size, q.mtu);
         int perMsg = (q.size + dgram - 1) / dgram;
         long total = q.iters * perMsg;
@@ -359,12 +360,12 @@ final class RemoteFloors {
                 long[] received = new long[1];
                 Thread t = FloorThread.start("hwlab-udp-sink", failure,
                         () -> UdpStream.sink(srv, dgram, total, perMsg, stallNanos, received));
-                waitFor(link, DONE);
+                waitFor(link, DONE, quietNanos, t);
                 srv.close();   // the client's end has all its answers: what did not come is lost
                 PerfMain.join(t);
                 result(link, failure.get(), received[0], 0, 0);
             } else {
-                waitFor(link, GO);   // the client's socket is connected: what is sent now reaches it
+                waitFor(link, GO, quietNanos, null);   // the client's socket is connected: what is sent now reaches it
                 long[][] span = new long[1][];
                 Thread t = FloorThread.start("hwlab-udp-source", failure, () -> span[0] = UdpStream.source(srv, dgram,
                         total, perMsg, Math.max(1, q.window), stallNanos, q.limitNanos, new AtomicReference<>()));
@@ -379,9 +380,12 @@ final class RemoteFloors {
         return true;
     }
 
-    /** Reads a message, sleeping in the kernel where the link can (the floor's two ends have the cores meanwhile). */
-    private static byte[] waitFor(PerftestWire link, int n) throws IOException {
-        return link instanceof OobLink o ? o.readBlocking(n) : link.read(n);
+    /**
+     * Reads a message, sleeping in the kernel where the link can (the floor's two ends have the cores meanwhile); fails
+     * after {@code quietNanos} without a word from the client while {@code end} (null: none) does not run.
+     */
+    private static byte[] waitFor(PerftestWire link, int n, long quietNanos, Thread end) throws IOException {
+        return link instanceof OobLink o ? o.readBlocking(n, quietNanos, end) : link.read(n);
     }
 
     private static void reply(PerftestWire link, int status, int port, long granted, String text) throws IOException {

@@ -10,6 +10,7 @@ import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
@@ -32,6 +33,11 @@ class RemoteFloorsTest {
         final CompletableFuture<Integer> served;
 
         Pair(InetAddress serverUdp) throws IOException {
+            this(serverUdp, STALL);
+        }
+
+        /** {@code quietNanos}: how long the server waits for a word from the client while none of its ends runs. */
+        Pair(InetAddress serverUdp, long quietNanos) throws IOException {
             try (ServerSocket ss = OobLink.listen(InetAddress.getLoopbackAddress(), 0)) {
                 CompletableFuture<OobLink> accepted = CompletableFuture.supplyAsync(() -> {
                     try {
@@ -45,7 +51,7 @@ class RemoteFloorsTest {
             }
             served = CompletableFuture.supplyAsync(() -> {
                 try {
-                    return RemoteFloors.serve(server, serverUdp, InetAddress.getByName("127.0.0.2"));
+                    return RemoteFloors.serve(server, serverUdp, InetAddress.getByName("127.0.0.2"), quietNanos);
                 } catch (IOException e) {
                     throw new RuntimeException(e);
                 }
@@ -150,6 +156,50 @@ class RemoteFloorsTest {
             assertTrue(text.contains("stalled"), text);
             assertEquals(1, p.end());
         }
+    }
+
+    @Test
+    void aClientThatFallsSilentBeforeItsNextRequestEndsTheServerAfterItsStallTimeout() throws Exception {
+        // the connection stays open (a client host that went away closes nothing)
+        try (Pair p = new Pair(InetAddress.getByName("127.0.0.1"), 300_000_000L)) {
+            IOException e = silence(p);
+            assertTrue(e.getMessage().contains("0 of " + RemoteFloors.REQUEST + " bytes came"), e.getMessage());
+        }
+    }
+
+    @Test
+    void aClientThatFallsSilentAfterItsFloorEndsTheServerAfterItsStallTimeout() throws Exception {
+        try (Pair p = new Pair(InetAddress.getByName("127.0.0.1"), 300_000_000L)) {
+            // the echo's own stall timeout (100 ms) ends it; then the server waits for a done that never comes
+            assertEquals(0, request(p.client, 1, 2, 1000, 100_000_000L).getInt());
+            IOException e = silence(p);
+            assertTrue(e.getMessage().contains("0 of 8 bytes came"), e.getMessage());
+        }
+    }
+
+    @Test
+    void theServersBoundDoesNotCutAFloorThatRunsLongerThanIt() throws Exception {
+        try (Pair p = new Pair(InetAddress.getByName("127.0.0.1"), 200_000_000L)) {
+            // an echo waiting for datagrams (stall timeout 60 s): a second without a word from the client is the
+            // floor running, not the client gone
+            assertEquals(0, request(p.client, 1, 2, 1000, 60_000_000_000L).getInt());
+            Thread.sleep(1000);
+            assertTrue(!p.served.isDone(), "the server still serves");
+            p.client.write(ByteBuffer.allocate(8).putInt(1).array());   // done
+            ByteBuffer result = ByteBuffer.wrap(p.client.read(32));
+            assertEquals(0, result.getInt(), "the server's end was ended, not failed");
+            assertEquals(1, p.end());
+        }
+    }
+
+    /** Says nothing more and returns how the server's serve failed (it must, within the test's time). */
+    private static IOException silence(Pair p) throws Exception {
+        ExecutionException e = assertThrows(ExecutionException.class, () -> p.served.get(20, TimeUnit.SECONDS));
+        Throwable c = e.getCause() instanceof RuntimeException && e.getCause().getCause() != null
+                ? e.getCause().getCause() : e.getCause();
+        assertTrue(c instanceof IOException, "a broken connection: " + c);
+        assertTrue(c.getMessage().startsWith("nothing from the peer for "), c.getMessage());
+        return (IOException) c;
     }
 
     @Test
