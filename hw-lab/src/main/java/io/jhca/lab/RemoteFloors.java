@@ -74,7 +74,7 @@ final class RemoteFloors {
                         cli.localAddress().getPort(), 0, 0, 0, 0));
                 AtomicReference<Throwable> none = new AtomicReference<>();
                 InetSocketAddress server = new InetSocketAddress(peer, r.port());
-                tposted = runThenDone(() -> BatchedAckFloor.client(cli, server, size, iters, warmup, gapNanos,
+                tposted = runThenDone(stallNanos, () -> BatchedAckFloor.client(cli, server, size, iters, warmup, gapNanos,
                         stallNanos, none)).value();
             }
         } else {
@@ -82,7 +82,7 @@ final class RemoteFloors {
                 Reply r = request(new Request(kind, size, iters, warmup, rttFactor, gapNanos, stallNanos, port(cli),
                         0, 0, 0, 0));
                 cli.connect(new InetSocketAddress(peer, r.port()));
-                tposted = runThenDone(() -> UdpBaseline.client(cli, size, iters, warmup, kind == ACKS, gapNanos,
+                tposted = runThenDone(stallNanos, () -> UdpBaseline.client(cli, size, iters, warmup, kind == ACKS, gapNanos,
                         stallNanos)).value();
             }
         }
@@ -105,8 +105,8 @@ final class RemoteFloors {
                         txDepth, limitNanos, 0));
                 ch.connect(new InetSocketAddress(peer, r.port()));
                 long window = UdpStream.window(r.granted(), txDepth, perMsg, dgram);
-                Done<long[]> sent = runThenDone(() -> UdpStream.source(ch, dgram, total, perMsg, window, stallNanos,
-                        limitNanos, new AtomicReference<>()));
+                Done<long[]> sent = runThenDone(stallNanos, () -> UdpStream.source(ch, dgram, total, perMsg, window,
+                        stallNanos, limitNanos, new AtomicReference<>()));
                 return UdpStream.result(size, perMsg, sent.value(), sent.server().received,
                         JvmReport.jitTotalMillis() - jit0);
             }
@@ -122,7 +122,7 @@ final class RemoteFloors {
                     () -> UdpStream.sink(ch, dgram, total, perMsg, stallNanos, received));
             Result res;
             try {
-                res = result();   // the server's end sent all it had to, or stopped
+                res = result(stallNanos, sink);   // the server's end sent all it had to, or stopped
             } finally {
                 ch.close();   // ends the sink if the stream was cut short (a time limit)
                 PerfMain.join(sink);
@@ -163,12 +163,16 @@ final class RemoteFloors {
     private record Done<T>(T value, Result server) {
     }
 
+    /**
+     * Sends a floor request and reads the server's reply; like every read of the client's floors, fails after the
+     * request's stall timeout without a word from the server while no end of the floor runs here.
+     */
     private Reply request(Request q) throws IOException {
         link.write(q.bytes());
-        ByteBuffer a = ByteBuffer.wrap(link.read(REPLY));
+        ByteBuffer a = ByteBuffer.wrap(waitFor(link, REPLY, q.stallNanos, null));
         int status = a.getInt();
         Reply r = new Reply(a.getInt(), a.getLong());
-        String text = text(a.getInt());
+        String text = text(a.getInt(), q.stallNanos);
         if (status != OK) {
             throw new IOException("the server's end of the floor: " + text);
         }
@@ -179,7 +183,7 @@ final class RemoteFloors {
      * Runs this side's end, then tells the server (done) and takes its result: this side's failure first, else the
      * server's.
      */
-    private <T> Done<T> runThenDone(End<T> end) throws IOException {
+    private <T> Done<T> runThenDone(long stallNanos, End<T> end) throws IOException {
         T value = null;
         IOException mine = null;
         try {
@@ -188,7 +192,7 @@ final class RemoteFloors {
             mine = e;
         }
         link.write(ByteBuffer.allocate(DONE).putInt(mine == null ? OK : FAILED).array());
-        Result res = result();
+        Result res = result(stallNanos, null);
         if (mine != null) {
             throw mine;
         }
@@ -198,20 +202,21 @@ final class RemoteFloors {
         return new Done<>(value, res);
     }
 
-    private Result result() throws IOException {
-        ByteBuffer r = ByteBuffer.wrap(link.read(RESULT));
+    /** The server's result of a floor; {@code end}: this side's end while it still runs (null: none). */
+    private Result result(long stallNanos, Thread end) throws IOException {
+        ByteBuffer r = ByteBuffer.wrap(waitFor(link, RESULT, stallNanos, end));
         int status = r.getInt();
         long received = r.getLong();
         long nanos = r.getLong();
         long datagrams = r.getLong();
-        return new Result(status, received, nanos, datagrams, text(r.getInt()));
+        return new Result(status, received, nanos, datagrams, text(r.getInt(), stallNanos));
     }
 
-    private String text(int length) throws IOException {
+    private String text(int length, long stallNanos) throws IOException {
         if (length < 0 || length > MAX_TEXT) {
             throw new IOException("the peer's floor message has a text of " + length + " bytes");
         }
-        return length == 0 ? "" : new String(link.read(length), StandardCharsets.UTF_8);
+        return length == 0 ? "" : new String(waitFor(link, length, stallNanos, null), StandardCharsets.UTF_8);
     }
 
     private static int port(DatagramChannel ch) throws IOException {

@@ -192,6 +192,29 @@ class RemoteFloorsTest {
         }
     }
 
+    @Test
+    void aServerThatFallsSilentEndsTheClientsFloorAfterItsStallTimeout() throws Exception {
+        // a server that takes the connection and reads the request, then answers nothing and closes nothing
+        try (ServerSocket ss = OobLink.listen(InetAddress.getLoopbackAddress(), 0)) {
+            CompletableFuture<OobLink> accepted = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return OobLink.accept(ss, 10_000);
+                } catch (IOException e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            try (OobLink client = OobLink.connect("127.0.0.1", ss.getLocalPort(), 10_000);
+                 OobLink server = accepted.join()) {
+                RemoteFloors f = new RemoteFloors(client, InetAddress.getByName("127.0.0.2"),
+                        InetAddress.getByName("127.0.0.1"));
+                IOException e = assertThrows(IOException.class,
+                        () -> f.latency(UdpFloor.PLAIN, 2, 10, 0, 2, 300_000_000L, 0));
+                assertTrue(e.getMessage().startsWith("nothing from the peer for "), e.getMessage());
+                assertEquals(RemoteFloors.REQUEST, server.read(RemoteFloors.REQUEST).length, "the request was sent");
+            }
+        }
+    }
+
     /** Says nothing more and returns how the server's serve failed (it must, within the test's time). */
     private static IOException silence(Pair p) throws Exception {
         ExecutionException e = assertThrows(ExecutionException.class, () -> p.served.get(20, TimeUnit.SECONDS));
