@@ -38,17 +38,9 @@ class RemoteFloorsTest {
 
         /** {@code quietNanos}: how long the server waits for a word from the client while none of its ends runs. */
         Pair(InetAddress serverUdp, long quietNanos) throws IOException {
-            try (ServerSocket ss = OobLink.listen(InetAddress.getLoopbackAddress(), 0)) {
-                CompletableFuture<OobLink> accepted = CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return OobLink.accept(ss, 10_000);
-                    } catch (IOException e) {
-                        throw new RuntimeException(e);
-                    }
-                });
-                client = OobLink.connect("127.0.0.1", ss.getLocalPort(), 10_000);
-                server = accepted.join();
-            }
+            OobLink[] ends = connection();
+            client = ends[0];
+            server = ends[1];
             served = CompletableFuture.supplyAsync(() -> {
                 try {
                     return RemoteFloors.serve(server, serverUdp, InetAddress.getByName("127.0.0.2"), quietNanos);
@@ -71,6 +63,21 @@ class RemoteFloorsTest {
         public void close() throws IOException {
             client.close();
             server.close();
+        }
+    }
+
+    /** Both ends of a TCP connection on loopback: the client's, then the server's. */
+    private static OobLink[] connection() throws IOException {
+        try (ServerSocket ss = OobLink.listen(InetAddress.getLoopbackAddress(), 0)) {
+            CompletableFuture<OobLink> accepted = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return OobLink.accept(ss, 10_000);
+                } catch (IOException e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            OobLink client = OobLink.connect("127.0.0.1", ss.getLocalPort(), 10_000);
+            return new OobLink[] {client, accepted.join()};
         }
     }
 
@@ -195,23 +202,14 @@ class RemoteFloorsTest {
     @Test
     void aServerThatFallsSilentEndsTheClientsFloorAfterItsStallTimeout() throws Exception {
         // a server that takes the connection and reads the request, then answers nothing and closes nothing
-        try (ServerSocket ss = OobLink.listen(InetAddress.getLoopbackAddress(), 0)) {
-            CompletableFuture<OobLink> accepted = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return OobLink.accept(ss, 10_000);
-                } catch (IOException e) {
-                    throw new RuntimeException(e);
-                }
-            });
-            try (OobLink client = OobLink.connect("127.0.0.1", ss.getLocalPort(), 10_000);
-                 OobLink server = accepted.join()) {
-                RemoteFloors f = new RemoteFloors(client, InetAddress.getByName("127.0.0.2"),
-                        InetAddress.getByName("127.0.0.1"));
-                IOException e = assertThrows(IOException.class,
-                        () -> f.latency(UdpFloor.PLAIN, 2, 10, 0, 2, 300_000_000L, 0));
-                assertTrue(e.getMessage().startsWith("nothing from the peer for "), e.getMessage());
-                assertEquals(RemoteFloors.REQUEST, server.read(RemoteFloors.REQUEST).length, "the request was sent");
-            }
+        OobLink[] ends = connection();
+        try (OobLink client = ends[0]; OobLink server = ends[1]) {
+            RemoteFloors f = new RemoteFloors(client, InetAddress.getByName("127.0.0.2"),
+                    InetAddress.getByName("127.0.0.1"));
+            IOException e = assertThrows(IOException.class,
+                    () -> f.latency(UdpFloor.PLAIN, 2, 10, 0, 2, 300_000_000L, 0));
+            assertTrue(e.getMessage().startsWith("nothing from the peer for "), e.getMessage());
+            assertEquals(RemoteFloors.REQUEST, server.read(RemoteFloors.REQUEST).length, "the request was sent");
         }
     }
 
