@@ -74,16 +74,16 @@ final class RemoteFloors {
                         cli.localAddress().getPort(), 0, 0, 0, 0));
                 AtomicReference<Throwable> none = new AtomicReference<>();
                 InetSocketAddress server = new InetSocketAddress(peer, r.port());
-                tposted = runThenDone(stallNanos, () -> BatchedAckFloor.client(cli, server, size, iters, warmup, gapNanos,
-                        stallNanos, none)).value();
+                tposted = runThenDone(stallNanos, () -> BatchedAckFloor.client(cli, server, size, iters, warmup,
+                        gapNanos, stallNanos, none)).value();
             }
         } else {
             try (DatagramChannel cli = UdpBaseline.open(local)) {
                 Reply r = request(new Request(kind, size, iters, warmup, rttFactor, gapNanos, stallNanos, port(cli),
                         0, 0, 0, 0));
                 cli.connect(new InetSocketAddress(peer, r.port()));
-                tposted = runThenDone(stallNanos, () -> UdpBaseline.client(cli, size, iters, warmup, kind == ACKS, gapNanos,
-                        stallNanos)).value();
+                tposted = runThenDone(stallNanos, () -> UdpBaseline.client(cli, size, iters, warmup, kind == ACKS,
+                        gapNanos, stallNanos)).value();
             }
         }
         return UdpBaseline.stats(size, tposted, rttFactor);
@@ -387,7 +387,8 @@ final class RemoteFloors {
 
     /**
      * Reads a message, sleeping in the kernel where the link can (the floor's two ends have the cores meanwhile); fails
-     * after {@code quietNanos} without a word from the client while {@code end} (null: none) does not run.
+     * after {@code quietNanos} without a word from the other side while {@code end} (this side's end of the floor;
+     * null: none) does not run.
      */
     private static byte[] waitFor(PerftestWire link, int n, long quietNanos, Thread end) throws IOException {
         return link instanceof OobLink o ? o.readBlocking(n, quietNanos, end) : link.read(n);

@@ -87,7 +87,8 @@ public class RxeWriteLatBenchmark {
             buf = mem.buffer();
             mr = pd.register(mem, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
             cq = ctx.createCq(64, CqFlags.SINGLE_THREADED);
-            qp = pd.createQp(QpInitAttributes.rc(cq, cq).maxSendWr(16).maxRecvWr(16).maxInlineData(64).singleThreaded());
+            qp = pd.createQp(QpInitAttributes.rc(cq, cq).maxSendWr(16).maxRecvWr(16).maxInlineData(64)
+                    .singleThreaded());
         }
 
         void connect(Side peer) {
@@ -98,7 +99,7 @@ public class RxeWriteLatBenchmark {
             sq = qp.sendQueue();
         }
 
-        /** Writes the send half's first {@code size} bytes, whose last carries {@code count}, to the peer's receive half. */
+        /** Writes the first {@code size} bytes, the last carrying {@code count}, to the peer's receive half. */
         void post(Side peer, int size, byte count) {
             buf.putByte(size - 1, count);
             sq.start();

@@ -131,7 +131,8 @@ final class Capture implements AutoCloseable {
                     return sent;
                 }
                 if (!process.isAlive()) {
-                    fail("tshark ended while waiting for a probe from " + from + " (" + sent + " sent); its output:\n" + log);
+                    fail("tshark ended while waiting for a probe from " + from + " (" + sent + " sent); its output:\n"
+                            + log);
                 }
                 if (System.nanoTime() - deadline > 0) {
                     fail("the capture did not see any of " + sent + " probes from " + from + " to " + host + ":"
@@ -171,8 +172,8 @@ final class Capture implements AutoCloseable {
         try {
             int sent = probeUntilSeen(true);
             synchronized (this) {
-                System.out.println("capture closed after " + sent + " probe(s) from " + CLOSING_PROBE_HOST + "; tshark printed "
-                        + probesSeen + " from " + PROBE_HOST);
+                System.out.println("capture closed after " + sent + " probe(s) from " + CLOSING_PROBE_HOST
+                        + "; tshark printed " + probesSeen + " from " + PROBE_HOST);
             }
         } catch (IOException e) {
             fail("closing probe: " + e.getMessage());
