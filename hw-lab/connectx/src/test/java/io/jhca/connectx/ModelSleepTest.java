@@ -2,6 +2,7 @@ package io.jhca.connectx;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import java.net.InetAddress;
 
@@ -23,13 +24,31 @@ class ModelSleepTest {
 
     private static final int ATTEMPTS = 20;
 
-    /** Waits (bounded) until the firmware thread is in a sleep: a wake can only cut a sleep short that has begun. */
-    private static void awaitAsleep(ModelSleeper sleeper) throws InterruptedException {
+    /**
+     * Waits (bounded) until the firmware thread sleeps in the kernel: a sleep that began after this call and still
+     * lasts a millisecond later (a wake can only cut a sleep short that has begun). The sleeping flag alone is not
+     * enough: it is raised before the sleep's last look for work, which takes a request that comes then without
+     * sleeping at all; under load a caller that sent its request the moment it saw the flag met that window on all
+     * 20 tries. And a wake that came then leaves the eventfd readable, ending the next sleep at once, hence the
+     * millisecond. Sleeps last at most the health counter's tick (10 ms).
+     */
+    static void awaitAsleep(ModelSleeper sleeper) throws InterruptedException {
         long deadline = System.nanoTime() + 10_000_000_000L;
-        while (!sleeper.asleep() && System.nanoTime() < deadline) {
-            Thread.sleep(1);
+        long after = sleeper.sleepCounts()[0];
+        while (System.nanoTime() < deadline) {
+            long sleeps = sleeper.sleepCounts()[0];
+            if (sleeps > after && sleeper.asleep()) {
+                Thread.sleep(1);
+                if (sleeper.sleepCounts()[0] == sleeps && sleeper.asleep()) {
+                    return;
+                }
+                after = sleeper.sleepCounts()[0];   // that one ended: wait for the next
+            } else {
+                Thread.sleep(0, 100_000);
+            }
         }
-        assertTrue(sleeper.asleep(), "the idle firmware thread went to sleep");
+        fail("the idle firmware thread did not sleep in the kernel for a millisecond within 10 s; sleeps "
+                + sleeper.sleepCounts()[0] + ", asleep " + sleeper.asleep());
     }
 
     /**
