@@ -53,14 +53,24 @@ class EngineSleepTest {
                 .rdma(rig.mrB.address() + 512, rig.mrB.rkey()).sge(rig.mrA, 512, 8).sendFlags(SendFlags.SIGNALED)));
     }
 
-    /** Waits (up to 20 s) until both engine threads sleep in the kernel: after 2 ms of quiet they do. */
+    /**
+     * Waits (up to 20 s) until both engine threads sleep in the kernel: after 2 ms of quiet they do. The sleeping flag
+     * alone is not enough: it is raised before the sleep's last duty cycle, which takes a post that comes then without
+     * sleeping (and leaves the wake in the eventfd for the next sleep), so both must still be in the same sleep a
+     * little later.
+     */
     private static long[] bothAsleep(final Rig rig) throws InterruptedException {
         final long end = System.nanoTime() + 20_000_000_000L;
         while (System.nanoTime() < end) {
             final long[] a = rig.a.engine().sleepCounts();
             final long[] b = rig.b.engine().sleepCounts();
             if (rig.a.engine().asleep() && rig.b.engine().asleep()) {
-                return new long[] {a[1], b[1]};
+                Thread.sleep(2);
+                if (rig.a.engine().asleep() && rig.b.engine().asleep()
+                        && java.util.Arrays.equals(a, rig.a.engine().sleepCounts())
+                        && java.util.Arrays.equals(b, rig.b.engine().sleepCounts())) {
+                    return new long[] {a[1], b[1]};
+                }
             }
             Thread.sleep(5);
         }
