@@ -64,13 +64,13 @@ class WireCaptureTest {
                 r.qpA.postSend(new SendWr().wrId(14).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).sendFlags(SendFlags.SIGNALED)
                         .sge(r.mrA, 0, 8).atomic(r.mrB.address() + 16384, r.mrB.rkey(), 1, 0));
                 r.expect(r.cqA, 14, WcStatus.SUCCESS);
-                Thread.sleep(300); // let tcpdump write the last packets
+                closingProbe(pcap, hostA);   // every packet above is in the file once this one is
             } finally {
                 dump.destroy();
                 dump.waitFor(10, TimeUnit.SECONDS);
             }
             // 1. every packet: IPv4 ID 0, DF, ICRC right over the real headers (the wire's Icrc as the checker)
-            final List<byte[]> frames = readPcap(pcap);
+            final List<byte[]> frames = withoutProbes(readPcap(pcap));
             assertEquals(13, frames.size(), () -> "captured frames in " + pcap + ", " + pcap.toFile().length() + " bytes; tcpdump said " + TCPDUMP_OUTPUT);
             final RocePacket p = new RocePacket();
             final Icrc icrc = new Icrc();
@@ -149,6 +149,69 @@ class WireCaptureTest {
 
     static final StringBuffer TCPDUMP_OUTPUT = new StringBuffer();
 
+    /** Source of the closing probe (port 4791, so the capture's filter takes it); no device of the tests uses it. */
+    static final String PROBE_HOST = "127.0.0.143";
+
+    /**
+     * Sends one datagram from {@link #PROBE_HOST}:4791 to {@code host}:9 (nothing listens there) and waits until the
+     * capture file holds it. Loopback hands a sent packet to the capture socket before sendto returns, and tcpdump
+     * (-U, --immediate-mode) writes what it takes in order, so every packet sent before the probe is in the file
+     * then; a fixed pause instead could end a capture whose tcpdump had not been scheduled yet.
+     */
+    static void closingProbe(final Path pcap, final String host) throws IOException, InterruptedException {
+        try (java.nio.channels.DatagramChannel ch = java.nio.channels.DatagramChannel.open()) {
+            ch.bind(new java.net.InetSocketAddress(PROBE_HOST, 4791));
+            ch.send(ByteBuffer.wrap(new byte[] {'j', 'h', 'c', 'a'}), new java.net.InetSocketAddress(host, 9));
+        }
+        final byte[] probe = java.net.InetAddress.getByName(PROBE_HOST).getAddress();
+        final long deadline = System.nanoTime() + 20_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            for (final byte[] f : readWhole(pcap)) {
+                if (isFrom(f, probe)) {
+                    return;
+                }
+            }
+            Thread.sleep(5);
+        }
+        fail("tcpdump did not write the closing probe within 20 s; it said " + TCPDUMP_OUTPUT);
+    }
+
+    /** The frames of {@code frames} that are not the closing probe. */
+    static List<byte[]> withoutProbes(final List<byte[]> frames) throws IOException {
+        final byte[] probe = java.net.InetAddress.getByName(PROBE_HOST).getAddress();
+        final List<byte[]> out = new ArrayList<>();
+        for (final byte[] f : frames) {
+            if (!isFrom(f, probe)) {
+                out.add(f);
+            }
+        }
+        return out;
+    }
+
+    /** Whether an Ethernet frame of lo carries IPv4 from {@code src}. */
+    private static boolean isFrom(final byte[] frame, final byte[] src) {
+        return frame.length >= 34 && frame[12] == 0x08 && frame[13] == 0x00
+                && java.util.Arrays.equals(frame, 26, 30, src, 0, 4);
+    }
+
+    /** The whole records of a capture file still being written (a record cut short at its end is left out). */
+    private static List<byte[]> readWhole(final Path file) throws IOException {
+        final ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(file)).order(ByteOrder.LITTLE_ENDIAN);
+        final List<byte[]> out = new ArrayList<>();
+        int at = 24;
+        while (at + 16 <= b.limit()) {
+            final int incl = b.getInt(at + 8);
+            if (incl < 0 || at + 16 + incl > b.limit()) {
+                break;
+            }
+            final byte[] data = new byte[incl];
+            b.get(at + 16, data);
+            out.add(data);
+            at += 16 + incl;
+        }
+        return out;
+    }
+
     static Process startTcpdump(final Path file, final String filter) throws IOException, InterruptedException {
         final Path tcpdump = Path.of("/usr/bin/tcpdump");
         if (!Files.isExecutable(tcpdump)) {
@@ -198,7 +261,8 @@ class WireCaptureTest {
             fail("tshark not found: install the 'tshark' package (the project's test command installs it)");
         }
         final Process p = new ProcessBuilder(tshark.toString(), "-r", pcap.toString(), "-n",
-                "--disable-heuristic", "rpcrdma_infiniband", "-T", "fields", "-E", "separator=|",
+                "--disable-heuristic", "rpcrdma_infiniband", "-Y", "!(ip.addr == " + PROBE_HOST + ")",
+                "-T", "fields", "-E", "separator=|",
                 "-e", "ip.src", "-e", "infiniband.bth.opcode", "-e", "infiniband.bth.psn", "-e", "infiniband.bth.a",
                 "-e", "infiniband.bth.p_key", "-e", "infiniband.aeth.syndrome", "-e", "infiniband.reth.dmalen")
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
