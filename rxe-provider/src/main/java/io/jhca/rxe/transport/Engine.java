@@ -205,7 +205,6 @@ public final class Engine implements Agent {
         return counters;
     }
 
-    /** How long a responder may hold an ACK back (coalesced acknowledges); 0 = never. Set before traffic starts. */
     /**
      * Adds {@code bias} to the IPv4 Identification this engine computes the ICRC of its sent IPv4 packets with (they
      * leave with ID 0): 0 but in a twin that stands in for Linux rxe's non-zero IDs (RxeDeviceConfig.twin). Before the
@@ -215,6 +214,7 @@ public final class Engine implements Agent {
         out.icrcIdBias(bias);
     }
 
+    /** How long a responder may hold an ACK back (coalesced acknowledges); 0 = never. Set before traffic starts. */
     public void ackHoldNanos(final long nanos) {
         if (nanos < 0) {
             throw new IllegalArgumentException("ACK hold " + nanos + " ns < 0");
