@@ -125,7 +125,7 @@ final class RemoteFloors {
                 res = result(stallNanos, sink);   // the server's end sent all it had to, or stopped
             } finally {
                 ch.close();   // ends the sink if the stream was cut short (a time limit)
-                PerfMain.join(sink);
+                FloorThread.join(sink);
             }
             Throwable f = failure.get();
             boolean sinkFailed = f != null && !(f instanceof ClosedChannelException);
@@ -313,7 +313,7 @@ final class RemoteFloors {
                     q.kind == ACKS, q.rttFactor, q.warmup, q.gapNanos, q.stallNanos));
             waitFor(link, DONE, quietNanos, t);
             srv.close();   // ends the echo if it still waits (the client stopped early)
-            PerfMain.join(t);
+            FloorThread.join(t);
             result(link, failure.get(), 0, 0, 0);
         }
         return true;
@@ -335,7 +335,7 @@ final class RemoteFloors {
                     q.size, q.total(), q.rttFactor, q.warmup, q.gapNanos, q.stallNanos, failure));
             waitFor(link, DONE, quietNanos, t);
             failure.compareAndSet(null, BatchedAckFloor.DONE);   // ends the echo if it still waits
-            PerfMain.join(t);
+            FloorThread.join(t);
             Throwable f = failure.get();
             result(link, f == BatchedAckFloor.DONE ? null : f, 0, 0, 0);
         }
@@ -360,27 +360,29 @@ final class RemoteFloors {
         }
         try (srv) {
             reply(link, OK, port(srv), granted, "");
-            AtomicReference<Throwable> failure = new AtomicReference<>();
             if (q.kind == STREAM_TO_SERVER) {
+                AtomicReference<Throwable> failure = new AtomicReference<>();
                 long[] received = new long[1];
                 Thread t = FloorThread.start("hwlab-udp-sink", failure,
                         () -> UdpStream.sink(srv, dgram, total, perMsg, stallNanos, received));
                 waitFor(link, DONE, quietNanos, t);
                 srv.close();   // the client's end has all its answers: what did not come is lost
-                PerfMain.join(t);
+                FloorThread.join(t);
                 result(link, failure.get(), received[0], 0, 0);
             } else {
                 waitFor(link, GO, quietNanos, null);   // the client's socket is connected: what is sent now reaches it
-                long[][] span = new long[1][];
-                Thread t = FloorThread.start("hwlab-udp-source", failure, () -> span[0] = UdpStream.source(srv, dgram,
-                        total, perMsg, Math.max(1, q.window), stallNanos, q.limitNanos, new AtomicReference<>()));
-                t.join();
-                long[] s = span[0];
-                result(link, failure.get(), 0, s == null ? 0 : s[1] - s[0], s == null ? 0 : s[2]);
+                // the source in this thread: nothing waits on the connection while it sends, the client waits for its
+                // result; what it throws is its failure, as an end's in a FloorThread
+                long[] s = null;
+                Throwable failure = null;
+                try {
+                    s = UdpStream.source(srv, dgram, total, perMsg, Math.max(1, q.window), stallNanos, q.limitNanos,
+                            new AtomicReference<>());
+                } catch (Throwable e) {
+                    failure = e;
+                }
+                result(link, failure, 0, s == null ? 0 : s[1] - s[0], s == null ? 0 : s[2]);
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while the UDP stream ran", e);
         }
         return true;
     }
