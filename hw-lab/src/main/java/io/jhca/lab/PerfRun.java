@@ -542,22 +542,14 @@ final class PerfRun {
                     // warmed up as the RDMA run was (runs of its own loop, then the JIT idle), not measured: a floor
                     // measured while the compiler works is low, and flatters jhca's ratio
                     for (long part : BandwidthLoops.warmupRuns(warm)) {
-                        if (remoteFloors != null) {
-                            remoteFloors.stream(!read, (int) rdma.size(), part, s.mtu.bytes(), s.txDepth,
-                                    Spin.stallNanos(stall), 0);
-                        } else {
-                            UdpStream.run(to, from, (int) rdma.size(), part, s.mtu.bytes(), s.txDepth, stall);
-                        }
+                        streamFloor(read, to, from, (int) rdma.size(), part, stall, 0);
                     }
                     JvmReport.waitForJitIdle();
                 }
                 // -D: as long as the RDMA run's sample window, not as many messages (the floor may be far slower)
                 long limit = p.durationMode() ? DurationClock.sampleNanos(p.duration(), p.margin()) : 0;
-                UdpStream.Result u = remoteFloors != null
-                        ? remoteFloors.stream(!read, (int) rdma.size(), Math.max(1, rdma.iters()), s.mtu.bytes(),
-                                s.txDepth, Spin.stallNanos(stall), limit)
-                        : UdpStream.runFor(to, from, (int) rdma.size(), Math.max(1, rdma.iters()), s.mtu.bytes(),
-                                s.txDepth, stall, limit);
+                UdpStream.Result u = streamFloor(read, to, from, (int) rdma.size(), Math.max(1, rdma.iters()), stall,
+                        limit);
                 jit += u.jitMillis();
                 outcome.udpStream.add(u);
                 out.println(PerfReport.udpStreamRow(u, rdma));
@@ -572,5 +564,18 @@ final class PerfRun {
         }
         out.println(" JIT compiling during the floor's measurement: " + jit + " ms");
         out.println(PerfReport.LINE);
+    }
+
+    /**
+     * One stream floor of {@code iters} messages of {@code size} bytes from {@code from} to {@code to} (for a READ the
+     * server sends), no new message after {@code limitNanos} (0: none): both ends here, or the server's end in its
+     * process ({@link #remoteFloors}).
+     */
+    private UdpStream.Result streamFloor(boolean read, InetAddress to, InetAddress from, int size, long iters,
+            long stallMillis, long limitNanos) throws IOException {
+        return remoteFloors != null
+                ? remoteFloors.stream(!read, size, iters, s.mtu.bytes(), s.txDepth, Spin.stallNanos(stallMillis),
+                        limitNanos)
+                : UdpStream.runFor(to, from, size, iters, s.mtu.bytes(), s.txDepth, stallMillis, limitNanos);
     }
 }
