@@ -96,7 +96,7 @@ public final class UdpStream {
         }
     }
 
-    /** Datagrams per message: a message is cut into datagrams of one path MTU, as the RoCE packets are. */
+    /** The size of a stream's datagrams: a message is cut into datagrams of one path MTU, as the RoCE packets are. */
     static int datagramSize(int size, int mtu) {
         return Math.min(size, Math.min(mtu, UdpBaseline.MAX_PAYLOAD));
     }
