@@ -196,20 +196,28 @@ class WireCaptureTest {
 
     /** The whole records of a capture file still being written (a record cut short at its end is left out). */
     private static List<byte[]> readWhole(final Path file) throws IOException {
-        final ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(file)).order(ByteOrder.LITTLE_ENDIAN);
         final List<byte[]> out = new ArrayList<>();
+        records(ByteBuffer.wrap(Files.readAllBytes(file)).order(ByteOrder.LITTLE_ENDIAN), out);
+        return out;
+    }
+
+    /**
+     * Adds the data of {@code b}'s records after the 24-byte file header to {@code out}, up to the first one cut short;
+     * returns where that one starts (the buffer's end if none is).
+     */
+    private static int records(final ByteBuffer b, final List<byte[]> out) {
         int at = 24;
         while (at + 16 <= b.limit()) {
             final int incl = b.getInt(at + 8);
             if (incl < 0 || at + 16 + incl > b.limit()) {
-                break;
+                return at;
             }
             final byte[] data = new byte[incl];
             b.get(at + 16, data);
             out.add(data);
             at += 16 + incl;
         }
-        return out;
+        return b.limit();
     }
 
     static Process startTcpdump(final Path file, final String filter) throws IOException, InterruptedException {
@@ -243,14 +251,8 @@ class WireCaptureTest {
         assertEquals(0xA1B2C3D4, b.getInt(0), "classic little-endian pcap from tcpdump");
         assertEquals(1, b.getInt(20), "Linux lo is captured as Ethernet");
         final List<byte[]> out = new ArrayList<>();
-        int at = 24;
-        while (at + 16 <= b.limit()) {
-            final int incl = b.getInt(at + 8);
-            final byte[] data = new byte[incl];
-            b.get(at + 16, data);
-            out.add(data);
-            at += 16 + incl;
-        }
+        final int cut = records(b, out);
+        assertEquals(b.limit(), cut, "a record cut short at byte " + cut + " of " + file);
         return out;
     }
 
