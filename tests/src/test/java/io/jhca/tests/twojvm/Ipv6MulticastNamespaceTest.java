@@ -10,7 +10,6 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Random;
@@ -83,14 +82,11 @@ class Ipv6MulticastNamespaceTest {
         String mgid = String.format("%s::%x:%x", prefix, 1 + r.nextInt(0xfffe), 1 + r.nextInt(0xfffe));
         Process b = side(nsB, dir.resolve("b-links"), dir.resolve("b.log"), "recv", ifB, mgid, "fd78::1", dir);
         Process a = side(nsA, dir.resolve("a-links"), dir.resolve("a.log"), "send", ifA, mgid, "fd78::1", dir);
-        boolean doneB = b.waitFor(100, TimeUnit.SECONDS);
-        boolean doneA = a.waitFor(10, TimeUnit.SECONDS);
-        a.destroyForcibly();
-        b.destroyForcibly();
-        String logA = Files.readString(dir.resolve("a.log"));
-        String logB = Files.readString(dir.resolve("b.log"));
-        String both = "group " + mgid + "\nsender:\n" + logA + "\nreceiver:\n" + logB;
-        assertTrue(doneA && doneB, "the sides did not finish\n" + both);
+        TwoSides end = TwoSides.await(dir, b, 100, a, 10);   // the receiver ends the exchange
+        String logA = end.logA();
+        String logB = end.logB();
+        String both = "group " + mgid + "\n" + end.labelled("sender", "receiver");
+        assertTrue(end.done(), "the sides did not finish\n" + both);
         assertEquals(0, b.exitValue(), both);
         assertEquals(0, a.exitValue(), both);
         assertTrue(logA.contains("] fd78::1\n") && logB.contains("] fd78::2\n"), "each side sends from its IPv6 GID\n" + both);
@@ -111,14 +107,11 @@ class Ipv6MulticastNamespaceTest {
         String mgid = String.format("ff0e::%x:%x", 1 + r.nextInt(0xfffe), 1 + r.nextInt(0xfffe));
         Process b = side(nsB, dir.resolve("b-links"), dir.resolve("b.log"), "perf-server", ifB, mgid, "fd78::1", dir);
         Process a = side(nsA, dir.resolve("a-links"), dir.resolve("a.log"), "perf-client", ifA, mgid, "fd78::2", dir);
-        boolean doneA = a.waitFor(100, TimeUnit.SECONDS);
-        boolean doneB = b.waitFor(10, TimeUnit.SECONDS);
-        a.destroyForcibly();
-        b.destroyForcibly();
-        String logA = Files.readString(dir.resolve("a.log"));
-        String logB = Files.readString(dir.resolve("b.log"));
-        String both = "group " + mgid + "\nclient:\n" + logA + "\nserver:\n" + logB;
-        assertTrue(doneA && doneB, "the sides did not finish\n" + both);
+        TwoSides end = TwoSides.await(dir, a, 100, b, 10);
+        String logA = end.logA();
+        String logB = end.logB();
+        String both = "group " + mgid + "\n" + end.labelled("client", "server");
+        assertTrue(end.done(), "the sides did not finish\n" + both);
         assertEquals(0, a.exitValue(), both);
         assertEquals(0, b.exitValue(), both);
         // perftest prints the group's bytes in decimal on the server's local and the client's remote MGID line

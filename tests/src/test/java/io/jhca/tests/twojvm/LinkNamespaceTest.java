@@ -68,14 +68,11 @@ class LinkNamespaceTest {
                 concat(pp, List.of("-g", "1", "10.77.0.2")),
                 List.of("await", v6Ready.toString()),
                 concat(pp, List.of("-g", "2", "fd77::2"))));
-        boolean doneA = a.waitFor(100, TimeUnit.SECONDS);
-        boolean doneB = b.waitFor(10, TimeUnit.SECONDS);
-        a.destroyForcibly();
-        b.destroyForcibly();
-        String logA = Files.readString(dir.resolve("a.log"));
-        String logB = Files.readString(dir.resolve("b.log"));
-        String both = "side A:\n" + logA + "\nside B:\n" + logB;
-        assertTrue(doneA && doneB, "the sides did not finish\n" + both);
+        TwoSides end = TwoSides.await(dir, a, 100, b, 10);
+        String logA = end.logA();
+        String logB = end.logB();
+        String both = end.labelled("side A", "side B");
+        assertTrue(end.done(), "the sides did not finish\n" + both);
 
         assertTrue(logA.contains("== exit 0: link add rxe9 netdev " + IF_A), both);
         assertTrue(logB.contains("== exit 0: link add rxe9 type rxe netdev " + IF_B), both);

@@ -75,14 +75,11 @@ class PerfFloorsNamespaceTest {
         }
         Process b = HwLabSteps.start(NS_B, dir.resolve("b-links"), dir.resolve("b.log"), server);
         Process a = HwLabSteps.start(NS_A, dir.resolve("a-links"), dir.resolve("a.log"), client);
-        boolean doneA = a.waitFor(200, TimeUnit.SECONDS);
-        boolean doneB = b.waitFor(20, TimeUnit.SECONDS);
-        a.destroyForcibly();
-        b.destroyForcibly();
-        String logA = Files.readString(dir.resolve("a.log"));
-        String logB = Files.readString(dir.resolve("b.log"));
-        String both = "client (A):\n" + logA + "\nserver (B):\n" + logB;
-        assertTrue(doneA && doneB, "the sides did not finish\n" + both);
+        TwoSides end = TwoSides.await(dir, a, 200, b, 20);
+        String logA = end.logA();
+        String logB = end.logB();
+        String both = end.labelled("client (A)", "server (B)");
+        assertTrue(end.done(), "the sides did not finish\n" + both);
         for (String t : tests) {
             boolean v6 = t.equals("send-lat");
             assertTrue(logA.contains("== exit 0: perf " + t + " -d rxe9 " + (v6 ? "-x 2 fd78::2" : "10.78.0.2")),
