@@ -256,6 +256,27 @@ class MemoryWindowTest {
         }
     }
 
+    /**
+     * Where the device lets an MR with a window bound be deregistered (mlx5; rxe refuses with EBUSY, above), the
+     * window grants nothing afterwards: a WRITE through its rkey is a remote access error and B's memory stays as it
+     * was.
+     */
+    @ParameterizedTest
+    @MethodSource("io.jhca.tests.harness.DevicePairs#all")
+    void type2WindowOverADeregisteredMrGrantsNothing(DevicePair pair) {
+        try (Harness h = open(pair, MwType.TYPE_2)) {
+            Assumptions.assumeFalse("rxe".equals(h.b().device().provider()),
+                    "rxe refuses to deregister an MR with a window bound (EBUSY)");
+            Link l = new Link(h);
+            MemoryWindow mw = l.alloc(MwType.TYPE_2);
+            int rkey = l.bind2(mw, mw.rkey(), WIN_OFF, WIN_LEN, RW);
+            l.writeAndReadBack(rkey, WIN_OFF, 8, 61);
+            l.b.mr().close();
+            l.assertRefused(l.write(rkey, l.winAddr(), 8, 62), "a WRITE through a window whose MR is deregistered");
+            Payloads.assertPayload(l.b.buf(), WIN_OFF, 8, 61, "B's memory behind the window after its MR went");
+        }
+    }
+
     @ParameterizedTest
     @MethodSource("io.jhca.tests.harness.DevicePairs#all")
     void type2OneBytePastTheWindowIsRefused(DevicePair pair) {
