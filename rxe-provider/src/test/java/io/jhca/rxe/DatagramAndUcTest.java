@@ -91,6 +91,36 @@ class DatagramAndUcTest {
         }
     }
 
+    /**
+     * A UD receive holds the 40-byte GRH area and the payload: a buffer one byte short of both drops the datagram
+     * (counted, the receive stays posted), and the next datagram, one byte shorter, fills the same buffer exactly.
+     */
+    @Test
+    void udReceiveMustHoldTheGrhAreaAndThePayload() {
+        try (Rig r = new Rig(Rig.config("udC", ProgressMode.CALLER).build(), Rig.config("udD", ProgressMode.CALLER).build(),
+                QpType.UD, 1 << 16, Mtu.MTU_1024, UnaryOperator.identity());
+             AddressHandle ah = r.pdA.createAh(AhAttributes.to(Rig.gid(r.b)).sgidIndex(1))) {
+            udUp(r.qpA);
+            udUp(r.qpB);
+            TrafficTest.fill(r.memA.buffer(), 0, 100, 3);
+            r.qpB.postRecv(new RecvWr().wrId(60).sge(r.mrB, 0, 40 + 99));
+            r.qpA.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sge(r.mrA, 0, 100)
+                    .ud(ah, r.qpB.qpn(), QKEY));
+            r.expect(r.cqA, 1, WcStatus.SUCCESS);
+            final long end = System.nanoTime() + 5_000_000_000L;
+            while (r.b.counters().get(RxeCounters.Counter.DROP_BAD_LENGTH) == 0) {
+                assertTrue(System.nanoTime() < end, () -> "not dropped: " + r.b.counters());
+                r.progress();
+            }
+            assertEquals(0, r.memB.buffer().getByte(40), "the dropped datagram's first byte");
+            r.qpA.postSend(new SendWr().wrId(2).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sge(r.mrA, 0, 99)
+                    .ud(ah, r.qpB.qpn(), QKEY));
+            r.expect(r.cqA, 2, WcStatus.SUCCESS);
+            assertEquals(40 + 99, r.expect(r.cqB, 60, WcStatus.SUCCESS).byteLen());
+            TrafficTest.check(r.memB.buffer(), 40, 99, 3);
+        }
+    }
+
     static void udUp(final QueuePair qp) {
         qp.modify(QpAttributes.toInitUd(1, QKEY));
         qp.modify(QpAttributes.toRtrUd());

@@ -11,6 +11,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.rxe.wire.Aeth;
 import io.jhca.rxe.wire.AtomicAckEth;
+import io.jhca.rxe.wire.AtomicEth;
 import io.jhca.rxe.wire.Bth;
 import io.jhca.rxe.wire.Icrc;
 import io.jhca.rxe.wire.Opcode;
@@ -82,11 +83,31 @@ final class Forger implements AutoCloseable {
     /** An RC_RDMA_WRITE_ONLY whose RETH says {@code rethLength} bytes and which carries {@code payload} bytes. */
     void writeOnly(final int destQp, final int psn, final long va, final int rkey, final int rethLength,
             final int payload) throws IOException {
-        final int op = Opcode.RC_RDMA_WRITE_ONLY;
-        header(op, destQp, psn, payload);
-        new Reth().wrap(pkt, Opcode.rethOffset(op)).set(va, rkey, rethLength);
-        pkt.setMemory(Opcode.payloadOffset(op), payload, (byte) 0x5A);
-        send(Opcode.payloadOffset(op) + payload + Bth.padFor(payload));
+        request(Opcode.RC_RDMA_WRITE_ONLY, destQp, psn, va, rkey, rethLength, payload, Bth.padFor(payload));
+    }
+
+    /**
+     * A SEND or RDMA WRITE packet of {@code opcode} (with a RETH of {@code va}, {@code rkey} and {@code rethLength} if
+     * it is a WRITE's FIRST or ONLY) carrying {@code payload} bytes of 0x5A and {@code pad} pad bytes, its BTH's pad
+     * count {@code pad} (the right one is {@link Bth#padFor}).
+     */
+    void request(final int opcode, final int destQp, final int psn, final long va, final int rkey, final int rethLength,
+            final int payload, final int pad) throws IOException {
+        pkt.setMemory(0, 128, (byte) 0);
+        bth.wrap(pkt, 0).set(opcode, false, pad, Bth.DEFAULT_PKEY, destQp, true, psn);
+        if (opcode == Opcode.RC_RDMA_WRITE_FIRST || opcode == Opcode.RC_RDMA_WRITE_ONLY) {
+            new Reth().wrap(pkt, Opcode.rethOffset(opcode)).set(va, rkey, rethLength);
+        }
+        pkt.setMemory(Opcode.payloadOffset(opcode), payload + pad, (byte) 0x5A);
+        send(Opcode.payloadOffset(opcode) + payload + pad);
+    }
+
+    /** An RC_FETCH_ADD of {@code add} at {@code va}. */
+    void fetchAdd(final int destQp, final int psn, final long va, final int rkey, final long add) throws IOException {
+        final int op = Opcode.RC_FETCH_ADD;
+        header(op, destQp, psn, 0);
+        new AtomicEth().wrap(pkt, Opcode.atomicEthOffset(op)).set(va, rkey, add, 0);
+        send(Opcode.payloadOffset(op));
     }
 
     private void header(final int opcode, final int destQp, final int psn, final int payload) {

@@ -1,0 +1,81 @@
+package io.jhca.rxe;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import io.jhca.rxe.transport.RxeCounters.Counter;
+import io.jhca.rxe.wire.Bth;
+import io.jhca.rxe.wire.Opcode;
+import io.jhca.verbs.Mtu;
+import io.jhca.verbs.QpState;
+import io.jhca.verbs.RecvWr;
+
+/**
+ * Requests from the network that no verbs consumer could post, each at the PSN the responder expects (0x1000), so
+ * that only its own fault can refuse it: an invalid request (IBTA 9.9.3.1, NAK 0x61; Linux rxe's check_length,
+ * check_rkey and atomic checks). Each is NAKed, the responder QP goes to ERR, and no byte of the target changes.
+ * A verbs post refuses the same requests before they are sent, so only a forged or broken peer reaches these checks.
+ */
+class InvalidRequestTest {
+
+    private static final int MTU = 1024;
+
+    @Test
+    void readLongerThanTwoToThe31IsInvalid() throws Exception {
+        try (Rig r = Rig.rc(ProgressMode.CALLER, 1 << 16, Mtu.MTU_1024); Forger peer = new Forger(r.a, r.b)) {
+            // 2^31 + 1 bytes (a DMA length past IBTA's 2^31), from the MR's start: refused for its length, not as an
+            // access error for running past the MR
+            peer.readRequest(r.qpB.qpn(), 0x1000, r.mrB.address(), r.mrB.rkey(), (1 << 31) + 1);
+            refusedAsInvalid(r, 0);
+        }
+    }
+
+    @Test
+    void atomicAtAnAddressNotEightByteAlignedIsInvalid() throws Exception {
+        try (Rig r = Rig.rc(ProgressMode.CALLER, 1 << 16, Mtu.MTU_1024); Forger peer = new Forger(r.a, r.b)) {
+            peer.fetchAdd(r.qpB.qpn(), 0x1000, r.mrB.address() + 4, r.mrB.rkey(), 0x0101010101010101L);
+            refusedAsInvalid(r, 16);
+        }
+    }
+
+    /** A SEND's or WRITE's MIDDLE packet one byte short of the MTU (padded to it): MIDDLE packets carry one MTU. */
+    @ParameterizedTest
+    @ValueSource(strings = {"SEND", "WRITE"})
+    void middlePacketShorterThanTheMtuIsInvalid(final String kind) throws Exception {
+        try (Rig r = Rig.rc(ProgressMode.CALLER, 1 << 16, Mtu.MTU_1024); Forger peer = new Forger(r.a, r.b)) {
+            final boolean send = kind.equals("SEND");
+            final int qpn = r.qpB.qpn();
+            if (send) {
+                r.qpB.postRecv(new RecvWr().wrId(1).sge(r.mrB, 0, 3 * MTU));
+            }
+            peer.request(send ? Opcode.RC_SEND_FIRST : Opcode.RC_RDMA_WRITE_FIRST, qpn, 0x1000, r.mrB.address(),
+                    r.mrB.rkey(), 3 * MTU, MTU, 0);
+            peer.request(send ? Opcode.RC_SEND_MIDDLE : Opcode.RC_RDMA_WRITE_MIDDLE, qpn, 0x1001, 0, 0, 0, MTU - 1,
+                    Bth.padFor(MTU - 1));
+            refusedAsInvalid(r, 0);
+            for (int i = MTU; i < 3 * MTU; i++) {
+                assertEquals(0, r.memB.buffer().getByte(i), "byte " + i + " past the FIRST packet was written");
+            }
+        }
+    }
+
+    /**
+     * Waits for B's invalid-request NAK, then expects B's QP in ERR and the first {@code untouched} bytes of B's
+     * memory still 0.
+     */
+    static void refusedAsInvalid(final Rig r, final int untouched) {
+        final long end = System.nanoTime() + 5_000_000_000L;
+        while (r.b.counters().get(Counter.SENT_NAK_INV_REQ) == 0) {
+            assertTrue(System.nanoTime() < end, () -> "not refused: " + r.b.counters() + ", B " + r.qpB.state());
+            r.progress();
+        }
+        assertEquals(QpState.ERR, r.qpB.state());
+        for (int i = 0; i < untouched; i++) {
+            assertEquals(0, r.memB.buffer().getByte(i), "byte " + i + " of the target was written");
+        }
+    }
+}
