@@ -309,6 +309,10 @@ final class FakeKernel implements Syscalls {
                     head.putInt(REGION_INFO_FLAGS, VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE);
                     head.putLong(REGION_INFO_REGION_SIZE, 0x20);
                     return 0;
+                case 6: // the expansion ROM: read-only, as vfio-pci offers it
+                    head.putInt(REGION_INFO_FLAGS, VFIO_REGION_INFO_FLAG_READ);
+                    head.putLong(REGION_INFO_REGION_SIZE, 0x800);
+                    return 0;
                 case 7:
                     head.putInt(REGION_INFO_FLAGS, VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE);
                     head.putLong(REGION_INFO_REGION_SIZE, config.length);

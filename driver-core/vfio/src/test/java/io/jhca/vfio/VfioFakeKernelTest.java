@@ -84,6 +84,10 @@ class VfioFakeKernelTest {
             assertEquals(0x44332211, w.getIntBe(8), "the window reads the same bytes big-endian");
             bar.write64(16, 0x0102030405060708L);
             assertEquals(0x0102030405060708L, bar.read64(16));
+            bar.write32(FakeKernel.BAR0_SIZE - 4, 0x55667788);
+            assertEquals(0x55667788, bar.read32(FakeKernel.BAR0_SIZE - 4), "the last register");
+            assertThrows(IndexOutOfBoundsException.class, () -> bar.read32(FakeKernel.BAR0_SIZE), "one past the last");
+            assertThrows(IndexOutOfBoundsException.class, () -> bar.write64(FakeKernel.BAR0_SIZE - 4, 1), "across the end");
             assertThrows(IndexOutOfBoundsException.class, () -> bar.read32(FakeKernel.BAR0_SIZE - 2));
             assertThrows(IllegalArgumentException.class, () -> bar.read32(2));
             assertEquals(1, k.liveMmaps());
@@ -115,6 +119,8 @@ class VfioFakeKernelTest {
             assertThrows(IndexOutOfBoundsException.class, () -> d.writeRegion(4, 0x11, 2, 0), "misaligned");
             assertThrows(IllegalArgumentException.class, () -> d.readRegion(4, 0, 3));
             assertThrows(IndexOutOfBoundsException.class, () -> d.readRegion(1, 0, 4), "BAR1 is empty: nothing to read");
+            final VfioException rom = assertThrows(VfioException.class, () -> d.writeRegion(6, 0, 4, 1));
+            assertTrue(rom.getMessage().contains("the region is not writable"), rom.getMessage());
         }
     }
 

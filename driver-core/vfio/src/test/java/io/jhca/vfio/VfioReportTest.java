@@ -24,6 +24,7 @@ class VfioReportTest {
                 "region 0 BAR0   size 0x4000 offset 0x0 rw mmap",
                 "region 2 BAR2   size 0x10000 offset 0x20000000000 rw mmap cap sparse-mmap [0x0+0x2000] [0x3000+0xd000]",
                 "region 4 BAR4   size 0x20 offset 0x40000000000 rw",
+                "region 6 ROM    size 0x800 offset 0x60000000000 r-",
                 "region 7 config size 0x100 offset 0x70000000000 rw",
                 "irq 0 INTx  1 vector(s) eventfd maskable automasked",
                 "irq 1 MSI   1 vector(s) eventfd",
