@@ -41,11 +41,8 @@ class DatagramAndUcTest {
 
     @Test
     void udSendWithGrhOverIpv4() {
-        try (Rig r = new Rig(Rig.config("udA", ProgressMode.THREAD).build(), Rig.config("udB", ProgressMode.THREAD).build(),
-                QpType.UD, 1 << 16, Mtu.MTU_1024, UnaryOperator.identity());
+        try (Rig r = udRig("udA", "udB", ProgressMode.THREAD);
              AddressHandle ah = r.pdA.createAh(AhAttributes.to(Rig.gid(r.b)).sgidIndex(1))) {
-            udUp(r.qpA);
-            udUp(r.qpB);
             TrafficTest.fill(r.memA.buffer(), 0, 1000, 9);
             r.qpB.postRecv(new RecvWr().wrId(50).sge(r.mrB, 0, 2048));
             r.qpA.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND_WITH_IMM).immData(0x1234).sendFlags(SendFlags.SIGNALED)
@@ -97,11 +94,8 @@ class DatagramAndUcTest {
      */
     @Test
     void udReceiveMustHoldTheGrhAreaAndThePayload() {
-        try (Rig r = new Rig(Rig.config("udC", ProgressMode.CALLER).build(), Rig.config("udD", ProgressMode.CALLER).build(),
-                QpType.UD, 1 << 16, Mtu.MTU_1024, UnaryOperator.identity());
+        try (Rig r = udRig("udC", "udD", ProgressMode.CALLER);
              AddressHandle ah = r.pdA.createAh(AhAttributes.to(Rig.gid(r.b)).sgidIndex(1))) {
-            udUp(r.qpA);
-            udUp(r.qpB);
             TrafficTest.fill(r.memA.buffer(), 0, 100, 3);
             r.qpB.postRecv(new RecvWr().wrId(60).sge(r.mrB, 0, 40 + 99));
             r.qpA.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sge(r.mrA, 0, 100)
@@ -118,6 +112,20 @@ class DatagramAndUcTest {
             r.expect(r.cqA, 2, WcStatus.SUCCESS);
             assertEquals(40 + 99, r.expect(r.cqB, 60, WcStatus.SUCCESS).byteLen());
             TrafficTest.check(r.memB.buffer(), 40, 99, 3);
+        }
+    }
+
+    /** Two devices with a UD QP each, both up (Q_Key {@link #QKEY}). */
+    private static Rig udRig(final String nameA, final String nameB, final ProgressMode mode) {
+        final Rig r = new Rig(Rig.config(nameA, mode).build(), Rig.config(nameB, mode).build(), QpType.UD, 1 << 16,
+                Mtu.MTU_1024, UnaryOperator.identity());
+        try {
+            udUp(r.qpA);
+            udUp(r.qpB);
+            return r;
+        } catch (final RuntimeException e) {
+            r.close();
+            throw e;
         }
     }
 
