@@ -16,8 +16,9 @@ import io.jhca.verbs.RecvWr;
 
 /**
  * Requests from the network that no verbs consumer could post, each at the PSN the responder expects (0x1000), so
- * that only its own fault can refuse it: an invalid request (IBTA 9.9.3.1, NAK 0x61; Linux rxe's check_length,
- * check_rkey and atomic checks). Each is NAKed, the responder QP goes to ERR, and no byte of the target changes.
+ * that only its own fault can refuse it: an invalid request (NAK syndrome 0x61), as Linux rxe's responder refuses it
+ * (rxe_resp.c check_length: FIRST and MIDDLE packets carry one MTU, a RETH at most 2^31 bytes; an atomic's address
+ * 8-byte aligned). Each is NAKed, the responder QP goes to ERR, and no byte of the target changes.
  * A verbs post refuses the same requests before they are sent, so only a forged or broken peer reaches these checks.
  */
 class InvalidRequestTest {
