@@ -22,7 +22,7 @@ class WriteLengthTest {
     void writeOnlyCarryingLessThanItsRethIsRefused(final int rethLength, final int payload) throws Exception {
         try (Rig r = Rig.rc(ProgressMode.CALLER, 1 << 16, Mtu.MTU_1024); Forger peer = new Forger(r.a, r.b)) {
             peer.writeOnly(r.qpB.qpn(), 0x1000, r.mrB.address(), r.mrB.rkey(), rethLength, payload);
-            InvalidRequestTest.refusedAsInvalid(r, rethLength);
+            InvalidRequestTest.refusedAsInvalid(r, r.qpB, rethLength);
         }
     }
 }
