@@ -3,6 +3,7 @@ package io.jhca.cm.ib;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -15,6 +16,7 @@ import io.jhca.cm.mad.CmaHeader;
 import io.jhca.cm.mad.RejectReason;
 import io.jhca.cm.mad.RepMessage;
 import io.jhca.cm.mad.ReqMessage;
+import io.jhca.cm.mad.ShortMessages;
 import io.jhca.verbs.Gid;
 
 /**
@@ -73,6 +75,39 @@ class CmStateMachineTest {
         assertEquals(List.of("REQ", "REP", "RTU"), wire.names());
         // the REP answers with the REQ's transaction ID (Linux cm.c: the passive side keeps the REQ's TID)
         assertEquals(wire.log.get(0).mad().tid(), wire.log.get(1).mad().tid());
+    }
+
+    /**
+     * A message a connection is not waiting for changes nothing: an RTU before the passive side sent its REP, a REP
+     * to the passive side (as if reflected back to it). A disconnect before the connection is established is refused.
+     * The exchange then completes as usual.
+     */
+    @Test
+    void messagesOutOfTurnChangeNothingAndAnEarlyDisconnectIsRefused() {
+        Recorder server = new Recorder();
+        b.listen(SID, 4, server);
+        Recorder client = new Recorder();
+        CmConnection c = connect(a, client, 3);
+        assertThrows(IllegalStateException.class, () -> c.disconnect(new byte[0], wire.now), "a disconnect in REQ_SENT");
+        wire.drain();
+        CmConnection s = server.requests.get(0);
+        long tid = wire.log.get(0).mad().tid();
+
+        b.deliver(ShortMessages.rtu(tid, c.localCommId(), s.localCommId(), new byte[0]), A, wire.now);
+        assertEquals(CmState.REQ_RCVD, s.state(), "an RTU before the REP");
+        assertEquals(List.of("REQUEST"), server.events);
+
+        s.accept(rep(s), wire.now);
+        RepMessage reflected = new RepMessage(c.localCommId(), s.localCommId(), 0, 0x11, 0x123456, 1, 1, 0, 0, false, 7,
+                false, 0xA, new byte[0]);
+        b.deliver(reflected.encode(tid), A, wire.now);
+        assertEquals(CmState.REP_SENT, s.state(), "a REP to the side that sent one");
+        assertEquals(List.of("REQUEST"), server.events);
+
+        wire.drain();
+        assertEquals(CmState.ESTABLISHED, c.state());
+        assertEquals(CmState.ESTABLISHED, s.state());
+        assertEquals(List.of("REQUEST", "ESTABLISHED"), server.events);
     }
 
     @Test
