@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 
 import io.jhca.memory.DmaMemory;
@@ -137,6 +138,20 @@ final class Rig implements AutoCloseable {
             b.progress();
         } else {
             java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+        }
+    }
+
+    /**
+     * Drives progress ({@link #progress}) until {@code done} holds; fails after 5 s, naming {@code what} and both
+     * devices' counters.
+     */
+    void await(final BooleanSupplier done, final String what) {
+        final long end = System.nanoTime() + 5_000_000_000L;
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() - end > 0) {
+                fail("waited 5 s for " + what + "; counters A " + a.counters() + " B " + b.counters());
+            }
+            progress();
         }
     }
 

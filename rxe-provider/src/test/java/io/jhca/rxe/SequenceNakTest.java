@@ -1,9 +1,7 @@
 package io.jhca.rxe;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 
 import org.junit.jupiter.api.Test;
@@ -40,15 +38,15 @@ class SequenceNakTest {
             for (int psn = 0x1002; psn <= 0x1004; psn++) {
                 peer.writeOnly(r.qpB.qpn(), psn, va, r.mrB.rkey(), 4, 4);
             }
-            await(r, () -> c.get(Counter.OUT_OF_SEQUENCE) == 3, "three packets ahead");
+            r.await(() -> c.get(Counter.OUT_OF_SEQUENCE) == 3, "three packets ahead");
             assertEquals(1, c.get(Counter.SENT_NAK_SEQ_ERR), c.toString());
             assertEquals(2, c.get(Counter.DROP_OUT_OF_SEQUENCE), c.toString());
             assertEquals(0, r.memB.buffer().getInt(0), "no packet of the gap was executed");
 
             peer.writeOnly(r.qpB.qpn(), 0x1000, va, r.mrB.rkey(), 4, 4);
-            await(r, () -> c.get(Counter.RX_WRITE_REQUESTS) == 1, "the expected packet");
+            r.await(() -> c.get(Counter.RX_WRITE_REQUESTS) == 1, "the expected packet");
             peer.writeOnly(r.qpB.qpn(), 0x1003, va, r.mrB.rkey(), 4, 4);
-            await(r, () -> c.get(Counter.OUT_OF_SEQUENCE) == 4, "a packet ahead again");
+            r.await(() -> c.get(Counter.OUT_OF_SEQUENCE) == 4, "a packet ahead again");
             assertEquals(2, c.get(Counter.SENT_NAK_SEQ_ERR), "a new gap, a new NAK: " + c);
             assertEquals(QpState.RTS, r.qpB.state());
         }
@@ -69,7 +67,7 @@ class SequenceNakTest {
             TrafficTest.fill(r.memA.buffer(), 0, length, 21);
             r.qpA.postSend(new SendWr().wrId(7).opcode(WrOpcode.RDMA_WRITE_WITH_IMM).immData(0x77)
                     .sendFlags(SendFlags.SIGNALED).sge(r.mrA, 0, length).rdma(r.mrB.address() + 8192, r.mrB.rkey()));
-            await(r, () -> r.b.counters().get(Counter.SEND_RNR_ERR) >= 2, "two RNR NAKs");
+            r.await(() -> r.b.counters().get(Counter.SEND_RNR_ERR) >= 2, "two RNR NAKs");
             r.qpB.postRecv(new RecvWr().wrId(8));
             r.expect(r.cqA, 7, WcStatus.SUCCESS);
             final WorkCompletion wc = r.expect(r.cqB, 8, WcStatus.SUCCESS);
@@ -79,14 +77,6 @@ class SequenceNakTest {
                     "FIRST or MIDDLE sent again after the RNR NAK of LAST: " + r.a.counters() + " / " + r.b.counters());
             assertEquals(r.b.counters().get(Counter.SEND_RNR_ERR), r.a.counters().get(Counter.RETRANSMITTED_PKTS),
                     "one packet resent per RNR NAK");
-        }
-    }
-
-    private static void await(final Rig r, final BooleanSupplier done, final String what) {
-        final long end = System.nanoTime() + 5_000_000_000L;
-        while (!done.getAsBoolean()) {
-            assertTrue(System.nanoTime() < end, () -> "waited 5 s for " + what + ": " + r.b.counters());
-            r.progress();
         }
     }
 }
