@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "udp_sockets.h"
+
 #define ACK_SIZE 20 /* BTH 12 + AETH 4 + ICRC 4 */
 #define MAX_SIZE 4096
 
@@ -48,45 +50,6 @@ struct side {
     int size;
     long total;
 };
-
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int open_bound(const char *addr) {
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    inet_pton(AF_INET, addr, &sa.sin_addr);
-    if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof sa) != 0) {
-        perror("udp_rc_floor: socket/bind (is the loopback address local?)");
-        exit(1);
-    }
-    return fd;
-}
-
-static void connect_to(int fd, int peer) {
-    struct sockaddr_in sa;
-    socklen_t len = sizeof sa;
-    getsockname(peer, (struct sockaddr *) &sa, &len);
-    if (connect(fd, (struct sockaddr *) &sa, len) != 0) {
-        perror("udp_rc_floor: connect");
-        exit(1);
-    }
-}
-
-/* How many datagrams a received one of len bytes held: 1, or its segments if it came coalesced (UDP_GRO's size). */
-static int segments(struct msghdr *m, size_t len) {
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c != NULL; c = CMSG_NXTHDR(m, c)) {
-        if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
-            int segment;
-            memcpy(&segment, CMSG_DATA(c), sizeof segment);
-            return (int) ((len + (size_t) segment - 1) / (size_t) segment);
-        }
-    }
-    return 1;
-}
 
 /* One datagram, or the segments of one that came coalesced: how many it held, or -1. */
 static int take_whole(int fd, char *buf, size_t room) {
@@ -156,28 +119,6 @@ static void take(int fd, int n, int batched) {
     }
 }
 
-/* Both iovecs as one GSO datagram, the longer first (every segment but the last has the first's size). */
-static void put_coalesced(int fd, struct iovec *io) {
-    struct iovec both[2] = {io[0], io[1]};
-    if (io[1].iov_len > io[0].iov_len) {
-        both[0] = io[1];
-        both[1] = io[0];
-    }
-    char control[CMSG_SPACE(sizeof(uint16_t))];
-    memset(control, 0, sizeof control);
-    struct msghdr m = {.msg_iov = both, .msg_iovlen = 2, .msg_control = control, .msg_controllen = sizeof control};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = IPPROTO_UDP;
-    c->cmsg_type = UDP_SEGMENT;
-    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-    uint16_t segment = (uint16_t) both[0].iov_len;
-    memcpy(CMSG_DATA(c), &segment, sizeof segment);
-    if (sendmsg(fd, &m, 0) < 0) {
-        perror("udp_rc_floor: sendmsg (UDP_SEGMENT)");
-        exit(1);
-    }
-}
-
 /* Sends an ACK (if ack) and then a message of size bytes (if size >= 0): one call each, one sendmmsg, or one GSO. */
 static void put(int fd, int ack, int size, int batched) {
     static __thread char buf[MAX_SIZE];
@@ -228,11 +169,6 @@ static void *serve(void *arg) {
         take(s->fd, 1, batched); /* the ACK of the last answer */
     }
     return NULL;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
 }
 
 /* One run of a mode; returns the median half round trip in ns and prints its line. */

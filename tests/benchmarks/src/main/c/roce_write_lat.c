@@ -1,0 +1,655 @@
+/*
+ * ib_write_lat's ping-pong as a C implementation of RoCEv2 RC over UDP sockets runs it: what the protocol's work
+ * adds to the datagrams when it is done in C, the lower bound against which jhca's rxe write-lat (Java) can be read.
+ * udp_rc_floor.c measures the datagrams alone.
+ *
+ * Two threads (the client on 127.0.0.2, the server on 127.0.0.1), each the requester and responder of one RC QP
+ * over a connected non-blocking UDP socket with UDP_GRO, busy-polling. Per iteration, as perftest's
+ * run_iter_lat_write: the client posts a WRITE of SIZE bytes whose last byte is the iteration's count, polls its
+ * send CQ until the WRITE's ACK comes, then waits for the server's WRITE to land; the server waits for the client's
+ * WRITE, posts its own and polls its completion. A responder holds its ACK and sends it with its QP's next request
+ * as one GSO datagram, the request first, as jhca's rxe does on loopback. The work per packet is what an RC
+ * implementation must do:
+ *   post      a WQE into the send ring (wr_id, local SGE, remote address, rkey), the ring's room checked;
+ *   transmit  the SGE checked against the local MR (lkey, range); BTH (opcode, pad count, P_Key, dest QPN, AckReq,
+ *             PSN), RETH, the payload copied, pad, ICRC; a held ACK: BTH, AETH (syndrome, MSN), ICRC;
+ *   receive   per segment: its length, its ICRC (CRC-32 over the masked IPv4, UDP and BTH pseudo-header, then
+ *             the rest; rxe_icrc.c), the BTH's version, P_Key, dest QPN and opcode; a WRITE's PSN against the
+ *             expected one, its RETH's rkey, range (inside the MR, no wrap) and length against the payload, the
+ *             payload copied into the MR, the ACK held; an ACK's syndrome and PSN against the outstanding WQEs,
+ *             whose completions go to the CQ (wr_id, status, opcode, byte count, QPN);
+ *   poll      a CQE taken from the CQ.
+ * Left out: timers (a requester reads a clock for its retransmit timer, a responder for its ACK hold), resends,
+ * NAKs, multi-packet messages. So this is a lower bound for any implementation, in any language.
+ *
+ * Reported as perftest reports latency (half the round trip): t_typical and t_avg of ITERS iterations after WARMUP
+ * unmeasured ones, beside the plain UDP ping-pong of SIZE-byte datagrams measured in the same run, and their ratio.
+ *
+ * Usage: roce_write_lat [ITERS [SIZE [WARMUP]]]   (defaults 20000, 2, 20000; SIZE at most 1024, one packet)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "udp_sockets.h"
+
+#define ROCE_PORT 4791
+#define BTH 12
+#define RETH 16
+#define AETH 4
+#define ICRC 4
+#define ACK_LEN (BTH + AETH + ICRC)
+#define OP_WRITE_ONLY 0x0a /* RC RDMA WRITE Only (IBTA table 38) */
+#define OP_ACK 0x11        /* RC Acknowledge */
+#define PKEY 0xffff
+#define PSN_MASK 0xffffffu
+#define RING 64            /* send queue and CQ entries, powers of two */
+#define MR_LEN 4096
+#define MTU 1024           /* a WRITE Only's payload at most: the loop sends single-packet messages */
+#define MAX_PACKET 2048
+
+struct wqe {
+    uint64_t wr_id, laddr, raddr;
+    uint32_t length, lkey, rkey, psn;
+};
+
+struct cqe {
+    uint64_t wr_id;
+    uint32_t byte_len, qpn;
+    int status, opcode;
+};
+
+struct mr {
+    uint8_t *base;
+    uint32_t length, lkey, rkey;
+};
+
+/* One side: its QP (requester and responder), MR, CQ and socket. */
+struct side {
+    int fd;
+    uint32_t src_ip, dst_ip; /* host order */
+    uint16_t sport, dport;   /* the bound ports (the pseudo-header's) */
+    uint32_t qpn, dest_qpn;
+    /* requester */
+    struct wqe sq[RING];
+    uint32_t sq_head, sq_sent, sq_tail; /* posted, transmitted, completed */
+    uint32_t next_psn;
+    /* responder */
+    uint32_t epsn, msn;
+    int ack_held;
+    uint32_t ack_psn;
+    /* CQ */
+    struct cqe cq[RING];
+    uint32_t cq_head, cq_tail;
+    struct mr mr;
+    uint8_t send_buf[MAX_PACKET], recv_buf[2 * MAX_PACKET];
+    long drops;
+    long total;
+    int size;
+    /* memory mode: datagrams go straight into the peer's receive buffer, no socket (the Java work's benchmark's twin) */
+    struct side *mem_peer;
+    uint32_t inbox_len, inbox_segment;
+};
+
+/*
+ * CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320, zlib's crc32() conventions: the register inverted before and
+ * after), eight bytes a step by eight tables, as a fast C implementation computes it without PCLMULQDQ (zlib 1.2.13's
+ * crc32 took 4x longer for 40 bytes here).
+ */
+static uint32_t crc_table[8][256];
+
+static void crc32_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) {
+            c = c & 1 ? c >> 1 ^ 0xEDB88320u : c >> 1;
+        }
+        crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++) {
+        for (int t = 1; t < 8; t++) {
+            crc_table[t][i] = crc_table[t - 1][i] >> 8 ^ crc_table[0][crc_table[t - 1][i] & 0xff];
+        }
+    }
+}
+
+static uint32_t crc32(uint32_t crc, const uint8_t *p, size_t n) {
+    uint32_t c = ~crc;
+    for (; n >= 8; n -= 8, p += 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        w ^= c;
+        c = crc_table[7][w & 0xff] ^ crc_table[6][w >> 8 & 0xff] ^ crc_table[5][w >> 16 & 0xff]
+                ^ crc_table[4][w >> 24 & 0xff] ^ crc_table[3][w >> 32 & 0xff] ^ crc_table[2][w >> 40 & 0xff]
+                ^ crc_table[1][w >> 48 & 0xff] ^ crc_table[0][w >> 56];
+    }
+    while (n-- > 0) {
+        c = c >> 8 ^ crc_table[0][(c ^ *p++) & 0xff];
+    }
+    return ~c;
+}
+
+static uint32_t lrh_seed; /* the CRC after 8 bytes of 0xFF, the masked LRH */
+
+static void put16(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t) (v >> 8);
+    p[1] = (uint8_t) v;
+}
+
+static void put32(uint8_t *p, uint32_t v) {
+    uint32_t be = htonl(v);
+    memcpy(p, &be, 4);
+}
+
+static uint32_t get32(const uint8_t *p) {
+    uint32_t be;
+    memcpy(&be, p, 4);
+    return ntohl(be);
+}
+
+static uint32_t get24(const uint8_t *p) {
+    return (uint32_t) p[0] << 16 | (uint32_t) p[1] << 8 | p[2];
+}
+
+/*
+ * The ICRC of a RoCE packet of len bytes (BTH to the end of the pad) in an IPv4 datagram with this Identification:
+ * the pseudo-header as rxe_icrc.c masks it (TOS, TTL, header checksum, UDP checksum all ones; the BTH's byte 4),
+ * then the packet after its BTH.
+ */
+static uint32_t icrc(const struct side *s, uint32_t from_ip, uint32_t to_ip, uint16_t from_port, uint16_t to_port,
+                     uint16_t ip_id, const uint8_t *pkt, uint32_t len) {
+    uint8_t ph[20 + 8 + BTH];
+    uint32_t udp_len = 8 + len + ICRC;
+    ph[0] = 0x45;
+    ph[1] = 0xff;
+    put16(ph + 2, 20 + udp_len);
+    put16(ph + 4, ip_id);
+    put16(ph + 6, 0x4000); /* DF */
+    ph[8] = 0xff;
+    ph[9] = 17;
+    put16(ph + 10, 0xffff);
+    put32(ph + 12, from_ip);
+    put32(ph + 16, to_ip);
+    put16(ph + 20, from_port);
+    put16(ph + 22, to_port);
+    put16(ph + 24, udp_len);
+    put16(ph + 26, 0xffff);
+    memcpy(ph + 28, pkt, BTH);
+    ph[28 + 4] = 0xff;
+    (void) s;
+    return crc32(crc32(lrh_seed, ph, sizeof ph), pkt + BTH, len - BTH);
+}
+
+static void put_icrc(uint8_t *at, uint32_t crc) {
+    memcpy(at, &crc, 4); /* little-endian, as rxe stores it (x86) */
+}
+
+static void bth(uint8_t *p, int opcode, int pad, uint32_t dest_qpn, int ack_req, uint32_t psn) {
+    p[0] = (uint8_t) opcode;
+    p[1] = (uint8_t) (pad << 4); /* SE 0, MigReq 0, TVer 0 */
+    put16(p + 2, PKEY);
+    put32(p + 4, dest_qpn & 0xffffff);
+    put32(p + 8, (uint32_t) ack_req << 31 | (psn & PSN_MASK));
+}
+
+/* One datagram (io[1] empty) or a GSO pair, the first the longer: to the socket, or in memory mode to the peer. */
+static void hand_over(struct side *s, struct iovec *io) {
+    if (s->mem_peer != NULL) {
+        struct side *to = s->mem_peer;
+        if (to->inbox_len != 0) {
+            fprintf(stderr, "roce_write_lat: the peer has not taken its last datagram\n");
+            exit(1);
+        }
+        memcpy(to->recv_buf, io[0].iov_base, io[0].iov_len);
+        if (io[1].iov_len != 0) {
+            memcpy(to->recv_buf + io[0].iov_len, io[1].iov_base, io[1].iov_len);
+        }
+        to->inbox_len = (uint32_t) (io[0].iov_len + io[1].iov_len);
+        to->inbox_segment = io[1].iov_len != 0 ? (uint32_t) io[0].iov_len : 0;
+    } else if (io[1].iov_len != 0) {
+        put_coalesced(s->fd, io);
+    } else if (send(s->fd, io[0].iov_base, io[0].iov_len, 0) < 0) {
+        perror("roce_write_lat: send");
+        exit(1);
+    }
+}
+
+/* ibv_post_send of one signaled RDMA WRITE: a WQE into the ring. Returns 0, or -1 if the ring is full. */
+static int post_write(struct side *s, uint64_t wr_id, uint64_t laddr, uint32_t length, uint32_t lkey, uint64_t raddr,
+                      uint32_t rkey) {
+    if (s->sq_head - s->sq_tail == RING) {
+        return -1;
+    }
+    struct wqe *w = &s->sq[s->sq_head & (RING - 1)];
+    w->wr_id = wr_id;
+    w->laddr = laddr;
+    w->length = length;
+    w->lkey = lkey;
+    w->raddr = raddr;
+    w->rkey = rkey;
+    s->sq_head++;
+    return 0;
+}
+
+/* The requester: every posted WQE not yet sent leaves as a WRITE Only, the held ACK (if any) in the same GSO send. */
+static void transmit(struct side *s) {
+    while (s->sq_sent != s->sq_head) {
+        struct wqe *w = &s->sq[s->sq_sent & (RING - 1)];
+        uintptr_t base = (uintptr_t) s->mr.base;
+        if (w->lkey != s->mr.lkey || w->laddr < base || w->length > s->mr.length
+                || w->laddr - base > s->mr.length - w->length) {
+            fprintf(stderr, "roce_write_lat: local protection error\n");
+            exit(1);
+        }
+        int pad = (int) (-w->length & 3);
+        uint32_t len = BTH + RETH + w->length + (uint32_t) pad;
+        uint8_t *p = s->send_buf;
+        w->psn = s->next_psn;
+        bth(p, OP_WRITE_ONLY, pad, s->dest_qpn, 1, w->psn);
+        s->next_psn = (s->next_psn + 1) & PSN_MASK;
+        uint64_t va = w->raddr;
+        put32(p + BTH, (uint32_t) (va >> 32));
+        put32(p + BTH + 4, (uint32_t) va);
+        put32(p + BTH + 8, w->rkey);
+        put32(p + BTH + 12, w->length);
+        memcpy(p + BTH + RETH, (const void *) (uintptr_t) w->laddr, w->length);
+        memset(p + BTH + RETH + w->length, 0, (size_t) pad);
+        put_icrc(p + len, icrc(s, s->src_ip, s->dst_ip, s->sport, s->dport, 0, p, len));
+        struct iovec io[2] = {{p, len + ICRC}, {NULL, 0}};
+        if (s->ack_held) {
+            uint8_t *a = p + len + ICRC;
+            bth(a, OP_ACK, 0, s->dest_qpn, 0, s->ack_psn);
+            put32(a + BTH, 0x1fu << 24 | (s->msn & 0xffffff)); /* ACK, credits not given */
+            put_icrc(a + BTH + AETH, icrc(s, s->src_ip, s->dst_ip, s->sport, s->dport, 1, a, BTH + AETH));
+            io[1] = (struct iovec) {a, ACK_LEN};
+            s->ack_held = 0;
+        }
+        hand_over(s, io);
+        s->sq_sent++;
+    }
+}
+
+/* Sends a held ACK alone (the end of the run: no request follows to take it). */
+static void flush_ack(struct side *s) {
+    if (!s->ack_held) {
+        return;
+    }
+    uint8_t *a = s->send_buf;
+    bth(a, OP_ACK, 0, s->dest_qpn, 0, s->ack_psn);
+    put32(a + BTH, 0x1fu << 24 | (s->msn & 0xffffff));
+    put_icrc(a + BTH + AETH, icrc(s, s->src_ip, s->dst_ip, s->sport, s->dport, 0, a, BTH + AETH));
+    struct iovec io[2] = {{a, ACK_LEN}, {NULL, 0}};
+    hand_over(s, io);
+    s->ack_held = 0;
+}
+
+static int psn_after(uint32_t a, uint32_t b) { /* a after b, 24-bit serial arithmetic */
+    return ((a - b) & PSN_MASK) != 0 && ((a - b) & PSN_MASK) < 0x800000;
+}
+
+static void on_write(struct side *s, const uint8_t *p, uint32_t len, int pad, uint32_t psn) {
+    if (len < BTH + RETH + (uint32_t) pad || psn != s->epsn) {
+        s->drops++; /* a real responder NAKs a gap and re-ACKs a duplicate; this loop makes neither */
+        return;
+    }
+    uint64_t va = (uint64_t) get32(p + BTH) << 32 | get32(p + BTH + 4);
+    uint32_t rkey = get32(p + BTH + 8), dma_len = get32(p + BTH + 12);
+    uint32_t payload = len - BTH - RETH - (uint32_t) pad;
+    uintptr_t base = (uintptr_t) s->mr.base;
+    if (rkey != s->mr.rkey || dma_len != payload || va < base || dma_len > s->mr.length
+            || va - base > s->mr.length - dma_len) {
+        s->drops++; /* a remote access error NAK in a real responder */
+        return;
+    }
+    memcpy((void *) (uintptr_t) va, p + BTH + RETH, dma_len);
+    s->epsn = (s->epsn + 1) & PSN_MASK;
+    s->msn++;
+    s->ack_held = 1;
+    s->ack_psn = psn;
+}
+
+static void on_ack(struct side *s, const uint8_t *p, uint32_t len, uint32_t psn) {
+    if (len != BTH + AETH || (p[BTH] >> 5) != 0) {
+        s->drops++;
+        return;
+    }
+    while (s->sq_tail != s->sq_sent) {
+        struct wqe *w = &s->sq[s->sq_tail & (RING - 1)];
+        if (psn_after(w->psn, psn)) {
+            break;
+        }
+        if (s->cq_head - s->cq_tail == RING) {
+            fprintf(stderr, "roce_write_lat: CQ overrun\n");
+            exit(1);
+        }
+        struct cqe *c = &s->cq[s->cq_head & (RING - 1)];
+        c->wr_id = w->wr_id;
+        c->status = 0;
+        c->opcode = 1; /* IBV_WC_RDMA_WRITE */
+        c->byte_len = w->length;
+        c->qpn = s->qpn;
+        s->cq_head++;
+        s->sq_tail++;
+    }
+}
+
+/* One received segment of len bytes that carried this IPv4 Identification. */
+static void on_packet(struct side *s, const uint8_t *p, uint32_t len, uint16_t ip_id) {
+    if (len < BTH + ICRC) {
+        s->drops++;
+        return;
+    }
+    len -= ICRC;
+    uint32_t got;
+    memcpy(&got, p + len, 4);
+    if (got != icrc(s, s->dst_ip, s->src_ip, s->dport, s->sport, ip_id, p, len)) {
+        s->drops++;
+        return;
+    }
+    int pad = (p[1] >> 4) & 3;
+    if ((p[1] & 0x0f) != 0 || (uint32_t) (p[2] << 8 | p[3]) != PKEY || get24(p + 5) != s->qpn) {
+        s->drops++;
+        return;
+    }
+    uint32_t psn = get24(p + 9);
+    if (p[0] == OP_WRITE_ONLY) {
+        on_write(s, p, len, pad, psn);
+    } else if (p[0] == OP_ACK) {
+        on_ack(s, p, len, psn);
+    } else {
+        s->drops++;
+    }
+}
+
+/* One receive call: a datagram, or a coalesced one's segments in order (IDs 0, 1, ... as the kernel numbers them). */
+static void receive(struct side *s) {
+    if (s->mem_peer != NULL) {
+        uint32_t n = s->inbox_len, segment = s->inbox_segment == 0 ? n : s->inbox_segment;
+        uint16_t id = 0;
+        for (uint32_t at = 0; at < n; at += segment, id++) {
+            on_packet(s, s->recv_buf + at, n - at < segment ? n - at : segment, id);
+        }
+        s->inbox_len = 0;
+        return;
+    }
+    char control[CMSG_SPACE(sizeof(int))];
+    struct iovec io = {s->recv_buf, sizeof s->recv_buf};
+    struct msghdr m = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
+    ssize_t n = recvmsg(s->fd, &m, MSG_DONTWAIT);
+    if (n < 0) {
+        if (errno != EAGAIN) {
+            perror("roce_write_lat: recvmsg");
+            exit(1);
+        }
+        return;
+    }
+    uint32_t segment = (uint32_t) gro_size(&m);
+    if (segment == 0) {
+        segment = (uint32_t) n;
+    }
+    uint16_t id = 0;
+    for (uint32_t at = 0; at < (uint32_t) n; at += segment, id++) {
+        uint32_t len = (uint32_t) n - at < segment ? (uint32_t) n - at : segment;
+        on_packet(s, s->recv_buf + at, len, id);
+    }
+}
+
+/* ibv_poll_cq of one entry: 1 and the CQE, or 0. */
+static int poll_cq(struct side *s, struct cqe *out) {
+    if (s->cq_tail == s->cq_head) {
+        return 0;
+    }
+    *out = s->cq[s->cq_tail & (RING - 1)];
+    s->cq_tail++;
+    return 1;
+}
+
+/* Polls the send CQ until the last WRITE's completion, receiving meanwhile; checks it. */
+static void await_completion(struct side *s, uint64_t wr_id) {
+    struct cqe c;
+    while (poll_cq(s, &c) == 0) {
+        receive(s);
+    }
+    if (c.status != 0 || c.wr_id != wr_id || c.byte_len != (uint32_t) s->size) {
+        fprintf(stderr, "roce_write_lat: completion %lu status %d, expected %lu\n", (unsigned long) c.wr_id, c.status,
+                (unsigned long) wr_id);
+        exit(1);
+    }
+}
+
+/* Waits for the peer's WRITE of iteration i to land: the MR's last written byte becomes the count. */
+static void await_data(struct side *s, long i) {
+    volatile uint8_t *last = s->mr.base + s->size - 1;
+    while (*last != (uint8_t) (i + 1)) {
+        receive(s);
+    }
+}
+
+/* The peer's MR: the address and rkey it gave (perftest exchanges them out of band). */
+static struct side *client_side, *server_side;
+
+static void write_next(struct side *s, const struct side *peer, long i) {
+    uint8_t *src = s->mr.base + MR_LEN / 2; /* the local buffer: the MR's upper half */
+    src[s->size - 1] = (uint8_t) (i + 1);
+    if (post_write(s, (uint64_t) i, (uintptr_t) src, (uint32_t) s->size, s->mr.lkey, (uintptr_t) peer->mr.base,
+                   peer->mr.rkey) != 0) {
+        fprintf(stderr, "roce_write_lat: send queue full\n");
+        exit(1);
+    }
+    transmit(s);
+}
+
+static void *serve(void *arg) {
+    struct side *s = arg;
+    for (long i = 0; i < s->total; i++) {
+        await_data(s, i);
+        write_next(s, client_side, i);
+        await_completion(s, (uint64_t) i);
+    }
+    return NULL;
+}
+
+static void open_side(struct side *s, const char *addr, uint32_t qpn, uint32_t dest_qpn, uint32_t key, int size,
+                      long total) {
+    memset(s, 0, sizeof *s);
+    s->fd = open_bound(addr);
+    int on = 1;
+    if (setsockopt(s->fd, IPPROTO_UDP, UDP_GRO, &on, sizeof on) != 0) {
+        perror("roce_write_lat: UDP_GRO");
+        exit(1);
+    }
+    s->qpn = qpn;
+    s->dest_qpn = dest_qpn;
+    s->next_psn = s->epsn = 0xfffff0; /* the loop crosses 0xFFFFFF -> 0 */
+    s->size = size;
+    s->total = total;
+    s->mr.base = aligned_alloc(4096, MR_LEN);
+    memset(s->mr.base, 0, MR_LEN);
+    s->mr.length = MR_LEN;
+    s->mr.lkey = key;
+    s->mr.rkey = key;
+}
+
+/* The addresses and ports of both ends (the pseudo-header's); then each socket connected to the other. */
+static void pair_up(struct side *a, struct side *b) {
+    struct sockaddr_in sa, sb;
+    socklen_t la = sizeof sa, lb = sizeof sb;
+    getsockname(a->fd, (struct sockaddr *) &sa, &la);
+    getsockname(b->fd, (struct sockaddr *) &sb, &lb);
+    a->src_ip = b->dst_ip = ntohl(sa.sin_addr.s_addr);
+    b->src_ip = a->dst_ip = ntohl(sb.sin_addr.s_addr);
+    a->sport = b->dport = ntohs(sa.sin_port);
+    b->sport = a->dport = ntohs(sb.sin_port);
+    connect_to(a->fd, b->fd);
+    connect_to(b->fd, a->fd);
+}
+
+/* Every packet taken, both PSN spaces in step, every WQE completed; then the sockets and MRs go. */
+static void check_and_close(struct side *cli, struct side *srv) {
+    if (cli->drops + srv->drops != 0 || cli->epsn != srv->next_psn || srv->epsn != cli->next_psn
+            || cli->sq_tail != cli->sq_head || srv->sq_tail != srv->sq_head) {
+        fprintf(stderr, "roce_write_lat: %ld packets dropped, PSNs %x/%x %x/%x, WQEs %u/%u %u/%u\n",
+                cli->drops + srv->drops, cli->epsn, srv->next_psn, srv->epsn, cli->next_psn, cli->sq_tail,
+                cli->sq_head, srv->sq_tail, srv->sq_head);
+        exit(1);
+    }
+    close(cli->fd);
+    close(srv->fd);
+    free(cli->mr.base);
+    free(srv->mr.base);
+}
+
+static double median_half(double *stamp, long iters, double *mean) {
+    double *half = malloc(sizeof(double) * (size_t) iters), sum = 0;
+    for (long i = 0; i < iters; i++) {
+        half[i] = (stamp[i + 1] - stamp[i]) / 2;
+        sum += half[i];
+    }
+    qsort(half, (size_t) iters, sizeof(double), cmp);
+    double median = half[iters / 2];
+    *mean = sum / iters;
+    free(half);
+    return median;
+}
+
+static double run_roce(long iters, int size, long warmup, double *mean) {
+    static struct side cli, srv;
+    client_side = &cli;
+    server_side = &srv;
+    open_side(&cli, "127.0.0.2", 0x12, 0x11, 0x2201, size, warmup + iters);
+    open_side(&srv, "127.0.0.1", 0x11, 0x12, 0x1101, size, warmup + iters);
+    pair_up(&cli, &srv);
+    pthread_t t;
+    pthread_create(&t, NULL, serve, &srv);
+    double *stamp = malloc(sizeof(double) * (size_t) (iters + 1));
+    for (long i = 0; i < warmup + iters; i++) {
+        if (i >= warmup) {
+            stamp[i - warmup] = now_ns();
+        }
+        write_next(&cli, &srv, i);
+        await_completion(&cli, (uint64_t) i);
+        await_data(&cli, i);
+    }
+    stamp[iters] = now_ns();
+    flush_ack(&cli);
+    pthread_join(t, NULL);
+    check_and_close(&cli, &srv);
+    double median = median_half(stamp, iters, mean);
+    free(stamp);
+    return median;
+}
+
+/*
+ * Both sides in this thread, their datagrams handed over in memory: the protocol's work of a round trip alone, no
+ * kernel (what RxeWriteLatBenchmark -p link=memory times in Java). Returns the mean ns per round trip.
+ */
+static double run_memory(long iters, int size, long warmup) {
+    static struct side cli, srv;
+    client_side = &cli;
+    server_side = &srv;
+    open_side(&cli, "127.0.0.2", 0x12, 0x11, 0x2201, size, warmup + iters);
+    open_side(&srv, "127.0.0.1", 0x11, 0x12, 0x1101, size, warmup + iters);
+    pair_up(&cli, &srv);
+    cli.mem_peer = &srv;
+    srv.mem_peer = &cli;
+    double t0 = 0;
+    for (long i = 0; i < warmup + iters; i++) {
+        if (i == warmup) {
+            t0 = now_ns();
+        }
+        write_next(&cli, &srv, i);
+        await_data(&srv, i); /* the WRITE, and the ACK of the server's last one */
+        if (i > 0) {
+            await_completion(&srv, (uint64_t) (i - 1));
+        }
+        write_next(&srv, &cli, i);
+        await_completion(&cli, (uint64_t) i);
+        await_data(&cli, i);
+    }
+    double t1 = now_ns();
+    flush_ack(&cli);
+    receive(&srv);
+    await_completion(&srv, (uint64_t) (warmup + iters - 1));
+    check_and_close(&cli, &srv);
+    return (t1 - t0) / (double) iters;
+}
+
+/* The plain UDP ping-pong of size-byte datagrams (hwlab's UDP floor). */
+static long plain_total;
+static int plain_size;
+
+static void plain_take(int fd, char *buf) {
+    while (recv(fd, buf, MAX_PACKET, MSG_DONTWAIT) < 0) {
+        if (errno != EAGAIN) {
+            perror("roce_write_lat: recv");
+            exit(1);
+        }
+    }
+}
+
+static void *plain_serve(void *arg) {
+    int fd = *(int *) arg;
+    char buf[MAX_PACKET];
+    for (long i = 0; i < plain_total; i++) {
+        plain_take(fd, buf);
+        if (send(fd, buf, (size_t) plain_size, 0) < 0) {
+            perror("roce_write_lat: send");
+            exit(1);
+        }
+    }
+    return NULL;
+}
+
+static double run_plain(long iters, int size, long warmup, double *mean) {
+    int cli = open_bound("127.0.0.2"), srv = open_bound("127.0.0.1");
+    connect_to(cli, srv);
+    connect_to(srv, cli);
+    plain_total = warmup + iters;
+    plain_size = size;
+    pthread_t t;
+    pthread_create(&t, NULL, plain_serve, &srv);
+    char buf[MAX_PACKET] = {0};
+    double *stamp = malloc(sizeof(double) * (size_t) (iters + 1));
+    for (long i = 0; i < warmup + iters; i++) {
+        if (i >= warmup) {
+            stamp[i - warmup] = now_ns();
+        }
+        if (send(cli, buf, (size_t) size, 0) < 0) {
+            perror("roce_write_lat: send");
+            exit(1);
+        }
+        plain_take(cli, buf);
+    }
+    stamp[iters] = now_ns();
+    pthread_join(t, NULL);
+    double median = median_half(stamp, iters, mean);
+    free(stamp);
+    close(cli);
+    close(srv);
+    return median;
+}
+
+int main(int argc, char **argv) {
+    long iters = argc > 1 ? atol(argv[1]) : 20000;
+    int size = argc > 2 ? atoi(argv[2]) : 2;
+    long warmup = argc > 3 ? atol(argv[3]) : 20000;
+    if (iters < 2 || size < 1 || size > MTU || warmup < 0) {
+        fprintf(stderr, "usage: roce_write_lat [ITERS>=2 [1<=SIZE<=%d [WARMUP]]]\n", MTU);
+        return 2;
+    }
+    static const uint8_t ones[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    crc32_init();
+    lrh_seed = crc32(0, ones, sizeof ones);
+    printf("RDMA WRITE ping-pong in C over UDP 127.0.0.2 <-> 127.0.0.1, %d-byte messages, %ld iterations after %ld"
+           " warm-up (half round trip):\n", size, iters, warmup);
+    double plain_mean, roce_mean;
+    double plain = run_plain(iters, size, warmup, &plain_mean);
+    double roce = run_roce(iters, size, warmup, &roce_mean);
+    printf("plain UDP    t_typical %8.2f us   t_avg %8.2f us\n", plain / 1000, plain_mean / 1000);
+    printf("RoCE in C    t_typical %8.2f us   t_avg %8.2f us\n", roce / 1000, roce_mean / 1000);
+    printf("RoCE in C / plain UDP: t_typical %.2fx   t_avg %.2fx\n", roce / plain, roce_mean / plain_mean);
+    printf("RoCE in C, both sides in one thread, datagrams in memory: %.0f ns per round trip\n",
+           run_memory(iters * 10, size, warmup * 10));
+    return 0;
+}

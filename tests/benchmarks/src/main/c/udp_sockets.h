@@ -1,0 +1,90 @@
+/*
+ * The UDP plumbing the C latency floors share: loopback sockets, UDP GRO's segment count, a GSO pair, the clock.
+ */
+#ifndef JHCA_UDP_SOCKETS_H
+#define JHCA_UDP_SOCKETS_H
+
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <linux/udp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+static double now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static int open_bound(const char *addr) {
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    inet_pton(AF_INET, addr, &sa.sin_addr);
+    if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof sa) != 0) {
+        perror("udp floor: socket/bind (is the loopback address local?)");
+        exit(1);
+    }
+    return fd;
+}
+
+static void connect_to(int fd, int peer) {
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    getsockname(peer, (struct sockaddr *) &sa, &len);
+    if (connect(fd, (struct sockaddr *) &sa, len) != 0) {
+        perror("udp floor: connect");
+        exit(1);
+    }
+}
+
+/* The segment size of a datagram that came coalesced (UDP_GRO's cmsg), or 0 if it came alone. */
+static int gro_size(struct msghdr *m) {
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c != NULL; c = CMSG_NXTHDR(m, c)) {
+        if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+            int segment;
+            memcpy(&segment, CMSG_DATA(c), sizeof segment);
+            return segment;
+        }
+    }
+    return 0;
+}
+
+/* How many datagrams a received one of len bytes held: 1, or its segments if it came coalesced. */
+static int segments(struct msghdr *m, size_t len) {
+    size_t segment = (size_t) gro_size(m);
+    return segment == 0 ? 1 : (int) ((len + segment - 1) / segment);
+}
+
+/* Both iovecs as one GSO datagram, the longer first (every segment but the last has the first's size). */
+static void put_coalesced(int fd, struct iovec *io) {
+    struct iovec both[2] = {io[0], io[1]};
+    if (io[1].iov_len > io[0].iov_len) {
+        both[0] = io[1];
+        both[1] = io[0];
+    }
+    char control[CMSG_SPACE(sizeof(uint16_t))];
+    memset(control, 0, sizeof control);
+    struct msghdr m = {.msg_iov = both, .msg_iovlen = 2, .msg_control = control, .msg_controllen = sizeof control};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = IPPROTO_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+    uint16_t segment = (uint16_t) both[0].iov_len;
+    memcpy(CMSG_DATA(c), &segment, sizeof segment);
+    if (sendmsg(fd, &m, 0) < 0) {
+        perror("udp floor: sendmsg (UDP_SEGMENT)");
+        exit(1);
+    }
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+#endif
