@@ -2,6 +2,7 @@ package io.jhca.mlx5;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
@@ -61,5 +62,32 @@ class QpGeometryTest {
         assertThrows(VerbsException.class, () -> g(QpType.UD, 1, 1, 1, 1, 1000), "more than 63 DS");
         VerbsException e = assertThrows(VerbsException.class, () -> g(QpType.RC, (1 << 15) + 1, 1, 1, 1, 0));
         assertEquals(VerbsException.ENOMEM, e.errno());
+    }
+
+    @Test
+    void aSendWqeOfExactly63DsIsTheLongest() {
+        // the control segment's DS count is 6 bits: 63 x 16 = 1008 bytes is the longest send WQE, and it is allowed
+        // RC: 48 (ctrl + raddr + atomic) + 60 SGEs x 16 = 1008
+        assertEquals(1024, g(QpType.RC, 1, 0, 60, 1, 0).sqWqeSize(), "1008 bytes, in 64-byte WQEBBs");
+        VerbsException sges = assertThrows(VerbsException.class, () -> g(QpType.RC, 1, 0, 61, 1, 0), "1024 bytes: 64 DS");
+        assertEquals(VerbsException.EINVAL, sges.errno());
+        assertTrue(sges.getMessage().contains("63 DS"), sges.getMessage());
+        // inline: 48 + align(4 + 956, 16) = 1008; one byte more rounds to 1024
+        assertEquals(956, g(QpType.RC, 1, 0, 1, 1, 956).granted().maxInlineData());
+        VerbsException inline = assertThrows(VerbsException.class, () -> g(QpType.RC, 1, 0, 1, 1, 957));
+        assertEquals(VerbsException.EINVAL, inline.errno());
+        assertTrue(inline.getMessage().contains("63 DS"), inline.getMessage());
+    }
+
+    @Test
+    void grantedSendSgesNeverExceedTheDeviceMaxSge() {
+        // inline 512 makes 576-byte RC WQEs, room for (576 - 48) / 16 = 33 gather entries; the device has 32
+        // (max_sge), so 32 is what the QP grants: postSend checks SGE counts against the granted value
+        QpGeometry x = g(QpType.RC, 1, 0, 1, 1, 512);
+        assertEquals(576, x.sqWqeSize());
+        assertEquals(32, x.granted().maxSendSge(), "min(max_sge 32, 33 that fit)");
+        assertEquals(33, (x.sqWqeSize() - QpGeometry.overhead(QpType.RC)) / 16, "the WQE itself would take 33");
+        assertEquals(4, QpGeometry.of(QpType.RC, new QpCapabilities(1, 0, 1, 1, 512), 4, 15).granted().maxSendSge(),
+                "a device of 4 SGEs grants 4");
     }
 }

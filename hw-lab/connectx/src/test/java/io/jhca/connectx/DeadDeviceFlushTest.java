@@ -220,6 +220,11 @@ class DeadDeviceFlushTest {
                 () -> a.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sge(mr, 0, 8)));
         assertEquals(VerbsException.EIO, e.errno(), e.toString());
         assertTrue(e.getMessage().contains("flush0") && e.getMessage().contains("dead"), e.getMessage());
+        // a chain of common WRs takes the path that writes WQEs as it checks them: it must refuse too, writing none
+        SendWr chain = new SendWr().wrId(3).opcode(WrOpcode.SEND).sge(mr, 0, 8)
+                .next(new SendWr().wrId(4).opcode(WrOpcode.SEND).sge(mr, 0, 8));
+        e = assertThrows(VerbsException.class, () -> a.postSend(chain));
+        assertEquals(VerbsException.EIO, e.errno(), e.toString());
         e = assertThrows(VerbsException.class, () -> a.postRecv(new RecvWr().wrId(1).sge(mr, 0, 8)));
         assertEquals(VerbsException.EIO, e.errno(), e.toString());
         e = assertThrows(VerbsException.class, () -> srq.postRecv(new RecvWr().wrId(1).sge(mr, 0, 8)));

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteOrder;
+import java.util.HashMap;
+import java.util.Map;
 
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -101,9 +103,9 @@ class TrafficTest {
     }
 
     /** Runs the device, then polls exactly {@code n} successful completions, by wr_id. */
-    private java.util.Map<Long, WorkCompletion> poll(CompletionQueue cq, int n) {
+    private Map<Long, WorkCompletion> poll(CompletionQueue cq, int n) {
         fw.process();
-        java.util.Map<Long, WorkCompletion> out = new java.util.HashMap<>();
+        Map<Long, WorkCompletion> out = new HashMap<>();
         for (int i = 0; i < n; i++) {
             WorkCompletion w = new WorkCompletion();
             assertEquals(1, cq.poll(w), "completion " + i + " of " + n);
@@ -267,7 +269,7 @@ class TrafficTest {
         m.putStringWithoutLengthAscii(0, "hello mlx5");
         a.sendQueue().start().wrId(1).flags(SendFlags.SIGNALED).send().sge(mr, 0, 10);
         assertEquals(0, a.sendQueue().complete());
-        java.util.Map<Long, WorkCompletion> got = poll(cq, 2);
+        Map<Long, WorkCompletion> got = poll(cq, 2);
         assertEquals(WcOpcode.SEND, got.get(1L).opcode());
         assertEquals(WcOpcode.RECV, got.get(100L).opcode());
         assertEquals(10, got.get(100L).byteLen());
@@ -657,5 +659,71 @@ class TrafficTest {
         p[0].close();
         p[1].close();
         cq.close();
+    }
+
+    @Test
+    void inlineSourceInAnotherPdsRegistrationIsRefused() {
+        // the CPU copies inline bytes from the SGE's address, so the span must lie in an MR of the QP's own PD, as
+        // the device requires of a gather entry's lkey; an MR of another PD on the same device does not qualify
+        CompletionQueue cq = ctx.createCq(16);
+        QueuePair[] p = rcPair(cq, 4, 64);
+        ProtectionDomain otherPd = ctx.allocatePd();
+        DmaRegion otherMem = DmaMemory.allocate(DmaOptions.of(4096).lock(false));
+        MemoryRegion otherMr = otherPd.register(otherMem, Access.LOCAL_WRITE);
+        SendWr foreign = new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED | SendFlags.INLINE)
+                .rdma(mr.address() + 1000, mr.rkey()).sge(otherMr, 0, 8);
+        VerbsException e = assertThrows(VerbsException.class, () -> p[0].postSend(foreign));
+        assertEquals(VerbsException.EINVAL, e.errno());
+        assertTrue(e.getMessage().contains("this QP's PD"), e.getMessage());
+        assertEquals(0, fw.process(), "nothing posted");
+        SendWr own = new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED | SendFlags.INLINE)
+                .rdma(mr.address() + 1000, mr.rkey()).sge(mr, 0, 8);
+        assertEquals(1, p[0].postSend(own), "the same WR from the QP's own PD");
+        pollOne(cq);
+        assertEquals(2, wc.wrId());
+        otherMr.close();
+        otherPd.close();
+        otherMem.close();
+        p[0].close();
+        p[1].close();
+        cq.close();
+    }
+
+    @Test
+    void aFullSendQueueTakesNoWrOfAnyShape() {
+        // the scripted device runs nothing before fw.process(), so the queue stays full; every path that writes a WQE
+        // must see that and write nothing: a WQE written anyway would overwrite one the device has not run yet
+        CompletionQueue cq = ctx.createCq(16);
+        QueuePair[] p = rcPair(cq, 4, 64);
+        QueuePair a = p[0];
+        int n = a.capabilities().maxSendWr();
+        for (int i = 0; i < n; i++) {
+            assertEquals(1, a.postSend(write(i).sge(mr, 0, 8)), "WR " + i + " of max_send_wr " + n);
+        }
+        assertEquals(0, a.postSend(write(100).sge(mr, 0, 8)), "postSend, one common WR");
+        SendWr twoSges = write(101).sge(mr, 0, 8);
+        twoSges.sge(1).set(mr, 8, 8);
+        twoSges.numSge(2);
+        assertEquals(0, a.postSend(twoSges), "postSend, a WR of two SGEs");
+        assertEquals(0, a.postSend(write(102).sendFlags(SendFlags.SIGNALED | SendFlags.INLINE).sge(mr, 0, 8)),
+                "postSend, an inline WR");
+        a.sendQueue().start().wrId(103).flags(SendFlags.SIGNALED).rdmaWrite(mr.rkey(), mr.address() + 1000).sge(mr, 0, 8);
+        assertEquals(VerbsException.ENOMEM, a.sendQueue().complete(), "builder, a common WR");
+        a.sendQueue().start().wrId(104).flags(SendFlags.SIGNALED).atomicFetchAdd(mr.rkey(), mr.address() + 30000, 1)
+                .sge(mr, 30008, 8);
+        assertEquals(VerbsException.ENOMEM, a.sendQueue().complete(), "builder, an atomic");
+        assertEquals(n, fw.process(), "the device runs the WRs that fitted, nothing more");
+        Map<Long, WorkCompletion> got = poll(cq, n);
+        for (long i = 0; i < n; i++) {
+            assertTrue(got.containsKey(i), "WR " + i + " completed: " + got.keySet());
+        }
+        p[0].close();
+        p[1].close();
+        cq.close();
+    }
+
+    private SendWr write(long wrId) {
+        return new SendWr().wrId(wrId).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                .rdma(mr.address() + 1000, mr.rkey());
     }
 }

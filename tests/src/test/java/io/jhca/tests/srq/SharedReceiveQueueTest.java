@@ -36,6 +36,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -239,6 +240,24 @@ class SharedReceiveQueueTest {
             errno(VerbsException.EBUSY, srq::close);
             errno(VerbsException.EINVAL, () -> pd.createQp(QpInitAttributes.of(QpType.UC, p.sendCq(), p.recvCq())
                     .srq(srq)));
+        }
+    }
+
+    /**
+     * mlx5 reports max_srq_wr = 2^log_max_srq_sz - 1: its ring holds roundup_pow_of_two(max_wr + 1) WQEs, one kept
+     * spare, so an SRQ of max_srq_wr is the largest the device takes, and it is taken. (mlx5 only: rxe's max_srq_wr
+     * of 2^20 would preallocate a million slots.)
+     */
+    @ParameterizedTest(name = "{0} SRQ on A: {1}")
+    @MethodSource("sides")
+    void mlx5SrqOfMaxSrqWrIsCreated(DevicePair pair, boolean srqOnA) {
+        try (Harness h = Harness.open(pair)) {
+            Context b = srqOnA ? h.a() : h.b();
+            Assumptions.assumeTrue("mlx5".equals(b.device().provider()), "max_srq_wr of " + b.device().provider());
+            int maxWr = b.queryDevice().maxSrqWr();
+            ProtectionDomain pd = h.track(b.allocatePd());
+            SharedReceiveQueue srq = h.track(pd.createSrq(SrqInitAttributes.create().maxWr(maxWr).maxSge(1)));
+            assertEquals(maxWr, srq.query().maxWr(), "max_wr granted");
         }
     }
 
