@@ -45,7 +45,8 @@ public final class RxeContext extends Context {
     RxeContext(final RxeDeviceConfig config) {
         super(RxeProvider.info(config));
         this.config = config;
-        this.attributes = new RxeDeviceAttributes(config.mac(), config.gidTable(), config.netdevMtu());
+        this.attributes = new RxeDeviceAttributes(config.mac(), config.gidTable(), config.netdevMtu(),
+                config.maxSrqSge());
         final Link opened;
         final java.net.InetSocketAddress bind = new java.net.InetSocketAddress(config.address(), UdpLink.ROCE_V2_PORT);
         // a fault-injecting link takes one datagram at a time, so its socket must not receive coalesced ones

@@ -70,11 +70,11 @@ public final class RxeDeviceAttributes {
     private final PortAttributes port;
 
     RxeDeviceAttributes(final InetAddress address, final int netdevMtu) {
-        this(macOf(address), RxeGidTable.single(guidOf(macOf(address)), address), netdevMtu);
+        this(macOf(address), RxeGidTable.single(guidOf(macOf(address)), address), netdevMtu, MAX_SRQ_SGE);
     }
 
-    /** A device with this MAC (its node GUID is the MAC's EUI-64) and GID table. */
-    RxeDeviceAttributes(final byte[] mac, final RxeGidTable gids, final int netdevMtu) {
+    /** A device with this MAC (its node GUID is the MAC's EUI-64), GID table and max_srq_sge. */
+    RxeDeviceAttributes(final byte[] mac, final RxeGidTable gids, final int netdevMtu, final int maxSrqSge) {
         this.mac = mac.clone();
         this.nodeGuid = guidOf(mac);
         this.gids = gids;
@@ -82,7 +82,7 @@ public final class RxeDeviceAttributes {
                 VENDOR_ID, 0, 0, "", DEFAULT_MAX_VALUE - 16, DEFAULT_MAX_VALUE, DEVICE_CAP_FLAGS, MAX_SGE, MAX_SGE,
                 DEFAULT_MAX_VALUE, MAX_CQE, DEFAULT_MAX_VALUE - 1, DEFAULT_MAX_VALUE, MAX_QP_RD_ATOM, MAX_QP_RD_ATOM,
                 MAX_RES_RD_ATOM, DeviceAttributes.ATOMIC_HCA, DEFAULT_MAX_VALUE, MAX_PKEYS, LOCAL_CA_ACK_DELAY, 1,
-                MAX_INLINE_DATA, MAX_MW, MAX_SRQ, DEFAULT_MAX_VALUE, MAX_SRQ_SGE, 0, 0, 0)
+                MAX_INLINE_DATA, MAX_MW, MAX_SRQ, DEFAULT_MAX_VALUE, maxSrqSge, 0, 0, 0)
                 .withMulticast(io.jhca.rxe.transport.Engine.MAX_MCAST_GROUPS,
                 io.jhca.rxe.transport.Engine.MAX_MCAST_QP_ATTACH, io.jhca.rxe.transport.Engine.MAX_TOTAL_MCAST_QP_ATTACH);
         final Mtu active = activeMtu(netdevMtu);

@@ -109,6 +109,7 @@ public final class RxeDeviceConfig {
     private final int icrcIdBias;
     private final boolean gso;
     private final boolean pollProgress;
+    private final int maxSrqSge;
 
     private RxeDeviceConfig(final Builder b) {
         this.netdev = b.netdev;
@@ -132,6 +133,12 @@ public final class RxeDeviceConfig {
         this.icrcIdBias = b.icrcIdBias;
         this.gso = b.gso;
         this.pollProgress = b.pollProgress;
+        this.maxSrqSge = b.maxSrqSge;
+    }
+
+    /** The largest scatter list of an SRQ WQE the device reports (max_srq_sge) and takes. */
+    public int maxSrqSge() {
+        return maxSrqSge;
     }
 
     /** Whether a held ACK and its request may leave as one GSO datagram on loopback (see {@link #GSO_PROPERTY}). */
@@ -163,7 +170,7 @@ public final class RxeDeviceConfig {
 
     /**
      * A device named {@code name} at {@code at} that moves packets as this one does: the same progress mode, idle
-     * strategy, ICRC mode, ACK hold, socket buffer and poll progress, and coalesced pairs only if this device sends
+     * strategy, ICRC mode, ACK hold, socket buffer, poll progress and max_srq_sge, and coalesced pairs only if this device sends
      * them (on loopback). Without this one's faults, capture or interface. For a private twin of a device, e.g. one
      * that warms the JIT up on the code paths this device's traffic takes.
      */
@@ -182,7 +189,7 @@ public final class RxeDeviceConfig {
         return builder(name).address(at).progressMode(progressMode).idleStrategy(idleStrategy)
                 .idlePark(minParkNanos, maxParkNanos).icrcMode(icrcMode).socketBuffer(socketBuffer)
                 .ackHoldNanos(ackHoldNanos).gso(gso && address != null && address.isLoopbackAddress())
-                .pollProgress(pollProgress)
+                .pollProgress(pollProgress).maxSrqSge(maxSrqSge)
                 .icrcIdBias(likeLinuxRxe && icrcMode != Ipv4IdMode.STRICT_ID_ZERO ? TWIN_ICRC_ID_BIAS : 0).build();
     }
 
@@ -470,6 +477,7 @@ public final class RxeDeviceConfig {
         private int icrcIdBias;
         private boolean gso = true;
         private boolean pollProgress = true;
+        private int maxSrqSge = RxeDeviceAttributes.MAX_SRQ_SGE;
 
         private Builder(final String name) {
             if (name == null || name.isBlank()) {
@@ -642,6 +650,20 @@ public final class RxeDeviceConfig {
         /** Whether an empty CQ poll drives a threaded device (see {@link #POLL_PROGRESS_PROPERTY}). */
         public Builder pollProgress(final boolean on) {
             this.pollProgress = on;
+            return this;
+        }
+
+        /**
+         * The largest scatter list of an SRQ WQE, 1..{@value RxeDeviceAttributes#MAX_SGE} (rxe_param.h RXE_MAX_SGE):
+         * default {@value RxeDeviceAttributes#MAX_SRQ_SGE}, Linux rxe's RXE_MAX_SRQ_SGE. For a device that must take
+         * longer ones, as one backing a ConnectX model's SRQs (31 SGEs in a 512-byte WQE).
+         */
+        public Builder maxSrqSge(final int sges) {
+            if (sges < 1 || sges > RxeDeviceAttributes.MAX_SGE) {
+                throw new IllegalArgumentException("rxe device " + name + ": max_srq_sge " + sges + " is not in 1.."
+                        + RxeDeviceAttributes.MAX_SGE);
+            }
+            this.maxSrqSge = sges;
             return this;
         }
 

@@ -34,7 +34,9 @@
  * send buffer asked for, default 4 MiB; past net.core.rmem_max/wmem_max with CAP_NET_ADMIN, see
  * {@link io.jhca.rxe.link.SocketBuffers}) and {@code pcap} (trace every packet sent
  * and received to a pcap file tshark decodes as "RRoCE") and {@code link} (a {@link io.jhca.rxe.link.LinkOpener} that
- * gives the device another {@link io.jhca.rxe.link.Link} than a UDP socket, e.g. one replaying captured packets);
+ * gives the device another {@link io.jhca.rxe.link.Link} than a UDP socket, e.g. one replaying captured packets) and
+ * {@code maxSrqSge} (the SGEs an SRQ WQE may have, default 27 as Linux rxe, up to 32: the ConnectX model's wire takes
+ * 31);
  * {@link io.jhca.rxe.RxeProvider#open(RxeDeviceConfig)}
  * opens such a device whatever the environment says.
  *

@@ -14,6 +14,7 @@ import io.jhca.memory.DmaMemory;
 import io.jhca.memory.DmaOptions;
 import io.jhca.memory.DmaRegion;
 import io.jhca.verbs.Access;
+import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.DeviceAttributes;
 import io.jhca.verbs.Gid;
 import io.jhca.verbs.LinkLayer;
@@ -22,12 +23,14 @@ import io.jhca.verbs.Mtu;
 import io.jhca.verbs.PortAttributes;
 import io.jhca.verbs.PortState;
 import io.jhca.verbs.ProtectionDomain;
-import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.QpInitAttributes;
 import io.jhca.verbs.QueuePair;
 import io.jhca.verbs.SendFlags;
 import io.jhca.verbs.SendWr;
+import io.jhca.verbs.SharedReceiveQueue;
+import io.jhca.verbs.SrqInitAttributes;
 import io.jhca.verbs.Verbs;
+import io.jhca.verbs.VerbsException;
 import io.jhca.verbs.WcStatus;
 import io.jhca.verbs.WrOpcode;
 import io.jhca.verbs.spi.Provider;
@@ -91,6 +94,7 @@ class ProviderAndDeviceTest {
             assertEquals(128, d.maxQpRdAtom());
             assertEquals(128, d.maxQpInitRdAtom());
             assertEquals(400, d.maxInlineData());
+            assertEquals(27, d.maxSrqSge(), "RXE_MAX_SRQ_SGE");
             assertEquals(Long.MAX_VALUE, d.maxMrSize());
             assertEquals(1, d.physPortCnt());
             assertEquals(DeviceAttributes.ATOMIC_HCA, d.atomicCap());
@@ -111,6 +115,27 @@ class ProviderAndDeviceTest {
             assertTrue(ctx.queryGid(1, 1).isIpv4Mapped());
             assertTrue(ctx.queryGid(1, 2).isZero());
         }
+    }
+
+    @Test
+    void maxSrqSgeIsLinuxRxesUnlessSetWithinTheSgeLimit() {
+        // a device backing a ConnectX model's SRQs takes their 31 SGEs; 1..32 (RXE_MAX_SGE) is what a WQE can hold
+        try (RxeContext ctx = RxeProvider.open(RxeDeviceConfig.builder("srqsge").address(Rig.nextAddress())
+                .maxSrqSge(32).build())) {
+            assertEquals(32, ctx.queryDevice().maxSrqSge());
+            final ProtectionDomain pd = ctx.allocatePd();
+            final SharedReceiveQueue srq = pd.createSrq(SrqInitAttributes.create().maxWr(4).maxSge(32));
+            assertEquals(32, srq.query().maxSge());
+            assertThrows(VerbsException.class, () -> pd.createSrq(SrqInitAttributes.create().maxWr(4).maxSge(33)));
+            srq.close();
+            pd.close();
+        }
+        final RxeDeviceConfig.Builder b = RxeDeviceConfig.builder("srqsge").address("127.0.0.1");
+        assertEquals(1, b.maxSrqSge(1).build().maxSrqSge());
+        assertThrows(IllegalArgumentException.class, () -> b.maxSrqSge(0));
+        assertThrows(IllegalArgumentException.class, () -> b.maxSrqSge(33));
+        assertEquals(27, RxeDeviceConfig.builder("d").address("127.0.0.1").build().maxSrqSge(), "the default");
+        assertEquals(32, b.maxSrqSge(32).build().twin("t", b.build().address()).maxSrqSge(), "a twin keeps it");
     }
 
     @Test

@@ -72,7 +72,7 @@ class RxeGidTableTest {
         assertEquals(ip("192.0.2.5"), c.address(), "the first IPv4 address names the device");
         assertEquals(9000, c.netdevMtu());
         assertEquals(0x505400fffe123456L, RxeProvider.info(c).nodeGuid(), "node GUID: EUI-64 of the MAC");
-        final RxeDeviceAttributes a = new RxeDeviceAttributes(c.mac(), c.gidTable(), c.netdevMtu());
+        final RxeDeviceAttributes a = new RxeDeviceAttributes(c.mac(), c.gidTable(), c.netdevMtu(), c.maxSrqSge());
         assertEquals(io.jhca.verbs.Mtu.MTU_4096, a.port().activeMtu());
         assertEquals(Gid.of(ip("::ffff:10.0.0.1")), a.gid(2));
     }

@@ -27,10 +27,13 @@ final class RxeMirror implements AutoCloseable {
 
     final RxeContext context;
 
-    /** {@code wire} may add to the link's configuration (fault injection, a pcap trace); progress stays CALLER. */
+    /**
+     * {@code wire} may add to the link's configuration (fault injection, a pcap trace); progress stays CALLER, and the
+     * rxe SRQs take the scatter lists of the longest ConnectX SRQ WQE (31 SGEs), beyond Linux rxe's 27.
+     */
     RxeMirror(String name, InetAddress address, UnaryOperator<RxeDeviceConfig.Builder> wire) {
         this.context = RxeProvider.open(wire.apply(RxeDeviceConfig.builder(name + "-wire").address(address))
-                .progressMode(ProgressMode.CALLER).build());
+                .progressMode(ProgressMode.CALLER).maxSrqSge(ModelCaps.MAX_SGE).build());
     }
 
     /** One engine duty cycle: received packets, timers, sends. */

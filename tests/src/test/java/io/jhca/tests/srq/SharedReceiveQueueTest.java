@@ -261,6 +261,44 @@ class SharedReceiveQueueTest {
         }
     }
 
+    /**
+     * An SRQ of max_srq_sge gather entries is created, and one receive of that many takes a message across all of
+     * them: each entry's bytes where it points, in order, nothing written between them (rxe: 27, Linux rxe's
+     * RXE_MAX_SRQ_SGE; mlx5: 31, a 512-byte WQE less its 16-byte next segment).
+     */
+    @ParameterizedTest(name = "{0} SRQ on A: {1}")
+    @MethodSource("sides")
+    void aReceiveOfMaxSrqSgeEntriesScattersOverEveryOne(DevicePair pair, boolean srqOnA) {
+        try (Harness h = Harness.open(pair)) {
+            int n = (srqOnA ? h.a() : h.b()).queryDevice().maxSrqSge();
+            Side s = new Side(h, 4, srqOnA, n);
+            assertEquals(n, s.srq.query().maxSge(), "max_sge granted");
+            int each = 5;
+            int apart = 64;
+            s.buf.setMemory(0, n * apart, (byte) 0x5a);
+            RecvWr wr = new RecvWr(n).wrId(7).numSge(n);
+            for (int i = 0; i < n; i++) {
+                wr.sge(i).set(s.mr, (long) i * apart, each);
+            }
+            assertEquals(1, s.srq.postRecv(wr), "a receive of " + n + " SGEs");
+            long seed = Seeds.of("jhca.srq.seed", "SharedReceiveQueueTest max_srq_sge on " + pair);
+            Peer from = s.senders[0];
+            Peer to = s.receivers[0];
+            Payloads.fill(from.buf(), 0, n * each, seed);
+            from.post(from.wr(1, WrOpcode.SEND, 0, n * each));
+            Wcs.assertSuccess(h.await(from.sendCq(), "SEND"), WcOpcode.SEND, 1, from.qpn(), "send");
+            Wcs.assertRecv(h.await(to.recvCq(), "receive"), WcOpcode.RECV, 7, to.qpn(), n * each, null,
+                    "a receive over " + n + " SGEs");
+            for (int i = 0; i < n; i++) {
+                for (int k = 0; k < apart; k++) {
+                    byte want = k < each ? from.buf().getByte(i * each + k) : (byte) 0x5a;
+                    assertEquals(want, s.buf.getByte(i * apart + k), "SGE " + i + " of " + n + ", byte " + k
+                            + (k < each ? "" : " (past the entry)") + " (seed " + seed + ")");
+                }
+            }
+        }
+    }
+
     private static void errno(int errno, Runnable r) {
         VerbsException e = assertThrows(VerbsException.class, r::run);
         assertEquals(errno, e.errno(), e.getMessage());
@@ -305,11 +343,16 @@ class SharedReceiveQueueTest {
         final AddressHandle ah;
 
         Side(Harness h, int depth, boolean srqOnA) {
+            this(h, depth, srqOnA, 1);
+        }
+
+        /** An SRQ of {@code depth} WQEs of {@code maxSge} gather entries, its RC and UD QPs connected. */
+        Side(Harness h, int depth, boolean srqOnA, int maxSge) {
             this.h = h;
             this.ctx = srqOnA ? h.a() : h.b();
             Context other = srqOnA ? h.b() : h.a();
             ProtectionDomain pd = h.track(ctx.allocatePd());
-            srq = h.track(pd.createSrq(SrqInitAttributes.create().maxWr(depth).maxSge(1)));
+            srq = h.track(pd.createSrq(SrqInitAttributes.create().maxWr(depth).maxSge(maxSge)));
             DmaRegion mem = h.allocate((long) SLOT * 64);
             mr = h.track(pd.register(mem, Access.LOCAL_WRITE));
             buf = mem.buffer();
