@@ -500,6 +500,15 @@ static void check_and_close(struct side *cli, struct side *srv) {
     free(srv->mr.base);
 }
 
+/* The client (127.0.0.2, QPN 0x12) and the server (127.0.0.1, QPN 0x11), each the other's peer. */
+static void open_pair(struct side *cli, struct side *srv, int size, long total) {
+    client_side = cli;
+    server_side = srv;
+    open_side(cli, "127.0.0.2", 0x12, 0x11, 0x2201, size, total);
+    open_side(srv, "127.0.0.1", 0x11, 0x12, 0x1101, size, total);
+    pair_up(cli, srv);
+}
+
 static double median_half(double *stamp, long iters, double *mean) {
     double *half = malloc(sizeof(double) * (size_t) iters), sum = 0;
     for (long i = 0; i < iters; i++) {
@@ -515,11 +524,7 @@ static double median_half(double *stamp, long iters, double *mean) {
 
 static double run_roce(long iters, int size, long warmup, double *mean) {
     static struct side cli, srv;
-    client_side = &cli;
-    server_side = &srv;
-    open_side(&cli, "127.0.0.2", 0x12, 0x11, 0x2201, size, warmup + iters);
-    open_side(&srv, "127.0.0.1", 0x11, 0x12, 0x1101, size, warmup + iters);
-    pair_up(&cli, &srv);
+    open_pair(&cli, &srv, size, warmup + iters);
     pthread_t t;
     pthread_create(&t, NULL, serve, &srv);
     double *stamp = malloc(sizeof(double) * (size_t) (iters + 1));
@@ -546,11 +551,7 @@ static double run_roce(long iters, int size, long warmup, double *mean) {
  */
 static double run_memory(long iters, int size, long warmup) {
     static struct side cli, srv;
-    client_side = &cli;
-    server_side = &srv;
-    open_side(&cli, "127.0.0.2", 0x12, 0x11, 0x2201, size, warmup + iters);
-    open_side(&srv, "127.0.0.1", 0x11, 0x12, 0x1101, size, warmup + iters);
-    pair_up(&cli, &srv);
+    open_pair(&cli, &srv, size, warmup + iters);
     cli.mem_peer = &srv;
     srv.mem_peer = &cli;
     double t0 = 0;
@@ -631,10 +632,9 @@ static double run_plain(long iters, int size, long warmup, double *mean) {
 }
 
 int main(int argc, char **argv) {
-    long iters = argc > 1 ? atol(argv[1]) : 20000;
-    int size = argc > 2 ? atoi(argv[2]) : 2;
-    long warmup = argc > 3 ? atol(argv[3]) : 20000;
-    if (iters < 2 || size < 1 || size > MTU || warmup < 0) {
+    long iters, warmup;
+    int size;
+    if (floor_args(argc, argv, &iters, &size, &warmup, 1, MTU) != 0) {
         fprintf(stderr, "usage: roce_write_lat [ITERS>=2 [1<=SIZE<=%d [WARMUP]]]\n", MTU);
         return 2;
     }

@@ -220,10 +220,9 @@ static double run(enum mode mode, long iters, int size, long warmup) {
 }
 
 int main(int argc, char **argv) {
-    long iters = argc > 1 ? atol(argv[1]) : 20000;
-    int size = argc > 2 ? atoi(argv[2]) : 2;
-    long warmup = argc > 3 ? atol(argv[3]) : 20000;
-    if (iters < 2 || size < 0 || size > MAX_SIZE || warmup < 0) {
+    long iters, warmup;
+    int size;
+    if (floor_args(argc, argv, &iters, &size, &warmup, 0, MAX_SIZE) != 0) {
         fprintf(stderr, "usage: udp_rc_floor [ITERS>=2 [SIZE<=%d [WARMUP]]]\n", MAX_SIZE);
         return 2;
     }

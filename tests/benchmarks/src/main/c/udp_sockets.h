@@ -1,5 +1,6 @@
 /*
- * The UDP plumbing the C latency floors share: loopback sockets, UDP GRO's segment count, a GSO pair, the clock.
+ * The UDP plumbing the C latency floors share: loopback sockets, UDP GRO's segment count, a GSO pair, the clock,
+ * their arguments.
  */
 #ifndef JHCA_UDP_SOCKETS_H
 #define JHCA_UDP_SOCKETS_H
@@ -85,6 +86,14 @@ static void put_coalesced(int fd, struct iovec *io) {
 static int cmp(const void *a, const void *b) {
     double x = *(const double *) a, y = *(const double *) b;
     return (x > y) - (x < y);
+}
+
+/* ITERS SIZE WARMUP (defaults 20000, 2, 20000): 0, or -1 if one is out of range (ITERS >= 2, min..max, WARMUP >= 0). */
+static int floor_args(int argc, char **argv, long *iters, int *size, long *warmup, int min_size, int max_size) {
+    *iters = argc > 1 ? atol(argv[1]) : 20000;
+    *size = argc > 2 ? atoi(argv[2]) : 2;
+    *warmup = argc > 3 ? atol(argv[3]) : 20000;
+    return *iters < 2 || *size < min_size || *size > max_size || *warmup < 0 ? -1 : 0;
 }
 
 #endif
