@@ -77,4 +77,17 @@ class LifetimeTest extends VerbsTestSupport {
         pd.close();
         assertEquals(0, ctx.userCount());
     }
+
+    @Test
+    void aCqOnAnotherDevicesChannelIsRefused() {
+        // a CQ's completion events go to a channel of its own device
+        try (Context other = Verbs.open("fake0")) {
+            CompletionChannel foreign = other.createCompletionChannel();
+            int users = ctx.userCount();
+            refused(VerbsException.EINVAL, "belongs to another device", () -> ctx.createCq(4, foreign));
+            assertEquals(users, ctx.userCount(), "no CQ was created");
+            assertEquals(0, foreign.userCount());
+            foreign.close();
+        }
+    }
 }

@@ -98,4 +98,57 @@ class LimitsTest extends VerbsTestSupport {
     void unknownDeviceNamesTheDevicesThatExist() {
         refused(VerbsException.ENOENT, "fake0", () -> Verbs.open("nope0"));
     }
+
+    @Test
+    void aDeviceWithoutAGsiQpRefusesQp1() {
+        // the fake device has no GSI QP: EOPNOTSUPP before the provider is asked, and nothing is created
+        ProtectionDomain pd = track(ctx.allocatePd());
+        CompletionQueue cq = track(ctx.createCq(16));
+        refused(VerbsException.EOPNOTSUPP, "has no GSI QP (QP1)", () -> pd.createQp(QpInitAttributes.gsi(cq, cq)));
+        assertEquals(0, pd.userCount());
+    }
+
+    @Test
+    void modifyRefusesUnknownAccessBitsAndANullAddressVector() {
+        // Access.ALL is the last legal QP access mask; an AV bit needs an AV (EINVAL, not a NullPointerException)
+        ProtectionDomain pd = track(ctx.allocatePd());
+        CompletionQueue cq = track(ctx.createCq(16));
+        QueuePair qp = track(pd.createQp(QpInitAttributes.rc(cq, cq)));
+        refused(VerbsException.EINVAL, "unknown access bits 0x3f", () -> qp.modify(QpAttributes.toInit(1).accessFlags(Access.ALL | 0x20)));
+        qp.modify(QpAttributes.toInit(1).accessFlags(Access.ALL));
+        refused(VerbsException.EINVAL, "AV bit set without an address vector",
+                () -> qp.modify(QpAttributes.toRtr(0x12, 0, null, Mtu.MTU_1024)));
+        assertEquals(QpState.INIT, qp.state());
+    }
+
+    @Test
+    void thePortsMaxMtuIsALegalPathMtu() {
+        // path_mtu may equal the port's max_mtu (4096 on the fake port), only above it is refused
+        ProtectionDomain pd = track(ctx.allocatePd());
+        CompletionQueue cq = track(ctx.createCq(16));
+        QueuePair qp = track(pd.createQp(QpInitAttributes.rc(cq, cq)));
+        assertEquals(Mtu.MTU_4096, ctx.queryPort(1).maxMtu());
+        qp.modify(QpAttributes.toInit(1));
+        qp.modify(QpAttributes.toRtr(0x12, 0, AhAttributes.to(ctx.queryGid(1, 1)).sgidIndex(1), Mtu.MTU_4096));
+        assertEquals(Mtu.MTU_4096, qp.query().pathMtu());
+    }
+
+    @Test
+    void aNegativeRegistrationLengthIsRefused() {
+        // offset > region length - length alone lets a negative length through: it is refused by itself
+        ProtectionDomain pd = track(ctx.allocatePd());
+        DmaRegion mem = memory(8192);
+        refused(VerbsException.EINVAL, "outside the region", () -> pd.register(mem, 0, -1, 0));
+        refused(VerbsException.EINVAL, "outside the region", () -> pd.register(mem, 4096, -4096, 0));
+        track(pd.register(mem, 8192, 0, 0));
+        assertEquals(1, pd.userCount(), "only the empty MR at the region's end was registered");
+    }
+
+    @Test
+    void gidIndicesEndBeforeTheTableLength() {
+        // ibv_query_gid(3): index 0..gid_tbl_len-1
+        int n = ctx.queryPort(1).gidTblLen();
+        ctx.queryGid(1, n - 1);
+        refused(VerbsException.EINVAL, "GID index " + n + " out of range 0.." + (n - 1), () -> ctx.queryGid(1, n));
+    }
 }

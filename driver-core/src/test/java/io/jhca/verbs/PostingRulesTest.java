@@ -220,4 +220,142 @@ class PostingRulesTest extends VerbsTestSupport {
         sq.start();
         refused(VerbsException.EINVAL, "not supported on UD", () -> sq.rdmaRead(1, 0));
     }
+
+    @Test
+    void ucRefusesAtomicsAsItRefusesReads() {
+        // IBTA: a UC QP has no responder resources, so RDMA READ and both atomics are refused at post time
+        QueuePair uc = rtsQp(pd, QpInitAttributes.uc(cq, cq));
+        SendWr wr = new SendWr().opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).sge(mr, 0, 8).atomic(mr.address(), mr.rkey(), 1, 0);
+        refused(VerbsException.EINVAL, "opcode ATOMIC_FETCH_AND_ADD is not supported on UC", () -> uc.postSend(wr));
+        wr.opcode(WrOpcode.ATOMIC_CMP_AND_SWP);
+        refused(VerbsException.EINVAL, "opcode ATOMIC_CMP_AND_SWP is not supported on UC", () -> uc.postSend(wr));
+        assertEquals(0, ((FakeQp) uc).sendsQueued);
+        wr.opcode(WrOpcode.RDMA_WRITE);
+        assertEquals(1, uc.postSend(wr), "a WRITE with the same SGE and address is fine on UC");
+    }
+
+    @Test
+    void inlineIsRefusedWithAtomicsAndAllowedUpToMaxInlineData() {
+        // ibv_post_send(3): INLINE is for SEND and RDMA WRITE only; max_inline_data bytes is the last legal size
+        QueuePair rc = rtsQp(pd, QpInitAttributes.rc(cq, cq).maxInlineData(32));
+        SendWr atomic = new SendWr().opcode(WrOpcode.ATOMIC_CMP_AND_SWP).sendFlags(SendFlags.INLINE).sge(mr, 0, 8)
+                .atomic(mr.address(), mr.rkey(), 1, 2);
+        refused(VerbsException.EINVAL, "INLINE is not allowed with ATOMIC_CMP_AND_SWP", () -> rc.postSend(atomic));
+        atomic.opcode(WrOpcode.ATOMIC_FETCH_AND_ADD);
+        refused(VerbsException.EINVAL, "INLINE is not allowed with ATOMIC_FETCH_AND_ADD", () -> rc.postSend(atomic));
+        assertEquals(0, ((FakeQp) rc).sendsQueued);
+        SendWr inline = new SendWr().opcode(WrOpcode.SEND).sendFlags(SendFlags.INLINE).sge(mr, 0, 32);
+        assertEquals(1, rc.postSend(inline), "exactly max_inline_data bytes");
+        inline.sge(0).set(mr, 0, 33);
+        refused(VerbsException.EINVAL, "inline data of 33 bytes exceeds max_inline_data 32", () -> rc.postSend(inline));
+    }
+
+    @Test
+    void anAtomicTakesOneSgeEvenIfTheFirstIsEightBytes() {
+        // ibv_post_send(3): an atomic WR has exactly one 8-byte SGE; a second one is not ignored but refused
+        QueuePair rc = rtsQp(pd, QpInitAttributes.rc(cq, cq).maxSendSge(2));
+        SendWr wr = new SendWr(2).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).atomic(mr.address(), mr.rkey(), 1, 0);
+        wr.numSge(2).sge(0).set(mr, 0, 8);
+        wr.sge(1).set(mr, 8, 8);
+        refused(VerbsException.EINVAL, "ATOMIC_FETCH_AND_ADD needs exactly one 8-byte SGE", () -> rc.postSend(wr));
+        assertEquals(0, ((FakeQp) rc).sendsQueued);
+        wr.numSge(1);
+        assertEquals(1, rc.postSend(wr));
+    }
+
+    @Test
+    void receiveLengthsMayAddUpToExactly2To31Minus1() {
+        // the receive side has the send side's bound: 2^31-1 bytes in all is legal, one byte more is refused
+        QueuePair qp = track(pd.createQp(QpInitAttributes.rc(cq, cq).maxRecvSge(2)));
+        qp.modify(QpAttributes.toInit(1));
+        RecvWr rwr = new RecvWr(2).numSge(2);
+        rwr.sge(0).set(mr.address(), 0x40000000, mr.lkey());
+        rwr.sge(1).set(mr.address(), 0x3FFFFFFF, mr.lkey());
+        assertEquals(1, qp.postRecv(rwr), "2^31-1 bytes in all");
+        rwr.sge(1).set(mr.address(), 0x40000000, mr.lkey());
+        refused(VerbsException.EINVAL, "SGE lengths add up to more than 2^31-1", () -> qp.postRecv(rwr));
+        assertEquals(1, ((FakeQp) qp).recvsQueued);
+    }
+
+    @Test
+    void udBuilderRefusesAnAddressHandleOfAnotherPd() {
+        // like postSend's UD check: the AH must be of the QP's PD; the builder drops the batch
+        QueuePair ud = rtsQp(pd, QpInitAttributes.ud(cq, cq));
+        ProtectionDomain other = track(ctx.allocatePd());
+        AddressHandle foreign = track(other.createAh(AhAttributes.to(ctx.queryGid(1, 1)).sgidIndex(1)));
+        SendQueue sq = ud.sendQueue();
+        sq.start();
+        refused(VerbsException.EINVAL, "of another PD (batch dropped)", () -> sq.send().udAddr(foreign, 0x12, 0x11111111));
+        assertEquals(0, sq.start().complete(), "the dropped batch left the builder free");
+        assertEquals(0, ((FakeQp) ud).sendsQueued);
+    }
+
+    @Test
+    void udPostRefusesAnAddressHandleOfAnotherPd() {
+        // ibv_post_send(3): a UD WR's AH must be of the QP's PD, as the builder's udAddr requires
+        QueuePair ud = rtsQp(pd, QpInitAttributes.ud(cq, cq));
+        ProtectionDomain other = track(ctx.allocatePd());
+        AddressHandle own = track(pd.createAh(AhAttributes.to(ctx.queryGid(1, 1)).sgidIndex(1)));
+        AddressHandle foreign = track(other.createAh(AhAttributes.to(ctx.queryGid(1, 1)).sgidIndex(1)));
+        SendWr wr = new SendWr().opcode(WrOpcode.SEND).sge(mr, 0, 8).ud(foreign, 0x12, 0x11111111);
+        refused(VerbsException.EINVAL, "address handle of another PD", () -> ud.postSend(wr));
+        assertEquals(0, ((FakeQp) ud).sendsQueued);
+        wr.ud(own, 0x12, 0x11111111);
+        assertEquals(1, ud.postSend(wr));
+    }
+
+    @Test
+    void builderRefusesUnknownSendFlags() {
+        // SendFlags.ALL is the last legal mask, like postSend's check; a bit beyond it drops the batch
+        QueuePair rc = rtsQp(pd, QpInitAttributes.rc(cq, cq).maxInlineData(32));
+        SendQueue sq = rc.sendQueue();
+        sq.start();
+        sq.flags(SendFlags.ALL);
+        refused(VerbsException.EINVAL, "unknown send flags 0x" + Integer.toHexString(SendFlags.ALL + 1),
+                () -> sq.flags(SendFlags.ALL + 1));
+        assertEquals(0, sq.start().complete(), "the dropped batch left the builder free");
+    }
+
+    @Test
+    void sendWithInvalidateIsRcOnlyInTheBuilder() {
+        // ibv_post_send(3): SEND_WITH_INV is RC only; UC has LOCAL_INV and BIND_MW but not this one
+        QueuePair uc = rtsQp(pd, QpInitAttributes.uc(cq, cq));
+        SendQueue sq = uc.sendQueue();
+        sq.start();
+        refused(VerbsException.EINVAL, "opcode SEND_WITH_INV is not supported on UC", () -> sq.sendInv(0x100));
+        assertEquals(0, ((FakeQp) uc).sendsQueued);
+    }
+
+    @Test
+    void multicastIsForUdQpsAndMlidsUpTo0xffff() {
+        // ibv_attach_mcast(3): UD QPs only, a 16-bit MLID; the fake provider then refuses (it has no multicast)
+        QueuePair ud = rtsQp(pd, QpInitAttributes.ud(cq, cq));
+        QueuePair rc = track(pd.createQp(QpInitAttributes.rc(cq, cq)));
+        Gid mgid = Gid.parse("00000000000000000000ffffe0000001");   // 224.0.0.1
+        refused(VerbsException.EINVAL, "only UD QPs join multicast groups, this one is RC", () -> rc.attachMcast(mgid, 0));
+        refused(VerbsException.EOPNOTSUPP, "the provider has no multicast", () -> ud.attachMcast(mgid, 0xFFFF));
+        refused(VerbsException.EINVAL, "mlid 65536 out of range 0..0xffff", () -> ud.attachMcast(mgid, 0x10000));
+    }
+
+    @Test
+    void builderKeepsInlineDataAndSgesApartAndAtomicsToOneEightByteSge() {
+        // a WR's payload is inline or gathered, never both; an atomic's one SGE is exactly 8 bytes, never inline
+        QueuePair rc = rtsQp(pd, QpInitAttributes.rc(cq, cq).maxSendSge(2).maxInlineData(32));
+        SendQueue sq = rc.sendQueue();
+        UnsafeBuffer src = new UnsafeBuffer(new byte[8]);
+        sq.start();
+        refused(VerbsException.EINVAL, "inline data after SGEs in one WR", () -> sq.send().sge(mr, 0, 8).inlineData(src, 0, 8));
+        sq.start();
+        refused(VerbsException.EINVAL, "inline data with ATOMIC_FETCH_AND_ADD",
+                () -> sq.atomicFetchAdd(mr.rkey(), mr.address(), 1).inlineData(src, 0, 8));
+        sq.start();
+        refused(VerbsException.EINVAL, "ATOMIC_CMP_AND_SWP needs exactly one 8-byte SGE",
+                () -> sq.atomicCmpSwp(mr.rkey(), mr.address(), 1, 2).sge(mr, 0, 4));
+        assertEquals(0, ((FakeQp) rc).sendsQueued, "every batch was dropped");
+        sq.start();
+        sq.atomicCmpSwp(mr.rkey(), mr.address(), 1, 2).sge(mr, 0, 8);
+        sq.send().inlineData(src, 0, 8);
+        assertEquals(0, sq.complete());
+        assertEquals(2, ((FakeQp) rc).sendsQueued);
+    }
 }

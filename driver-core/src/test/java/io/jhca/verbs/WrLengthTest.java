@@ -64,4 +64,14 @@ class WrLengthTest {
         }
         return wr;
     }
+
+    @Test
+    void numSgeIsWithinTheElementsThereAre() {
+        // 0..maxSge, both ends inclusive; a negative count is refused, not taken as no SGE
+        assertEquals(2, new SendWr(2).numSge(2).numSge());
+        assertEquals(0, new RecvWr(2).numSge(0).numSge());
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> new SendWr(2).numSge(3));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> new SendWr(2).numSge(-1));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> new RecvWr(2).numSge(-1));
+    }
 }

@@ -17,6 +17,8 @@ import io.jhca.verbs.ProtectionDomain;
 import io.jhca.verbs.QpCapabilities;
 import io.jhca.verbs.QpInitAttributes;
 import io.jhca.verbs.QueuePair;
+import io.jhca.verbs.SharedReceiveQueue;
+import io.jhca.verbs.SrqInitAttributes;
 import io.jhca.verbs.WorkCompletion;
 
 import java.net.InetAddress;
@@ -24,11 +26,13 @@ import java.net.InetAddress;
 /** The fake device: small limits so tests can reach them. */
 final class FakeContext extends Context {
     static final DeviceAttributes ATTRS = new DeviceAttributes("1.0", 0x0002c90300a0b0c0L, 0x0002c90300a0b0c0L,
-            1L << 32, 4096, 0x02c9, 4119, 0, "FAKE", 64, 128, 0, 4, 4, 64, 1024, 64, 16, 4, 4, 64, 1, 16, 1, 15, 1, 64);
+            1L << 32, 4096, 0x02c9, 4119, 0, "FAKE", 64, 128, 0, 4, 4, 64, 1024, 64, 16, 4, 4, 64, 1, 16, 1, 15, 1, 64,
+            0, 16, 64, 4, 0, 0, 0);   // no windows, no multicast; SRQs of up to 64 WRs of 4 SGEs
 
     private int nextKey = 0x100;
     private int nextCqn = 1;
     private int nextQpn = 0x11;
+    private int nextSrqn = 1;
 
     FakeContext(DeviceInfo device) {
         super(device);
@@ -75,6 +79,11 @@ final class FakeContext extends Context {
                     protected void destroy() {
                     }
                 };
+            }
+
+            @Override
+            protected SharedReceiveQueue driverCreateSrq(SrqInitAttributes init) {
+                return new FakeSrq(this, init, nextSrqn++);
             }
 
             @Override
