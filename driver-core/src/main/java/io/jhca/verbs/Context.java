@@ -92,7 +92,13 @@ public abstract class Context extends VerbsResource {
         CompletionQueue cq = driverCreateCq(cqe);
         cq.singleThreaded((flags & CqFlags.SINGLE_THREADED) != 0);
         if (channel != null) {
-            cq.attach(channel);
+            try {
+                cq.attach(channel);
+            } catch (RuntimeException e) {
+                // the channel closed since its check (another thread): the CQ goes, or it would hold the device open
+                cq.close();
+                throw e;
+            }
         }
         return cq;
     }

@@ -34,7 +34,7 @@ public abstract class QueuePair extends VerbsResource {
     private final SharedReceiveQueue srq;
 
     protected QueuePair(ProtectionDomain pd, QpInitAttributes init, QpCapabilities caps) {
-        super("QP", pd, init.sendCq(), init.recvCq());
+        super("QP", uses(pd, init));
         this.pd = pd;
         this.maxMsgSize = pd.context().queryPort(1).maxMsgSz();
         this.sendGuard = ThreadGuard.of("send queue", init.isSingleThreaded());
@@ -45,9 +45,12 @@ public abstract class QueuePair extends VerbsResource {
         this.sqSigAll = init.sqSigAll();
         this.caps = caps;
         this.srq = init.srq();
-        if (srq != null) {
-            alsoUses(srq); // an SRQ refuses to close while a QP takes receives from it
-        }
+    }
+
+    /** What a QP depends on: its PD, its CQs and its SRQ (which refuses to close while a QP takes receives from it). */
+    private static VerbsResource[] uses(ProtectionDomain pd, QpInitAttributes init) {
+        return init.srq() == null ? new VerbsResource[] {pd, init.sendCq(), init.recvCq()}
+                : new VerbsResource[] {pd, init.sendCq(), init.recvCq(), init.srq()};
     }
 
     /** The SRQ this QP takes its receives from, or null if it has a receive queue of its own. */

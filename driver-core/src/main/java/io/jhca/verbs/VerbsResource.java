@@ -46,8 +46,19 @@ public abstract class VerbsResource implements AutoCloseable {
         for (VerbsResource r : this.uses) {
             r.checkOpen();
         }
-        for (VerbsResource r : this.uses) {
-            r.addUser(this);
+        // one of them may close between its check and its turn here (another thread): then the ones already taken
+        // let go again, or they would count a resource that never came to be as a user and refuse to close for ever
+        int taken = 0;
+        try {
+            for (VerbsResource r : this.uses) {
+                r.addUser(this);
+                taken++;
+            }
+        } catch (RuntimeException e) {
+            for (int i = 0; i < taken; i++) {
+                this.uses[i].removeUser(this);
+            }
+            throw e;
         }
     }
 

@@ -1,6 +1,7 @@
 package io.jhca.verbs;
 
 import io.jhca.memory.DmaRegion;
+import io.jhca.verbs.fake.FakeProviderAccess;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -89,5 +90,35 @@ class LifetimeTest extends VerbsTestSupport {
             assertEquals(0, foreign.userCount());
             foreign.close();
         }
+    }
+
+    @Test
+    void anSrqClosedWhileItsQpIsBeingMadeLeavesNoUserBehind() {
+        // another thread closes the SRQ after createQp checked it and before the QP exists (made certain here by
+        // closing it inside the provider's call): the QP is refused, and its PD and CQ count no user that never came
+        // to be, so they still close
+        ProtectionDomain pd = ctx.allocatePd();
+        CompletionQueue cq = ctx.createCq(16);
+        SharedReceiveQueue srq = pd.createSrq(SrqInitAttributes.create());
+        FakeProviderAccess.beforeNextCreate(ctx, srq::close);
+        refused(VerbsException.EINVAL, "is closed", () -> pd.createQp(QpInitAttributes.rc(cq, cq).srq(srq)));
+        assertTrue(srq.isClosed());
+        assertEquals(0, pd.userCount(), "no QP left on the PD");
+        assertEquals(0, cq.userCount(), "no QP left on the CQ");
+        cq.close();
+        pd.close();
+        assertTrue(cq.isClosed() && pd.isClosed());
+    }
+
+    @Test
+    void aChannelClosedWhileItsCqIsBeingMadeLeavesNoCq() {
+        // the same race for a CQ and its completion channel: the CQ the provider made is closed again, so the device
+        // does not count it and still closes
+        CompletionChannel ch = ctx.createCompletionChannel();
+        int users = ctx.userCount();
+        FakeProviderAccess.beforeNextCreate(ctx, ch::close);
+        refused(VerbsException.EINVAL, "is closed", () -> ctx.createCq(4, ch));
+        assertTrue(ch.isClosed());
+        assertEquals(users - 1, ctx.userCount(), "neither the channel nor a CQ counts on the device");
     }
 }

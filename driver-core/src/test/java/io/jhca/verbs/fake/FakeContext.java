@@ -33,6 +33,8 @@ final class FakeContext extends Context {
     private int nextCqn = 1;
     private int nextQpn = 0x11;
     private int nextSrqn = 1;
+    /** Runs once inside the provider's next QP or CQ creation: another thread's work at that moment, made certain. */
+    Runnable beforeNextCreate;
 
     FakeContext(DeviceInfo device) {
         super(device);
@@ -69,6 +71,7 @@ final class FakeContext extends Context {
 
             @Override
             protected QueuePair driverCreateQp(QpInitAttributes init, QpCapabilities requested) {
+                runHook();
                 return new FakeQp(this, init, requested, nextQpn++);
             }
 
@@ -94,6 +97,7 @@ final class FakeContext extends Context {
 
     @Override
     protected CompletionQueue driverCreateCq(int cqe) {
+        runHook();
         return new CompletionQueue(this, nextCqn++, cqe) {
             @Override
             protected int driverPoll(WorkCompletion wc) {
@@ -108,5 +112,13 @@ final class FakeContext extends Context {
 
     @Override
     protected void destroy() {
+    }
+
+    private void runHook() {
+        Runnable r = beforeNextCreate;
+        beforeNextCreate = null;
+        if (r != null) {
+            r.run();
+        }
     }
 }
