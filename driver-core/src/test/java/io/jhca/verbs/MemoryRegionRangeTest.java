@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import org.junit.jupiter.api.Test;
 
 import io.jhca.memory.DmaRegion;
+import io.jhca.verbs.fake.FakeProviderAccess;
 
 /** MemoryRegion.contains, the span check of binds and providers: inclusive at the MR's end, overflow-safe. */
 class MemoryRegionRangeTest extends VerbsTestSupport {
@@ -40,7 +41,7 @@ class MemoryRegionRangeTest extends VerbsTestSupport {
     void anMrMayBeExactlyMaxMrSize() {
         // ibv_reg_mr(3): max_mr_size is the largest legal length, one byte more is EINVAL (the fake device's is 4 GiB)
         ProtectionDomain pd = track(ctx.allocatePd());
-        long max = io.jhca.verbs.fake.FakeProviderAccess.attributes().maxMrSize();
+        long max = FakeProviderAccess.attributes().maxMrSize();
         DmaRegion big = track(new UnbackedRegion(1L << 40, max + 1));
         MemoryRegion mr = track(pd.register(big, 0, max, 0));
         assertEquals(max, mr.length());

@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import io.jhca.verbs.fake.FakeProviderAccess;
+
 /** The SRQ rules driver-core enforces for every provider: creation limits, modify limits, which QPs may use one. */
 class SrqRulesTest extends VerbsTestSupport {
-    private static final DeviceAttributes DEV = io.jhca.verbs.fake.FakeProviderAccess.attributes();
+    private static final DeviceAttributes DEV = FakeProviderAccess.attributes();
     private ProtectionDomain pd;
     private CompletionQueue cq;
 
