@@ -87,8 +87,10 @@ struct side {
     long drops;
     long total;
     int size;
+    /* the other side: its MR is where this side's WRITEs go (perftest exchanges address and rkey out of band) */
+    struct side *peer;
     /* memory mode: datagrams go straight into the peer's receive buffer, no socket (the Java work's benchmark's twin) */
-    struct side *mem_peer;
+    int in_memory;
     uint32_t inbox_len, inbox_segment;
 };
 
@@ -157,8 +159,8 @@ static uint32_t get24(const uint8_t *p) {
  * the pseudo-header as rxe_icrc.c masks it (TOS, TTL, header checksum, UDP checksum all ones; the BTH's byte 4),
  * then the packet after its BTH.
  */
-static uint32_t icrc(const struct side *s, uint32_t from_ip, uint32_t to_ip, uint16_t from_port, uint16_t to_port,
-                     uint16_t ip_id, const uint8_t *pkt, uint32_t len) {
+static uint32_t icrc(uint32_t from_ip, uint32_t to_ip, uint16_t from_port, uint16_t to_port, uint16_t ip_id,
+                     const uint8_t *pkt, uint32_t len) {
     uint8_t ph[20 + 8 + BTH];
     uint32_t udp_len = 8 + len + ICRC;
     ph[0] = 0x45;
@@ -177,7 +179,6 @@ static uint32_t icrc(const struct side *s, uint32_t from_ip, uint32_t to_ip, uin
     put16(ph + 26, 0xffff);
     memcpy(ph + 28, pkt, BTH);
     ph[28 + 4] = 0xff;
-    (void) s;
     return crc32(crc32(lrh_seed, ph, sizeof ph), pkt + BTH, len - BTH);
 }
 
@@ -193,10 +194,24 @@ static void bth(uint8_t *p, int opcode, int pad, uint32_t dest_qpn, int ack_req,
     put32(p + 8, (uint32_t) ack_req << 31 | (psn & PSN_MASK));
 }
 
+/* The held ACK at a: BTH, AETH (ACK, credits not given, the MSN), ICRC for the IPv4 ID its datagram will carry. */
+static void put_ack(struct side *s, uint8_t *a, uint16_t ip_id) {
+    bth(a, OP_ACK, 0, s->dest_qpn, 0, s->ack_psn);
+    put32(a + BTH, 0x1fu << 24 | (s->msn & 0xffffff));
+    put_icrc(a + BTH + AETH, icrc(s->src_ip, s->dst_ip, s->sport, s->dport, ip_id, a, BTH + AETH));
+    s->ack_held = 0;
+}
+
+/* Whether [addr, addr + len) lies inside the MR, with no sum that could wrap. */
+static int mr_contains(const struct mr *mr, uint64_t addr, uint32_t len) {
+    uintptr_t base = (uintptr_t) mr->base;
+    return addr >= base && len <= mr->length && addr - base <= mr->length - len;
+}
+
 /* One datagram (io[1] empty) or a GSO pair, the first the longer: to the socket, or in memory mode to the peer. */
 static void hand_over(struct side *s, struct iovec *io) {
-    if (s->mem_peer != NULL) {
-        struct side *to = s->mem_peer;
+    if (s->in_memory) {
+        struct side *to = s->peer;
         if (to->inbox_len != 0) {
             fprintf(stderr, "roce_write_lat: the peer has not taken its last datagram\n");
             exit(1);
@@ -236,9 +251,7 @@ static int post_write(struct side *s, uint64_t wr_id, uint64_t laddr, uint32_t l
 static void transmit(struct side *s) {
     while (s->sq_sent != s->sq_head) {
         struct wqe *w = &s->sq[s->sq_sent & (RING - 1)];
-        uintptr_t base = (uintptr_t) s->mr.base;
-        if (w->lkey != s->mr.lkey || w->laddr < base || w->length > s->mr.length
-                || w->laddr - base > s->mr.length - w->length) {
+        if (w->lkey != s->mr.lkey || !mr_contains(&s->mr, w->laddr, w->length)) {
             fprintf(stderr, "roce_write_lat: local protection error\n");
             exit(1);
         }
@@ -255,15 +268,12 @@ static void transmit(struct side *s) {
         put32(p + BTH + 12, w->length);
         memcpy(p + BTH + RETH, (const void *) (uintptr_t) w->laddr, w->length);
         memset(p + BTH + RETH + w->length, 0, (size_t) pad);
-        put_icrc(p + len, icrc(s, s->src_ip, s->dst_ip, s->sport, s->dport, 0, p, len));
+        put_icrc(p + len, icrc(s->src_ip, s->dst_ip, s->sport, s->dport, 0, p, len));
         struct iovec io[2] = {{p, len + ICRC}, {NULL, 0}};
         if (s->ack_held) {
             uint8_t *a = p + len + ICRC;
-            bth(a, OP_ACK, 0, s->dest_qpn, 0, s->ack_psn);
-            put32(a + BTH, 0x1fu << 24 | (s->msn & 0xffffff)); /* ACK, credits not given */
-            put_icrc(a + BTH + AETH, icrc(s, s->src_ip, s->dst_ip, s->sport, s->dport, 1, a, BTH + AETH));
+            put_ack(s, a, 1); /* the second segment of the GSO datagram */
             io[1] = (struct iovec) {a, ACK_LEN};
-            s->ack_held = 0;
         }
         hand_over(s, io);
         s->sq_sent++;
@@ -275,13 +285,9 @@ static void flush_ack(struct side *s) {
     if (!s->ack_held) {
         return;
     }
-    uint8_t *a = s->send_buf;
-    bth(a, OP_ACK, 0, s->dest_qpn, 0, s->ack_psn);
-    put32(a + BTH, 0x1fu << 24 | (s->msn & 0xffffff));
-    put_icrc(a + BTH + AETH, icrc(s, s->src_ip, s->dst_ip, s->sport, s->dport, 0, a, BTH + AETH));
-    struct iovec io[2] = {{a, ACK_LEN}, {NULL, 0}};
+    put_ack(s, s->send_buf, 0);
+    struct iovec io[2] = {{s->send_buf, ACK_LEN}, {NULL, 0}};
     hand_over(s, io);
-    s->ack_held = 0;
 }
 
 static int psn_after(uint32_t a, uint32_t b) { /* a after b, 24-bit serial arithmetic */
@@ -296,9 +302,7 @@ static void on_write(struct side *s, const uint8_t *p, uint32_t len, int pad, ui
     uint64_t va = (uint64_t) get32(p + BTH) << 32 | get32(p + BTH + 4);
     uint32_t rkey = get32(p + BTH + 8), dma_len = get32(p + BTH + 12);
     uint32_t payload = len - BTH - RETH - (uint32_t) pad;
-    uintptr_t base = (uintptr_t) s->mr.base;
-    if (rkey != s->mr.rkey || dma_len != payload || va < base || dma_len > s->mr.length
-            || va - base > s->mr.length - dma_len) {
+    if (rkey != s->mr.rkey || dma_len != payload || !mr_contains(&s->mr, va, dma_len)) {
         s->drops++; /* a remote access error NAK in a real responder */
         return;
     }
@@ -343,7 +347,7 @@ static void on_packet(struct side *s, const uint8_t *p, uint32_t len, uint16_t i
     len -= ICRC;
     uint32_t got;
     memcpy(&got, p + len, 4);
-    if (got != icrc(s, s->dst_ip, s->src_ip, s->dport, s->sport, ip_id, p, len)) {
+    if (got != icrc(s->dst_ip, s->src_ip, s->dport, s->sport, ip_id, p, len)) {
         s->drops++;
         return;
     }
@@ -362,15 +366,23 @@ static void on_packet(struct side *s, const uint8_t *p, uint32_t len, uint16_t i
     }
 }
 
+/* The n bytes in the receive buffer: one datagram, or (segment != 0) a coalesced one's segments in order. */
+static void on_datagram(struct side *s, uint32_t n, uint32_t segment) {
+    if (segment == 0) {
+        segment = n;
+    }
+    uint16_t id = 0;
+    for (uint32_t at = 0; at < n; at += segment, id++) {
+        on_packet(s, s->recv_buf + at, n - at < segment ? n - at : segment, id);
+    }
+}
+
 /* One receive call: a datagram, or a coalesced one's segments in order (IDs 0, 1, ... as the kernel numbers them). */
 static void receive(struct side *s) {
-    if (s->mem_peer != NULL) {
-        uint32_t n = s->inbox_len, segment = s->inbox_segment == 0 ? n : s->inbox_segment;
-        uint16_t id = 0;
-        for (uint32_t at = 0; at < n; at += segment, id++) {
-            on_packet(s, s->recv_buf + at, n - at < segment ? n - at : segment, id);
-        }
+    if (s->in_memory) {
+        uint32_t n = s->inbox_len;
         s->inbox_len = 0;
+        on_datagram(s, n, s->inbox_segment);
         return;
     }
     char control[CMSG_SPACE(sizeof(int))];
@@ -384,15 +396,7 @@ static void receive(struct side *s) {
         }
         return;
     }
-    uint32_t segment = (uint32_t) gro_size(&m);
-    if (segment == 0) {
-        segment = (uint32_t) n;
-    }
-    uint16_t id = 0;
-    for (uint32_t at = 0; at < (uint32_t) n; at += segment, id++) {
-        uint32_t len = (uint32_t) n - at < segment ? (uint32_t) n - at : segment;
-        on_packet(s, s->recv_buf + at, len, id);
-    }
+    on_datagram(s, (uint32_t) n, (uint32_t) gro_size(&m));
 }
 
 /* ibv_poll_cq of one entry: 1 and the CQE, or 0. */
@@ -426,14 +430,12 @@ static void await_data(struct side *s, long i) {
     }
 }
 
-/* The peer's MR: the address and rkey it gave (perftest exchanges them out of band). */
-static struct side *client_side, *server_side;
-
-static void write_next(struct side *s, const struct side *peer, long i) {
+/* Posts and sends iteration i's WRITE into the peer's MR, its last byte the count. */
+static void write_next(struct side *s, long i) {
     uint8_t *src = s->mr.base + MR_LEN / 2; /* the local buffer: the MR's upper half */
     src[s->size - 1] = (uint8_t) (i + 1);
-    if (post_write(s, (uint64_t) i, (uintptr_t) src, (uint32_t) s->size, s->mr.lkey, (uintptr_t) peer->mr.base,
-                   peer->mr.rkey) != 0) {
+    if (post_write(s, (uint64_t) i, (uintptr_t) src, (uint32_t) s->size, s->mr.lkey, (uintptr_t) s->peer->mr.base,
+                   s->peer->mr.rkey) != 0) {
         fprintf(stderr, "roce_write_lat: send queue full\n");
         exit(1);
     }
@@ -444,7 +446,7 @@ static void *serve(void *arg) {
     struct side *s = arg;
     for (long i = 0; i < s->total; i++) {
         await_data(s, i);
-        write_next(s, client_side, i);
+        write_next(s, i);
         await_completion(s, (uint64_t) i);
     }
     return NULL;
@@ -502,25 +504,13 @@ static void check_and_close(struct side *cli, struct side *srv) {
 
 /* The client (127.0.0.2, QPN 0x12) and the server (127.0.0.1, QPN 0x11), each the other's peer. */
 static void open_pair(struct side *cli, struct side *srv, int size, long total) {
-    client_side = cli;
-    server_side = srv;
     open_side(cli, "127.0.0.2", 0x12, 0x11, 0x2201, size, total);
     open_side(srv, "127.0.0.1", 0x11, 0x12, 0x1101, size, total);
     pair_up(cli, srv);
+    cli->peer = srv;
+    srv->peer = cli;
 }
 
-static double median_half(double *stamp, long iters, double *mean) {
-    double *half = malloc(sizeof(double) * (size_t) iters), sum = 0;
-    for (long i = 0; i < iters; i++) {
-        half[i] = (stamp[i + 1] - stamp[i]) / 2;
-        sum += half[i];
-    }
-    qsort(half, (size_t) iters, sizeof(double), cmp);
-    double median = half[iters / 2];
-    *mean = sum / iters;
-    free(half);
-    return median;
-}
 
 static double run_roce(long iters, int size, long warmup, double *mean) {
     static struct side cli, srv;
@@ -532,7 +522,7 @@ static double run_roce(long iters, int size, long warmup, double *mean) {
         if (i >= warmup) {
             stamp[i - warmup] = now_ns();
         }
-        write_next(&cli, &srv, i);
+        write_next(&cli, i);
         await_completion(&cli, (uint64_t) i);
         await_data(&cli, i);
     }
@@ -540,9 +530,10 @@ static double run_roce(long iters, int size, long warmup, double *mean) {
     flush_ack(&cli);
     pthread_join(t, NULL);
     check_and_close(&cli, &srv);
-    double median = median_half(stamp, iters, mean);
+    struct half_rt h = half_round_trips(stamp, iters);
+    *mean = h.mean;
     free(stamp);
-    return median;
+    return h.median;
 }
 
 /*
@@ -552,19 +543,18 @@ static double run_roce(long iters, int size, long warmup, double *mean) {
 static double run_memory(long iters, int size, long warmup) {
     static struct side cli, srv;
     open_pair(&cli, &srv, size, warmup + iters);
-    cli.mem_peer = &srv;
-    srv.mem_peer = &cli;
+    cli.in_memory = srv.in_memory = 1;
     double t0 = 0;
     for (long i = 0; i < warmup + iters; i++) {
         if (i == warmup) {
             t0 = now_ns();
         }
-        write_next(&cli, &srv, i);
+        write_next(&cli, i);
         await_data(&srv, i); /* the WRITE, and the ACK of the server's last one */
         if (i > 0) {
             await_completion(&srv, (uint64_t) (i - 1));
         }
-        write_next(&srv, &cli, i);
+        write_next(&srv, i);
         await_completion(&cli, (uint64_t) i);
         await_data(&cli, i);
     }
@@ -576,9 +566,12 @@ static double run_memory(long iters, int size, long warmup) {
     return (t1 - t0) / (double) iters;
 }
 
-/* The plain UDP ping-pong of size-byte datagrams (hwlab's UDP floor). */
-static long plain_total;
-static int plain_size;
+/* The plain UDP ping-pong of size-byte datagrams (hwlab's UDP floor): the server's socket and its work. */
+struct plain {
+    int fd;
+    int size;
+    long total;
+};
 
 static void plain_take(int fd, char *buf) {
     while (recv(fd, buf, MAX_PACKET, MSG_DONTWAIT) < 0) {
@@ -590,11 +583,11 @@ static void plain_take(int fd, char *buf) {
 }
 
 static void *plain_serve(void *arg) {
-    int fd = *(int *) arg;
+    const struct plain *p = arg;
     char buf[MAX_PACKET];
-    for (long i = 0; i < plain_total; i++) {
-        plain_take(fd, buf);
-        if (send(fd, buf, (size_t) plain_size, 0) < 0) {
+    for (long i = 0; i < p->total; i++) {
+        plain_take(p->fd, buf);
+        if (send(p->fd, buf, (size_t) p->size, 0) < 0) {
             perror("roce_write_lat: send");
             exit(1);
         }
@@ -606,10 +599,9 @@ static double run_plain(long iters, int size, long warmup, double *mean) {
     int cli = open_bound("127.0.0.2"), srv = open_bound("127.0.0.1");
     connect_to(cli, srv);
     connect_to(srv, cli);
-    plain_total = warmup + iters;
-    plain_size = size;
+    struct plain server = {srv, size, warmup + iters};
     pthread_t t;
-    pthread_create(&t, NULL, plain_serve, &srv);
+    pthread_create(&t, NULL, plain_serve, &server);
     char buf[MAX_PACKET] = {0};
     double *stamp = malloc(sizeof(double) * (size_t) (iters + 1));
     for (long i = 0; i < warmup + iters; i++) {
@@ -624,11 +616,12 @@ static double run_plain(long iters, int size, long warmup, double *mean) {
     }
     stamp[iters] = now_ns();
     pthread_join(t, NULL);
-    double median = median_half(stamp, iters, mean);
+    struct half_rt h = half_round_trips(stamp, iters);
+    *mean = h.mean;
     free(stamp);
     close(cli);
     close(srv);
-    return median;
+    return h.median;
 }
 
 int main(int argc, char **argv) {

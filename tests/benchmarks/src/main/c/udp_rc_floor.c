@@ -202,21 +202,13 @@ static double run(enum mode mode, long iters, int size, long warmup) {
     }
     stamp[iters] = now_ns();
     pthread_join(t, NULL);
-    double *half = malloc(sizeof(double) * (size_t) iters);
-    double sum = 0;
-    for (long i = 0; i < iters; i++) {
-        half[i] = (stamp[i + 1] - stamp[i]) / 2;
-        sum += half[i];
-    }
-    qsort(half, (size_t) iters, sizeof(double), cmp);
-    double median = half[iters / 2];
-    printf("%-8s t_typical %8.2f us   t_avg %8.2f us   99%% %8.2f us\n", names[mode], median / 1000,
-           sum / iters / 1000, half[(long) (iters * 0.99)] / 1000);
+    struct half_rt h = half_round_trips(stamp, iters);
+    printf("%-8s t_typical %8.2f us   t_avg %8.2f us   99%% %8.2f us\n", names[mode], h.median / 1000, h.mean / 1000,
+           h.p99 / 1000);
     free(stamp);
-    free(half);
     close(cli);
     close(srv);
-    return median;
+    return h.median;
 }
 
 int main(int argc, char **argv) {

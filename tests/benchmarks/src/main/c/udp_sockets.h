@@ -1,6 +1,6 @@
 /*
  * The UDP plumbing the C latency floors share: loopback sockets, UDP GRO's segment count, a GSO pair, the clock,
- * their arguments.
+ * their arguments, the half round trips of their stamps.
  */
 #ifndef JHCA_UDP_SOCKETS_H
 #define JHCA_UDP_SOCKETS_H
@@ -86,6 +86,23 @@ static void put_coalesced(int fd, struct iovec *io) {
 static int cmp(const void *a, const void *b) {
     double x = *(const double *) a, y = *(const double *) b;
     return (x > y) - (x < y);
+}
+
+/* Half of each round trip between consecutive stamps, as perftest reports latency: median, mean, 99th percentile. */
+struct half_rt {
+    double median, mean, p99;
+};
+
+static struct half_rt half_round_trips(const double *stamp, long iters) {
+    double *half = malloc(sizeof(double) * (size_t) iters), sum = 0;
+    for (long i = 0; i < iters; i++) {
+        half[i] = (stamp[i + 1] - stamp[i]) / 2;
+        sum += half[i];
+    }
+    qsort(half, (size_t) iters, sizeof(double), cmp);
+    struct half_rt r = {half[iters / 2], sum / iters, half[(long) (iters * 0.99)]};
+    free(half);
+    return r;
 }
 
 /* ITERS SIZE WARMUP (defaults 20000, 2, 20000): 0, or -1 if one is out of range (ITERS >= 2, min..max, WARMUP >= 0). */
