@@ -1,6 +1,7 @@
 package io.jhca.verbs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -63,12 +64,14 @@ class SrqRulesTest extends VerbsTestSupport {
 
     @Test
     void aClosedSrqIsRefusedBeforeTheProviderMakesAQp() {
-        // refused up front: a QP the provider started to build would stay counted as a user of its PD and CQs
+        // refused up front, before the provider is asked (mlx5 would have run CREATE_QP for a QP that cannot be)
         SharedReceiveQueue srq = pd.createSrq(SrqInitAttributes.create());
         srq.close();
         int pdUsers = pd.userCount();
         int cqUsers = cq.userCount();
+        FakeProviderAccess.beforeNextCreate(ctx, () -> fail("the provider was asked for a QP on a closed SRQ"));
         refused(VerbsException.EINVAL, "is closed", () -> pd.createQp(QpInitAttributes.rc(cq, cq).srq(srq)));
+        FakeProviderAccess.beforeNextCreate(ctx, null);
         assertEquals(pdUsers, pd.userCount(), "no QP left behind on the PD");
         assertEquals(cqUsers, cq.userCount(), "no QP left behind on the CQ");
     }

@@ -1,21 +1,25 @@
 package io.jhca.verbs;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.memory.DmaRegion;
+import io.jhca.memory.RefCountedDmaRegion;
 
-/** A region the fake device only records: no memory is touched, so it may sit anywhere. */
-final class UnbackedRegion implements DmaRegion {
+/**
+ * A region the fake device only records: no memory is touched, so it may sit anywhere. Its lifetime is
+ * {@link RefCountedDmaRegion}'s: it refuses to close while a registration holds it.
+ */
+final class UnbackedRegion extends RefCountedDmaRegion {
     private final long address;
     private final long length;
-    private int refs;
-    private boolean closed;
 
     UnbackedRegion(long address, long length) {
         this.address = address;
         this.length = length;
+    }
+
+    @Override
+    protected void onClosed() {
     }
 
     @Override
@@ -51,26 +55,5 @@ final class UnbackedRegion implements DmaRegion {
     @Override
     public DmaRegion slice(long offset, long length) {
         throw new UnsupportedOperationException("no slices");
-    }
-
-    @Override
-    public boolean isClosed() {
-        return closed;
-    }
-
-    @Override
-    public void retain() {
-        refs++;
-    }
-
-    @Override
-    public void release() {
-        refs--;
-    }
-
-    @Override
-    public void close() {
-        assertEquals(0, refs, "closed while registered");
-        closed = true;
     }
 }

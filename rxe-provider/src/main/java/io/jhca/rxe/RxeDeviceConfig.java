@@ -170,9 +170,9 @@ public final class RxeDeviceConfig {
 
     /**
      * A device named {@code name} at {@code at} that moves packets as this one does: the same progress mode, idle
-     * strategy, ICRC mode, ACK hold, socket buffer, poll progress and max_srq_sge, and coalesced pairs only if this device sends
-     * them (on loopback). Without this one's faults, capture or interface. For a private twin of a device, e.g. one
-     * that warms the JIT up on the code paths this device's traffic takes.
+     * strategy, ICRC mode, ACK hold, socket buffer, poll progress and max_srq_sge, and coalesced pairs only if this
+     * device sends them (on loopback). Without this one's faults, capture or interface. For a private twin of a
+     * device, e.g. one that warms the JIT up on the code paths this device's traffic takes.
      */
     public RxeDeviceConfig twin(final String name, final InetAddress at) {
         return twin(name, at, false);
