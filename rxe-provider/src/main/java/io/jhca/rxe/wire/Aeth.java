@@ -89,8 +89,14 @@ public final class Aeth extends HeaderFlyweight<Aeth> {
         return this;
     }
 
+    /** Both fields in one big-endian word (the setters read and write each on its own). */
     public Aeth set(final int syndrome, final int msn) {
-        return syndrome(syndrome).msn(msn);
+        if ((syndrome & ~0xFF | msn & ~0xFFFFFF) != 0) {
+            throw new IllegalArgumentException(String.format("AETH field out of range: syndrome %#x, msn %#x",
+                    syndrome, msn));
+        }
+        mutable().putInt(offset, syndrome << 24 | msn, BIG_ENDIAN);
+        return this;
     }
 
     public boolean isAck() {

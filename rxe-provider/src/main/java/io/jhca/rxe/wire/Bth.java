@@ -2,6 +2,8 @@ package io.jhca.rxe.wire;
 
 import static java.nio.ByteOrder.BIG_ENDIAN;
 
+import org.agrona.MutableDirectBuffer;
+
 /**
  * Base Transport Header, 12 bytes, big-endian (rxe_hdr.h struct rxe_bth; rocev2.md §1.2):
  * <pre>
@@ -193,8 +195,17 @@ public final class Bth extends HeaderFlyweight<Bth> {
      */
     public Bth set(final int opcode, final boolean se, final int padCnt, final int pkey, final int destQp,
             final boolean ackReq, final int psn) {
-        clear();
-        return opcode(opcode).se(se).padCnt(padCnt).pkey(pkey).destQp(destQp).ackReq(ackReq).psn(psn);
+        if ((opcode & ~0xFF | padCnt & ~3 | pkey & ~0xFFFF | destQp & ~0xFFFFFF | psn & ~0xFFFFFF) != 0) {
+            throw new IllegalArgumentException(String.format(
+                    "BTH field out of range: opcode %#x, padCnt %d, pkey %#x, destQp %#x, psn %#x",
+                    opcode, padCnt, pkey, destQp, psn));
+        }
+        // three big-endian words, every other bit 0: one store each where the setters read and write each field
+        final MutableDirectBuffer b = mutable();
+        b.putInt(offset, opcode << 24 | (se ? SE << 16 : 0) | padCnt << (PAD_SHIFT + 16) | pkey, BIG_ENDIAN);
+        b.putInt(offset + 4, destQp, BIG_ENDIAN);
+        b.putInt(offset + 8, (ackReq ? ACK_REQ << 24 : 0) | psn, BIG_ENDIAN);
+        return this;
     }
 
     /** Pad count for a payload of {@code payloadLength} bytes (rxe_req.c finish_packet). */

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
+import java.util.Arrays;
 import java.util.List;
 
 import org.agrona.DirectBuffer;
@@ -89,6 +90,45 @@ class HeaderCodecTest {
     }
 
     @Test
+    void bthSetWritesWhatTheSettersWriteAtEveryEdge() {
+        final int[][] cases = {
+            {0xFF, 1, 3, 0xFFFF, 0xFFFFFF, 1, 0xFFFFFF},
+            {0, 0, 0, 0, 0, 0, 0},
+            {0x0A, 1, 0, 0x8001, 0x800000, 0, 0x7FFFFF},
+            {0x11, 0, 2, 0x7FFF, 1, 1, 1},
+        };
+        for (final int[] c : cases) {
+            final UnsafeBuffer bySet = new UnsafeBuffer(new byte[Bth.LENGTH + 2]);
+            bySet.setMemory(0, Bth.LENGTH + 2, (byte) 0xA5);
+            new Bth().wrap(bySet, 1).set(c[0], c[1] == 1, c[2], c[3], c[4], c[5] == 1, c[6]);
+            final UnsafeBuffer bySetters = new UnsafeBuffer(new byte[Bth.LENGTH + 2]);
+            bySetters.setMemory(0, Bth.LENGTH + 2, (byte) 0xA5);
+            new Bth().wrap(bySetters, 1).clear().opcode(c[0]).se(c[1] == 1).padCnt(c[2]).pkey(c[3]).destQp(c[4])
+                    .ackReq(c[5] == 1).psn(c[6]);
+            assertArrayEquals(bySetters.byteArray(), bySet.byteArray(), Arrays.toString(c));
+        }
+    }
+
+    @Test
+    void bthSetRefusesAnOutOfRangeFieldAndWritesNothing() {
+        final int[][] bad = {
+            {0x100, 0, 0xFFFF, 1, 1}, {-1, 0, 0xFFFF, 1, 1}, {0x0A, 4, 0xFFFF, 1, 1}, {0x0A, -1, 0xFFFF, 1, 1},
+            {0x0A, 0, 0x10000, 1, 1}, {0x0A, 0, 0xFFFF, 1 << 24, 1}, {0x0A, 0, 0xFFFF, -1, 1},
+            {0x0A, 0, 0xFFFF, 1, 1 << 24}, {0x0A, 0, 0xFFFF, 1, -1},
+        };
+        for (final int[] c : bad) {
+            final UnsafeBuffer b = new UnsafeBuffer(new byte[Bth.LENGTH]);
+            b.setMemory(0, Bth.LENGTH, (byte) 0x5A);
+            final Bth bth = new Bth().wrap(b, 0);
+            assertThrows(IllegalArgumentException.class, () -> bth.set(c[0], false, c[1], c[2], c[3], true, c[4]),
+                    Arrays.toString(c));
+            for (int i = 0; i < Bth.LENGTH; i++) {
+                assertEquals(0x5A, b.getByte(i) & 0xFF, "byte " + i + " of " + Arrays.toString(c));
+            }
+        }
+    }
+
+    @Test
     void extensionHeadersByteExact() {
         final UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
         new Reth().wrap(b, 1).set(0x8000000000000001L, 0xFFFFFFFF, 0xFFFFFFFF);
@@ -156,6 +196,16 @@ class HeaderCodecTest {
         assertEquals(Aeth.TYPE_RESERVED, Aeth.type(0x40));
         assertThrows(IllegalArgumentException.class, () -> Aeth.rnrNakSyndrome(32));
         assertThrows(IllegalArgumentException.class, () -> aeth.msn(1 << 24));
+        // set() writes the whole word, over garbage too, and refuses a field out of range without writing
+        b.setMemory(0, 4, (byte) 0x5A);
+        aeth.set(Aeth.SYNDROME_ACK, 0x800001);
+        assertArrayEquals(hex("1f800001"), b.byteArray());
+        aeth.set(0, 0);
+        assertArrayEquals(hex("00000000"), b.byteArray());
+        for (final int[] bad : new int[][] {{0x100, 1}, {-1, 1}, {0x1F, 1 << 24}, {0x1F, -1}}) {
+            assertThrows(IllegalArgumentException.class, () -> aeth.set(bad[0], bad[1]), Arrays.toString(bad));
+            assertArrayEquals(hex("00000000"), b.byteArray(), Arrays.toString(bad));
+        }
     }
 
     @Test
