@@ -22,6 +22,8 @@ public final class FaultyLink implements Link {
     private static final int POOL = 64;
     private static final int SLOT_BYTES = 16 * 1024;
     private static final int FAULTS = Fault.values().length;
+    /** BTH transports by the opcode's top three bits (Opcode.transport: RC 0, UC 1, RD 2, UD 3, CNP 4). */
+    private static final int TRANSPORTS = 8;
 
     private final Link inner;
     private final LinkFaults tx;
@@ -30,6 +32,8 @@ public final class FaultyLink implements Link {
     /** Engine thread only: see {@link #lastReceivedOn()}. */
     private int lastReceivedOn;
     private final AtomicLongArray counters = new AtomicLongArray(2 * FAULTS);
+    /** Packets dropped or corrupted, per direction and BTH transport: a test can account for each one it lost. */
+    private final AtomicLongArray lost = new AtomicLongArray(2 * TRANSPORTS);
     private final Held txHeld = new Held();
     private final Held rxHeld = new Held();
 
@@ -47,6 +51,22 @@ public final class FaultyLink implements Link {
     /** How often {@code fault} was applied in {@code direction}. */
     public long counter(final Direction direction, final Fault fault) {
         return counters.get(direction.ordinal() * FAULTS + fault.ordinal());
+    }
+
+    /**
+     * Packets of BTH transport {@code transport} ({@code Opcode.transport} of their first byte) that this link dropped
+     * or corrupted in {@code direction}: an upper bound on what it cost that transport (a flipped bit in a field the
+     * ICRC masks goes unnoticed), so a test can check that every datagram it misses is one of them.
+     */
+    public long lost(final Direction direction, final int transport) {
+        return lost.get(direction.ordinal() * TRANSPORTS + (transport & (TRANSPORTS - 1)));
+    }
+
+    private void countLost(final int dir, final ByteBuffer packet, final int start, final int length) {
+        if (length > 0) {
+            final int i = dir * TRANSPORTS + ((packet.get(start) & 0xFF) >>> 5);
+            lost.lazySet(i, lost.get(i) + 1);
+        }
     }
 
     private void count(final int dir, final Fault fault) {
@@ -70,10 +90,12 @@ public final class FaultyLink implements Link {
         final int length = datagram.remaining();
         if (chance(tx.drop())) {
             count(0, Fault.DROPPED);
+            countLost(0, datagram, start, length);
             datagram.position(datagram.limit());
             return true;
         }
         if (chance(tx.corrupt()) && length > 0) {
+            countLost(0, datagram, start, length);   // before the flip, which may hit the opcode
             flipBit(datagram, start, length);
             count(0, Fault.CORRUPTED);
         }
@@ -136,10 +158,12 @@ public final class FaultyLink implements Link {
             final int length = buffer.position() - start;
             if (chance(rx.drop())) {
                 count(1, Fault.DROPPED);
+                countLost(1, buffer, start, length);
                 buffer.position(start);
                 continue;
             }
             if (chance(rx.corrupt()) && length > 0) {
+                countLost(1, buffer, start, length);
                 flipBit(buffer, start, length);
                 count(1, Fault.CORRUPTED);
             }

@@ -69,6 +69,47 @@ class FaultyLinkTest {
         return got;
     }
 
+    /** Sends one 8-byte packet whose first byte is {@code opcode}. */
+    private static void sendOpcode(final FaultyLink link, final int opcode) {
+        final ByteBuffer out = ByteBuffer.allocateDirect(8);
+        out.put((byte) opcode).put(new byte[7]).flip();
+        link.send(out, link.localAddress());
+    }
+
+    private static void drain(final FaultyLink link) {
+        final ByteBuffer in = ByteBuffer.allocateDirect(64);
+        while (link.receive(in.clear()) != null) {
+            in.clear();
+        }
+    }
+
+    @Test
+    void lostCountsEachDroppedOrCorruptedPacketByItsBthTransport() {
+        // 0x64 UD SEND Only, 0x04 RC SEND Only, 0x24 UC SEND Only, 0x81 CNP; transport = opcode >>> 5
+        final int[] opcodes = {0x64, 0x64, 0x04, 0x24, 0x64, 0x81};
+        FaultyLink dropTx = new FaultyLink(new Loop(), LinkFaults.NONE.withDrop(1), LinkFaults.NONE, 1);
+        FaultyLink corruptRx = new FaultyLink(new Loop(), LinkFaults.NONE, LinkFaults.NONE.withCorrupt(1), 1);
+        FaultyLink clean = new FaultyLink(new Loop(), LinkFaults.NONE.withDuplicate(1).withReorder(1),
+                LinkFaults.NONE, 1);
+        for (final int op : opcodes) {
+            sendOpcode(dropTx, op);
+            sendOpcode(corruptRx, op);
+            sendOpcode(clean, op);
+        }
+        drain(dropTx);
+        drain(corruptRx);
+        drain(clean);
+        final int[] expected = {1, 1, 0, 3, 1, 0, 0, 0};   // RC, UC, RD, UD, CNP, 5..7
+        for (int t = 0; t < 8; t++) {
+            assertEquals(expected[t], dropTx.lost(FaultyLink.Direction.TX, t), "dropped on send, transport " + t);
+            assertEquals(0, dropTx.lost(FaultyLink.Direction.RX, t), "nothing lost on receive, transport " + t);
+            assertEquals(expected[t], corruptRx.lost(FaultyLink.Direction.RX, t), "corrupted on receive, transport " + t);
+            assertEquals(0, corruptRx.lost(FaultyLink.Direction.TX, t));
+            assertEquals(0, clean.lost(FaultyLink.Direction.TX, t) + clean.lost(FaultyLink.Direction.RX, t),
+                    "duplicated and reordered packets are not lost, transport " + t);
+        }
+    }
+
     @Test
     void dropDuplicateCorrupt() {
         FaultyLink l = new FaultyLink(new Loop(), LinkFaults.NONE.withDrop(1), LinkFaults.NONE, 1);

@@ -61,6 +61,21 @@ public final class RxeDevices {
         return m.wire();
     }
 
+    /**
+     * Packets of BTH transport {@code transport} ({@code Opcode.TRANSPORT_*}) that faulty links dropped or corrupted
+     * on their way from {@code from} to {@code to}: the sender's link as it sent them, the receiver's as it took them.
+     */
+    public static long lostOnTheWay(Context from, Context to, int transport) {
+        long n = 0;
+        if (wire(from).link() instanceof FaultyLink f) {
+            n += f.lost(FaultyLink.Direction.TX, transport);
+        }
+        if (wire(to).link() instanceof FaultyLink f) {
+            n += f.lost(FaultyLink.Direction.RX, transport);
+        }
+        return n;
+    }
+
     /** The rxe counters and fault counters of both devices, for messages. */
     public static String describeCounters(Context a, Context b) {
         return describe(a) + "\n" + describe(b);
