@@ -86,4 +86,35 @@ class OobLinkTest {
             }
         }
     }
+
+    @Test
+    void aPeerThatClosesMidMessageEndsTheReadAtOnceSayingSo() throws Exception {
+        // the read's own timeout (10 s) must not be what ends it: a closed connection is known at once
+        for (boolean blocking : new boolean[] {false, true}) {
+            try (ServerSocket ss = OobLink.listen(InetAddress.getLoopbackAddress(), 0)) {
+                Thread t = new Thread(() -> {
+                    try (Socket s = new Socket(InetAddress.getLoopbackAddress(), ss.getLocalPort())) {
+                        s.getOutputStream().write(1);   // one byte of four, then the close
+                    } catch (IOException e) {
+                        // the read then fails without the byte, and says so
+                    }
+                });
+                t.start();
+                try (OobLink link = OobLink.accept(ss, 5000).readTimeout(10_000)) {
+                    long t0 = System.nanoTime();
+                    IOException e = assertThrows(IOException.class, () -> {
+                        if (blocking) {
+                            link.readBlocking(4, 10_000_000_000L, null);
+                        } else {
+                            link.read(4);
+                        }
+                    });
+                    assertTrue(e instanceof java.io.EOFException && e.getMessage().contains("1 of 4"),
+                            "blocking " + blocking + ": " + e);
+                    assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "blocking " + blocking);
+                }
+                t.join();
+            }
+        }
+    }
 }

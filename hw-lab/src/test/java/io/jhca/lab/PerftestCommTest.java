@@ -183,4 +183,56 @@ class PerftestCommTest {
         assertEquals(6.29, PerftestComm.versionNumber("6.29 beta"), 1e-9);
         assertTrue(Arrays.equals(version("6.06"), Arrays.copyOf("6.06".getBytes(StandardCharsets.US_ASCII), 16)));
     }
+
+    @Test
+    void theOldestPeerTakenIs570() throws Exception {
+        // check_version_compatibility refuses what atof() reads below 5.70, and nothing from 5.70 on
+        assertEquals("5.70", pair(true, (in, out) -> {
+            read(in, 16);
+            out.write(version("5.70"));
+        }, io(PerftestComm::exchangeVersions)));
+        RuntimeException e = assertThrows(RuntimeException.class, () -> pair(true, (in, out) -> {
+            read(in, 16);
+            out.write(version("5.69"));
+        }, io(PerftestComm::exchangeVersions)));
+        assertTrue(HwLab.describe(e).contains("peer sent '5.69'"), HwLab.describe(e));
+    }
+
+    @Test
+    void anMtuOutsideOneToFiveFromThePeerLeavesOursAsPerftestDoes() throws Exception {
+        // valid_mtu_size: a value that is no IBV_MTU_* is ignored, not taken (and not a crash on Mtu.of(0))
+        for (String rem : new String[] {"0", "6", "x"}) {
+            Mtu got = pair(true, (in, out) -> {
+                read(in, 16);
+                out.write(version("6.06"));
+                read(in, 2);
+                out.write(new byte[] {(byte) rem.charAt(0), 0});
+            }, io(c -> {
+                c.exchangeVersions();
+                return c.checkMtu(Mtu.MTU_1024);
+            }));
+            assertEquals(Mtu.MTU_1024, got, "the peer sent \"" + rem + "\"");
+        }
+    }
+
+    @Test
+    void aLastMessageThatIsNotDoneEndsTheFloorsConnection() throws Exception {
+        // two hwlab sides keep the connection after "done" for the UDP floors: bytes other than "done" there mean the
+        // two no longer agree on where they are, and the floors that would follow must not start
+        PerftestDest mine = new PerftestDest(0, 1, 0x11, 0x123456, 0x100, 0x1000L, null, 0);
+        RuntimeException e = assertThrows(RuntimeException.class, () -> pair(true, (in, out) -> {
+            read(in, 16);
+            out.write(version("6.06"));
+            read(in, PerftestDest.SIZE_NO_GID);
+            out.write(mine.encode());
+            read(in, 5);
+            out.write("nope\0".getBytes(StandardCharsets.US_ASCII));
+        }, io(c -> {
+            c.exchangeVersions();
+            c.keepOpenAfterDone();
+            c.closeConnection(mine);
+            return c.afterDone();
+        })));
+        assertTrue(HwLab.describe(e).contains("not \"done\""), HwLab.describe(e));
+    }
 }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class PerftestDestTest {
     /** rocev2.md section 4.2: the example key string (108 bytes with its NUL). */
@@ -85,5 +86,32 @@ class PerftestDestTest {
         assertThrows(IllegalArgumentException.class, () -> PerftestDest.decode(wire(badHex, 108)));
         String gidByteTooBig = SPEC_EXAMPLE.replace(":ff:ff:", ":fff:f:");
         assertThrows(IllegalArgumentException.class, () -> PerftestDest.decode(wire(gidByteTooBig, 108)));
+    }
+
+    /** A GID key of the spec example with LID and OUT_READS shortened to one digit: room for a field to grow. */
+    private static final String ROOMY = SPEC_EXAMPLE.replaceFirst("^0000:0001:", "0:1:");
+
+    @Test
+    void refusesKeysThatParseOnlyLeniently() {
+        // each names the field at fault; sscanf's "%x" would take a sign, leading zeros or trailing bytes, and a
+        // peer that sends them does not send what perftest's KEY_PRINT_FMT prints
+        String[][] cases = {
+            {ROOMY + "zz", "fields"},                                             // bytes after SRQN's ':'
+            {ROOMY.replace(":000004a6:", ":-0000001:"), "RKEY"},                   // a sign, taken as 0xffffffff
+            {ROOMY.replace(":00007dc6b256a000:", ":+0007dc6b256a000:"), "VADDR"},
+            {ROOMY.replace(":00007dc6b256a000:", ":000007dc6b256a000:"), "VADDR"}, // 17 digits
+            {ROOMY.replace(":000013:", ":1000013:"), "QPN"},                       // 25 bits
+            {ROOMY.replace(":ff:ff:", ":100:ff:"), "GID byte 10"},                  // 0x100 would be byte 0
+        };
+        for (String[] c : cases) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> PerftestDest.decode(wire(c[0], PerftestDest.SIZE_GID)), c[0]);
+            assertTrue(e.getMessage().contains(c[1]), c[0] + ": " + e.getMessage());
+        }
+        // the size says the form: a short key in a buffer of neither size is no key
+        byte[] shortKey = new PerftestDest(1, 1, 1, 1, 1, 1, null, 0).encode();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> PerftestDest.decode(java.util.Arrays.copyOf(shortKey, 100)));
+        assertTrue(e.getMessage().contains("got 100"), e.getMessage());
     }
 }

@@ -9,6 +9,7 @@ import java.util.Arrays;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class PingpongDestTest {
     /** rocev2.md section 4.1: the verified example message of ibv_rc_pingpong. */
@@ -75,5 +76,30 @@ class PingpongDestTest {
         assertThrows(IllegalArgumentException.class, () -> PingpongDest.decode(wire("zzzz:000011:d24ed4:00000000000000000000ffff0a140001")));
         assertThrows(IllegalArgumentException.class, () -> PingpongDest.decode(wire("10000:00011:d24ed4:00000000000000000000ffff0a140001")));
         assertThrows(IllegalArgumentException.class, () -> new PingpongDest(0, 1 << 24, 0, Gid.ZERO));
+    }
+
+    @Test
+    void refusesWhatOnlyALenientParseWouldTake() {
+        String gid = "00000000000000000000ffff0a140001";
+        String[][] cases = {
+            {":000011:d24ed4:" + gid, "LID '' is not a hex number"},
+            {"-1:000011:d24ed4:" + gid, "LID '-1' is not a hex number"},
+            {"000000000:11:1:" + gid, "LID '000000000' is not a hex number"},   // nine digits
+            {"0000:000011:d24ed4:+f" + gid.substring(2), "GID must be 32 hex digits"},
+        };
+        for (String[] c : cases) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> PingpongDest.decode(wire(c[0])), c[0]);
+            assertTrue(e.getMessage().contains(c[1]), c[0] + ": " + e.getMessage());
+        }
+        // 52 characters and no NUL: a LID of five digits makes a text that parses, if the NUL is not required
+        byte[] noNul = ("00000:000011:d24ed4:" + gid).getBytes(StandardCharsets.US_ASCII);
+        assertEquals(PingpongDest.SIZE, noNul.length);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PingpongDest.decode(noNul));
+        assertTrue(e.getMessage().contains("not NUL-terminated"), e.getMessage());
+        // the size is the C template's: a good message with bytes after its NUL is not one
+        byte[] longer = Arrays.copyOf(wire(SPEC_EXAMPLE), 60);
+        e = assertThrows(IllegalArgumentException.class, () -> PingpongDest.decode(longer));
+        assertTrue(e.getMessage().contains("got 60"), e.getMessage());
     }
 }

@@ -1,5 +1,6 @@
 package io.jhca.lab;
 
+import java.util.Arrays;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -243,10 +244,116 @@ class RemoteFloorsTest {
      * the client's port 9, mtu 4096, tx depth 1, no limit, window 1); returns the reply's fixed part.
      */
     private static ByteBuffer request(OobLink link, int kind, int size, long iters, long stallNanos) throws IOException {
-        ByteBuffer q = ByteBuffer.allocate(RemoteFloors.REQUEST);
-        q.putInt(kind).putInt(size).putLong(iters).putInt(0).putInt(2).putLong(0).putLong(stallNanos).putInt(9)
-                .putInt(4096).putInt(1).putLong(0).putLong(1);
-        link.write(q.array());
+        link.write(requestBytes(kind, size, iters, 0, 2, 0, stallNanos, 9, 4096, 1, 0, 1));
         return ByteBuffer.wrap(link.read(20));
+    }
+
+    @Test
+    void aRequestWithAnyFieldOutOfRangeIsRefused() throws Exception {
+        // each field the server's end would run with, one past what it takes: a stall of 0 would let an end that never
+        // finishes keep the server waiting for ever, a count past an int would wrap
+        int max = UdpBaseline.MAX_PAYLOAD;
+        Object[][] cases = {
+            // what, kind, size, iters, warmup, rtt factor, gap, stall, port, mtu, tx depth, limit, window
+            {"no stall timeout", 1, 2, 10L, 0, 2, 0L, 0L, 9, 4096, 1, 0L, 1L},
+            {"a negative warm-up", 1, 2, 10L, -1, 2, 0L, STALL, 9, 4096, 1, 0L, 1L},
+            {"more round trips than an int", 1, 2, (long) Integer.MAX_VALUE, 1, 2, 0L, STALL, 9, 4096, 1, 0L, 1L},
+            {"rtt factor 0", 1, 2, 10L, 0, 0, 0L, STALL, 9, 4096, 1, 0L, 1L},
+            {"rtt factor 3", 1, 2, 10L, 0, 3, 0L, STALL, 9, 4096, 1, 0L, 1L},
+            {"a negative gap", 1, 2, 10L, 0, 2, -1L, STALL, 9, 4096, 1, 0L, 1L},
+            {"one byte more than a datagram", 1, max + 1, 10L, 0, 2, 0L, STALL, 9, 4096, 1, 0L, 1L},
+            {"mtu 0", 4, 100, 10L, 0, 0, 0L, STALL, 9, 0, 1, 0L, 1L},
+            {"tx depth 0", 4, 100, 10L, 0, 0, 0L, STALL, 9, 4096, 0, 0L, 1L},
+            {"a negative window", 5, 100, 10L, 0, 0, 0L, STALL, 9, 4096, 1, 0L, -1L},
+            {"a negative time limit", 4, 100, 10L, 0, 0, 0L, STALL, 9, 4096, 1, -1L, 1L},
+            {"more bytes than a long", 4, 100, Long.MAX_VALUE / 100 + 1, 0, 0, 0L, STALL, 9, 4096, 1, 0L, 1L},
+        };
+        for (Object[] c : cases) {
+            try (Pair p = new Pair(InetAddress.getByName("127.0.0.1"))) {
+                p.client.write(requestBytes((int) c[1], (int) c[2], (long) c[3], (int) c[4], (int) c[5], (long) c[6],
+                        (long) c[7], (int) c[8], (int) c[9], (int) c[10], (long) c[11], (long) c[12]));
+                ByteBuffer reply = ByteBuffer.wrap(p.client.read(20));
+                assertEquals(1, reply.getInt(), "refused: " + c[0]);
+                String text = new String(p.client.read(reply.getInt(16)), StandardCharsets.UTF_8);
+                assertTrue(text.contains("does not understand"), c[0] + ": " + text);
+                assertEquals(0, p.served.get(20, TimeUnit.SECONDS), "nothing ran: " + c[0]);
+            }
+        }
+    }
+
+    @Test
+    void aReplyWhoseFieldsLieEndsTheFloorWithAnIoException() throws Exception {
+        // a server's reply of status OK with a text length of -1 or one past the bound: the client must neither
+        // allocate what the length says nor wait for bytes that are not coming
+        int[][] replies = {{9, -1}, {9, 4097}};   // port, text length
+        for (int[] r : replies) {
+            OobLink[] ends = connection();
+            try (OobLink client = ends[0]; OobLink server = ends[1]) {
+                CompletableFuture<Void> lying = CompletableFuture.runAsync(() -> {
+                    try {
+                        server.read(RemoteFloors.REQUEST);
+                        server.write(ByteBuffer.allocate(20).putInt(0).putInt(r[0]).putLong(0).putInt(r[1]).array());
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                });
+                RemoteFloors f = new RemoteFloors(client, InetAddress.getByName("127.0.0.2"),
+                        InetAddress.getByName("127.0.0.1"));
+                IOException e = assertThrows(IOException.class,
+                        () -> f.latency(UdpFloor.PLAIN, 2, 10, 0, 2, 300_000_000L, 0));
+                assertTrue(e.getMessage().contains("text of " + r[1] + " bytes"),
+                        Arrays.toString(r) + ": " + e.getMessage());
+                lying.get(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** A request's bytes: its fields in the protocol's order, big-endian. */
+    private static byte[] requestBytes(int kind, int size, long iters, int warmup, int rttFactor, long gapNanos,
+            long stallNanos, int port, int mtu, int txDepth, long limitNanos, long window) {
+        return ByteBuffer.allocate(RemoteFloors.REQUEST).putInt(kind).putInt(size).putLong(iters).putInt(warmup)
+                .putInt(rttFactor).putLong(gapNanos).putLong(stallNanos).putInt(port).putInt(mtu).putInt(txDepth)
+                .putLong(limitNanos).putLong(window).array();
+    }
+
+    @Test
+    void aServersEndThatFailsIsReportedEvenWhenTheClientsEndRan() throws Exception {
+        // a server whose end failed says so in its result; the client's end, which got all its answers, must not make
+        // it a floor measured. Here the server is this test: an echo that answers every datagram, then reports failure.
+        for (boolean latency : new boolean[] {true, false}) {
+            OobLink[] ends = connection();
+            try (OobLink client = ends[0]; OobLink server = ends[1];
+                 java.nio.channels.DatagramChannel echo = java.nio.channels.DatagramChannel.open()) {
+                echo.bind(new java.net.InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+                CompletableFuture<Void> failing = CompletableFuture.runAsync(() -> {
+                    try {
+                        server.read(RemoteFloors.REQUEST);
+                        int port = ((java.net.InetSocketAddress) echo.getLocalAddress()).getPort();
+                        server.write(ByteBuffer.allocate(20).putInt(0).putInt(port).putLong(0).putInt(0).array());
+                        ByteBuffer b = ByteBuffer.allocate(64);
+                        for (int i = 0; latency && i < 10; i++) {
+                            echo.send(b.clear().flip(), echo.receive(b.clear()));
+                        }
+                        server.read(8);   // the client's done, or its go for a stream from the server
+                        byte[] text = "boom".getBytes(StandardCharsets.UTF_8);
+                        server.write(ByteBuffer.allocate(32 + text.length).putInt(1).putLong(0).putLong(0).putLong(0)
+                                .putInt(text.length).put(text).array());
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                });
+                RemoteFloors f = new RemoteFloors(client, InetAddress.getByName("127.0.0.2"),
+                        InetAddress.getByName("127.0.0.1"));
+                IOException e = assertThrows(IOException.class, () -> {
+                    if (latency) {
+                        f.latency(UdpFloor.PLAIN, 2, 10, 0, 2, 2_000_000_000L, 0);
+                    } else {
+                        f.stream(false, 100, 1, 4096, 1, 2_000_000_000L, 0);
+                    }
+                });
+                assertTrue(e.getMessage().contains("failed: boom"), "latency " + latency + ": " + e.getMessage());
+                failing.get(10, TimeUnit.SECONDS);
+            }
+        }
     }
 }
