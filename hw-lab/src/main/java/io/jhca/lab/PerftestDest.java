@@ -86,7 +86,11 @@ public record PerftestDest(int lid, int outReads, int qpn, int psn, int rkey, lo
         return b.array();
     }
 
-    /** Reads rdma_read_keys' fields from a binary message of {@value #SIZE_BINARY} bytes. */
+    /**
+     * Reads rdma_read_keys' fields from a binary message of {@value #SIZE_BINARY} bytes. LID, OUT_READS, QPN and PSN
+     * travel as 32-bit ints: one past its 16 or 24 bits is refused (by the constructor), not cut to them, as the text
+     * form's are.
+     */
     public static PerftestDest decodeBinary(byte[] msg) {
         if (msg.length != SIZE_BINARY) {
             throw new IllegalArgumentException("a binary key message has " + SIZE_BINARY + " bytes, got " + msg.length);
@@ -94,8 +98,8 @@ public record PerftestDest(int lid, int outReads, int qpn, int psn, int rkey, lo
         java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(msg);
         byte[] g = new byte[Gid.LENGTH];
         b.get(32, g);
-        return new PerftestDest(b.getInt(0) & 0xFFFF, b.getInt(4) & 0xFFFF, b.getInt(8) & 0xFFFFFF,
-                b.getInt(12) & 0xFFFFFF, b.getInt(16), b.getLong(24), Gid.of(g), b.getInt(48));
+        return new PerftestDest(b.getInt(0), b.getInt(4), b.getInt(8), b.getInt(12), b.getInt(16), b.getLong(24),
+                Gid.of(g), b.getInt(48));
     }
 
     public static PerftestDest decode(byte[] msg) {

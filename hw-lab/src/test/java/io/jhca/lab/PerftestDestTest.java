@@ -114,4 +114,21 @@ class PerftestDestTest {
                 () -> PerftestDest.decode(java.util.Arrays.copyOf(shortKey, 100)));
         assertTrue(e.getMessage().contains("got 100"), e.getMessage());
     }
+
+    @Test
+    void aBinaryKeyPastItsFieldsBitsIsRefusedNotCut() {
+        // with -R, struct pingpong_dest carries LID, OUT_READS, QPN and PSN as 32-bit ints, of which perftest fills 16
+        // or 24 bits: a QPN of 0x1000011 cut to 0x11 would connect to another QP, a negative one is none
+        byte[] good = new PerftestDest(1, 1, 0x11, 0x22, 5, 0x1000, null, 0).encodeBinary();
+        Object[][] cases = {{0, 0x10000, "LID"}, {4, 0x10000, "OUT_READS"}, {8, 0x1000011, "QPN"}, {8, -1, "QPN"},
+            {12, 0x1000022, "PSN"}};
+        for (Object[] c : cases) {
+            byte[] b = good.clone();
+            java.nio.ByteBuffer.wrap(b).putInt((int) c[0], (int) c[1]);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PerftestDest.decodeBinary(b),
+                    c[2] + " " + c[1]);
+            assertTrue(e.getMessage().startsWith(c[2] + " ") && e.getMessage().contains("out of range"),
+                    e.getMessage());
+        }
+    }
 }
