@@ -175,6 +175,13 @@ public final class PerftestComm implements AutoCloseable {
         double peak = exchangeDouble(mine.bwPeak());
         double avg = exchangeDouble(mine.bwAvg());
         double rate = exchangeDouble(mine.msgRate());
+        // the server prints the client's report as the run's result: a negative size or count, or a rate that is no
+        // number, is not one. The client does not look (C perftest's server sends a struct it never filled in).
+        if (!client && (size < 0 || iters < 0 || !(peak >= 0 && avg >= 0 && rate >= 0)
+                || Double.isInfinite(peak + avg + rate))) {
+            throw new IOException("the client's bandwidth report is out of range: size " + size + ", iterations "
+                    + iters + ", BW peak " + peak + ", BW average " + avg + ", MsgRate " + rate);
+        }
         return new BwReport(size, iters, peak, avg, rate);
     }
 

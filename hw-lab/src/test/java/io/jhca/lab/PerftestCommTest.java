@@ -235,4 +235,46 @@ class PerftestCommTest {
         })));
         assertTrue(HwLab.describe(e).contains("not \"done\""), HwLab.describe(e));
     }
+
+    @Test
+    void theServerRefusesABandwidthReportNoRunMakesAndTheClientTakesAny() throws Exception {
+        // the server prints the client's report as the run's result; a C perftest server sends a report it never
+        // filled in, so the client must take whatever comes
+        Object[][] bad = {
+            {-1L, 5000L, 1.0, 1.0, 1.0, "size -1"},
+            {65536L, -1L, 1.0, 1.0, 1.0, "iterations -1"},
+            {65536L, 5000L, Double.NaN, 1.0, 1.0, "BW peak NaN"},
+            {65536L, 5000L, 1.0, -1.0, 1.0, "BW average -1.0"},
+            {65536L, 5000L, 1.0, 1.0, Double.POSITIVE_INFINITY, "MsgRate Infinity"},
+        };
+        for (Object[] r : bad) {
+            RawPeer client = (in, out) -> {
+                out.writeLong((long) r[0]);
+                in.readLong();
+                out.writeLong((long) r[1]);
+                in.readLong();
+                for (int i = 2; i < 5; i++) {
+                    out.writeDouble((double) r[i]);
+                    in.readDouble();
+                }
+            };
+            RuntimeException e = assertThrows(RuntimeException.class, () -> pair(false, client,
+                    io(c -> c.exchangeBwReports(new PerftestComm.BwReport(0, 0, 0, 0, 0)))));
+            assertTrue(HwLab.describe(e).contains("bandwidth report is out of range") && HwLab.describe(e).contains(
+                    (String) r[5]), HwLab.describe(e));
+            RawPeer server = (in, out) -> {
+                in.readLong();
+                out.writeLong((long) r[0]);
+                in.readLong();
+                out.writeLong((long) r[1]);
+                for (int i = 2; i < 5; i++) {
+                    in.readDouble();
+                    out.writeDouble((double) r[i]);
+                }
+            };
+            PerftestComm.BwReport got = pair(true, server,
+                    io(c -> c.exchangeBwReports(new PerftestComm.BwReport(65536, 5000, 1, 1, 1))));
+            assertEquals((long) r[0], got.size(), "the client takes it as it came: " + r[5]);
+        }
+    }
 }
