@@ -176,6 +176,10 @@ final class RemoteFloors {
         if (status != OK) {
             throw new IOException("the server's end of the floor: " + text);
         }
+        if (r.port() < 1 || r.port() > 65535) {
+            // an InetSocketAddress would throw an IllegalArgumentException, which no floor's caller catches
+            throw new IOException("the server's end of the floor is at port " + r.port() + " (no UDP port)");
+        }
         return r;
     }
 
@@ -244,11 +248,11 @@ final class RemoteFloors {
             return (int) (warmup + iters);
         }
 
-        /** Whether every field is one this side runs: a known kind, sizes and counts in range. */
+        /** Whether every field is one this side runs: a known kind, sizes, counts and the client's port in range. */
         boolean valid() {
             boolean latency = kind >= PLAIN && kind <= BATCHED;
             boolean stream = kind == STREAM_TO_SERVER || kind == STREAM_FROM_SERVER;
-            if (!(latency || stream) || size < 0 || iters < 1 || stallNanos < 1) {
+            if (!(latency || stream) || size < 0 || iters < 1 || stallNanos < 1 || port < 1 || port > 65535) {
                 return false;
             }
             if (latency) {

@@ -251,7 +251,8 @@ class RemoteFloorsTest {
     @Test
     void aRequestWithAnyFieldOutOfRangeIsRefused() throws Exception {
         // each field the server's end would run with, one past what it takes: a stall of 0 would let an end that never
-        // finishes keep the server waiting for ever, a count past an int would wrap
+        // finishes keep the server waiting for ever, a count past an int would wrap, a port
+        // past 65535 is no address (an InetSocketAddress would throw what the server's caller does not catch)
         int max = UdpBaseline.MAX_PAYLOAD;
         Object[][] cases = {
             // what, kind, size, iters, warmup, rtt factor, gap, stall, port, mtu, tx depth, limit, window
@@ -262,6 +263,8 @@ class RemoteFloorsTest {
             {"rtt factor 3", 1, 2, 10L, 0, 3, 0L, STALL, 9, 4096, 1, 0L, 1L},
             {"a negative gap", 1, 2, 10L, 0, 2, -1L, STALL, 9, 4096, 1, 0L, 1L},
             {"one byte more than a datagram", 1, max + 1, 10L, 0, 2, 0L, STALL, 9, 4096, 1, 0L, 1L},
+            {"client port 0", 1, 2, 10L, 0, 2, 0L, STALL, 0, 4096, 1, 0L, 1L},
+            {"client port 65536", 1, 2, 10L, 0, 2, 0L, STALL, 65536, 4096, 1, 0L, 1L},
             {"mtu 0", 4, 100, 10L, 0, 0, 0L, STALL, 9, 0, 1, 0L, 1L},
             {"tx depth 0", 4, 100, 10L, 0, 0, 0L, STALL, 9, 4096, 0, 0L, 1L},
             {"a negative window", 5, 100, 10L, 0, 0, 0L, STALL, 9, 4096, 1, 0L, -1L},
@@ -283,9 +286,10 @@ class RemoteFloorsTest {
 
     @Test
     void aReplyWhoseFieldsLieEndsTheFloorWithAnIoException() throws Exception {
-        // a server's reply of status OK with a text length of -1 or one past the bound: the client must neither
-        // allocate what the length says nor wait for bytes that are not coming
-        int[][] replies = {{9, -1}, {9, 4097}};   // port, text length
+        // a server's reply of status OK with a text length of -1 or one past the bound, or a port that is none: the
+        // client must neither allocate what the length says nor wait for bytes that are not coming, nor throw what
+        // the run's floors do not catch (an IllegalArgumentException ended the whole tool)
+        int[][] replies = {{9, -1}, {9, 4097}, {70000, 0}, {0, 0}};   // port, text length
         for (int[] r : replies) {
             OobLink[] ends = connection();
             try (OobLink client = ends[0]; OobLink server = ends[1]) {
@@ -301,7 +305,8 @@ class RemoteFloorsTest {
                         InetAddress.getByName("127.0.0.1"));
                 IOException e = assertThrows(IOException.class,
                         () -> f.latency(UdpFloor.PLAIN, 2, 10, 0, 2, 300_000_000L, 0));
-                assertTrue(e.getMessage().contains("text of " + r[1] + " bytes"),
+                String says = r[1] != 0 ? "text of " + r[1] + " bytes" : "at port " + r[0] + " ";
+                assertTrue(e.getMessage().contains(says),
                         Arrays.toString(r) + ": " + e.getMessage());
                 lying.get(10, TimeUnit.SECONDS);
             }
