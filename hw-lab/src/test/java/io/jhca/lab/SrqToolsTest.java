@@ -80,6 +80,48 @@ class SrqToolsTest {
                 .matcher(client.out()).find(), client.out());
     }
 
+    /**
+     * An srq-pingpong server against clients that are not ibv_srq_pingpong (which sends MAX_QP addresses, the first
+     * one's GID for all): an all-zero GID, an answer other than "done", and silence, each ending the server with its
+     * reason, the silence after the stall timeout (500 ms here).
+     */
+    @Test
+    void srqPingpongServerEndsOnAClientThatIsNotOne() throws Exception {
+        ToolsEndToEnd.RawClient zeroGid = (in, out) -> addresses(out, io.jhca.verbs.Gid.ZERO);
+        ToolsEndToEnd.RawClient notDone = (in, out) -> {
+            addresses(out, io.jhca.verbs.Gid.of(java.net.InetAddress.getByName(IP1)));
+            in.readNBytes(PingpongDest.SIZE * SrqPingpong.MAX_QP);
+            out.write("nope\0".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        };
+        ToolsEndToEnd.RawClient silent = (in, out) -> { };
+        Object[][] cases = {{zeroGid, "all-zero GID"}, {notDone, "expected \"done\""},
+            {silent, "timed out waiting for the peer"}};
+        for (Object[] c : cases) {
+            CompletableFuture<Integer> port = new CompletableFuture<>();
+            CompletableFuture<RcPingpong.Result> server = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return new SrqPingpong(new SrqPingpong.Options("rxe0", 1, null, 4096, 10, 1024, 4, 100, 0, 0, null,
+                            null, 500), new PrintWriter(new StringWriter(), true)).onListening(port::complete).run();
+                } catch (IOException e) {
+                    throw new RuntimeException(e);
+                }
+            }, ThreadPerTask.EXECUTOR);
+            try (java.net.Socket s = new java.net.Socket(IP0, port.get(30, TimeUnit.SECONDS))) {
+                ((ToolsEndToEnd.RawClient) c[0]).talk(s.getInputStream(), s.getOutputStream());
+                java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                        java.util.concurrent.ExecutionException.class, () -> server.get(20, TimeUnit.SECONDS));
+                assertTrue(HwLab.describe(e.getCause()).contains((String) c[1]), c[1] + ": " + HwLab.describe(e));
+            }
+        }
+    }
+
+    /** MAX_QP addresses as srq_pingpong's client writes them, the first with {@code gid}. */
+    private static void addresses(java.io.OutputStream out, io.jhca.verbs.Gid gid) throws IOException {
+        for (int i = 0; i < SrqPingpong.MAX_QP; i++) {
+            out.write(new PingpongDest(0, 0x11 + i, 0x22, i == 0 ? gid : io.jhca.verbs.Gid.ZERO).encode());
+        }
+    }
+
     @Test
     void srqPingpongRefusesTooFewReceives() {
         ToolsEndToEnd.Run r = ToolsEndToEnd.run("srq-pingpong", "-q", "8", "-r", "4");

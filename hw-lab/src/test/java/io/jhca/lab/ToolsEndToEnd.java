@@ -187,6 +187,49 @@ abstract class ToolsEndToEnd {
         assertTrue(Double.parseDouble(iters.group(3)) > 0);
     }
 
+    /** What a client that is not ibv_rc_pingpong does on its TCP connection. */
+    interface RawClient {
+        void talk(java.io.InputStream in, java.io.OutputStream out) throws IOException;
+    }
+
+    /**
+     * An rc-pingpong server against clients that are not ibv_rc_pingpong: one that sends an all-zero GID, one that
+     * answers the server's address with something other than "done", one that connects and says nothing. Each ends
+     * the server with its reason, the silent one after the stall timeout (500 ms here), not a wait for ever.
+     */
+    @Test
+    void rcPingpongServerEndsOnAClientThatIsNotOne() throws Exception {
+        PingpongDest good = new PingpongDest(0, 0x11, 0x22, io.jhca.verbs.Gid.of(java.net.InetAddress.getByName(ip1())));
+        PingpongDest zero = new PingpongDest(0, 0x11, 0x22, io.jhca.verbs.Gid.ZERO);
+        RawClient zeroGid = (in, out) -> out.write(zero.encode());
+        RawClient notDone = (in, out) -> {
+            out.write(good.encode());
+            in.readNBytes(PingpongDest.SIZE);
+            out.write("nope\0".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        };
+        RawClient silent = (in, out) -> { };
+        Object[][] cases = {{zeroGid, "all-zero GID"}, {notDone, "expected \"done\""},
+            {silent, "timed out waiting for the peer"}};
+        for (Object[] c : cases) {
+            CompletableFuture<Integer> port = new CompletableFuture<>();
+            CompletableFuture<RcPingpong.Result> server = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return new RcPingpong(new RcPingpong.Options(dev0(), 1, null, 4096, ITERS, 1024, 100, 0, 0, null,
+                            null, 500), new PrintWriter(new StringWriter(), true)).onListening(port::complete).run();
+                } catch (IOException e) {
+                    throw new RuntimeException(e);
+                }
+            }, ThreadPerTask.EXECUTOR);
+            try (java.net.Socket s = new java.net.Socket(ip0(), port.get(30, TimeUnit.SECONDS))) {
+                ((RawClient) c[0]).talk(s.getInputStream(), s.getOutputStream());
+                // the connection stays open until the server gives up: a client host gone closes nothing
+                java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                        java.util.concurrent.ExecutionException.class, () -> server.get(20, TimeUnit.SECONDS));
+                assertTrue(HwLab.describe(e.getCause()).contains((String) c[1]), c[1] + ": " + HwLab.describe(e));
+            }
+        }
+    }
+
     /** Runs a latency test in-process and checks the row it printed. */
     LatencyRow latency(String test, String... extra) {
         List<String> args = new ArrayList<>(List.of("perf", test, "-d", dev0(), "--peer-dev", dev1()));
