@@ -1,25 +1,32 @@
 package io.jhca.lab;
 
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.util.ArrayList;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jhca.testkit.ThreadPerTask;
+import io.jhca.verbs.Gid;
 
 /**
  * The SRQ tools on two rxe devices (moved to 127.0.72.1/.2 so no other test or process collides): srq-pingpong with
@@ -87,11 +94,11 @@ class SrqToolsTest {
      */
     @Test
     void srqPingpongServerEndsOnAClientThatIsNotOne() throws Exception {
-        ToolsEndToEnd.RawClient zeroGid = (in, out) -> addresses(out, io.jhca.verbs.Gid.ZERO);
+        ToolsEndToEnd.RawClient zeroGid = (in, out) -> addresses(out, Gid.ZERO);
         ToolsEndToEnd.RawClient notDone = (in, out) -> {
-            addresses(out, io.jhca.verbs.Gid.of(java.net.InetAddress.getByName(IP1)));
+            addresses(out, Gid.of(InetAddress.getByName(IP1)));
             in.readNBytes(PingpongDest.SIZE * SrqPingpong.MAX_QP);
-            out.write("nope\0".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            out.write("nope\0".getBytes(StandardCharsets.US_ASCII));
         };
         ToolsEndToEnd.RawClient silent = (in, out) -> { };
         Object[][] cases = {{zeroGid, "all-zero GID"}, {notDone, "expected \"done\""},
@@ -106,19 +113,19 @@ class SrqToolsTest {
                     throw new RuntimeException(e);
                 }
             }, ThreadPerTask.EXECUTOR);
-            try (java.net.Socket s = new java.net.Socket(IP0, port.get(30, TimeUnit.SECONDS))) {
+            try (Socket s = new Socket(IP0, port.get(30, TimeUnit.SECONDS))) {
                 ((ToolsEndToEnd.RawClient) c[0]).talk(s.getInputStream(), s.getOutputStream());
-                java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
-                        java.util.concurrent.ExecutionException.class, () -> server.get(20, TimeUnit.SECONDS));
+                ExecutionException e = assertThrows(
+                        ExecutionException.class, () -> server.get(20, TimeUnit.SECONDS));
                 assertTrue(HwLab.describe(e.getCause()).contains((String) c[1]), c[1] + ": " + HwLab.describe(e));
             }
         }
     }
 
     /** MAX_QP addresses as srq_pingpong's client writes them, the first with {@code gid}. */
-    private static void addresses(java.io.OutputStream out, io.jhca.verbs.Gid gid) throws IOException {
+    private static void addresses(OutputStream out, Gid gid) throws IOException {
         for (int i = 0; i < SrqPingpong.MAX_QP; i++) {
-            out.write(new PingpongDest(0, 0x11 + i, 0x22, i == 0 ? gid : io.jhca.verbs.Gid.ZERO).encode());
+            out.write(new PingpongDest(0, 0x11 + i, 0x22, i == 0 ? gid : Gid.ZERO).encode());
         }
     }
 

@@ -5,25 +5,33 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import javax.imageio.ImageIO;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import javax.imageio.ImageIO;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jhca.testkit.ThreadPerTask;
+import io.jhca.verbs.Gid;
 
 /**
  * One run of every tool on a pair of devices (two in this JVM), with small iteration counts, checking the output
@@ -189,7 +197,7 @@ abstract class ToolsEndToEnd {
 
     /** What a client that is not ibv_rc_pingpong does on its TCP connection. */
     interface RawClient {
-        void talk(java.io.InputStream in, java.io.OutputStream out) throws IOException;
+        void talk(InputStream in, OutputStream out) throws IOException;
     }
 
     /**
@@ -199,13 +207,13 @@ abstract class ToolsEndToEnd {
      */
     @Test
     void rcPingpongServerEndsOnAClientThatIsNotOne() throws Exception {
-        PingpongDest good = new PingpongDest(0, 0x11, 0x22, io.jhca.verbs.Gid.of(java.net.InetAddress.getByName(ip1())));
-        PingpongDest zero = new PingpongDest(0, 0x11, 0x22, io.jhca.verbs.Gid.ZERO);
+        PingpongDest good = new PingpongDest(0, 0x11, 0x22, Gid.of(InetAddress.getByName(ip1())));
+        PingpongDest zero = new PingpongDest(0, 0x11, 0x22, Gid.ZERO);
         RawClient zeroGid = (in, out) -> out.write(zero.encode());
         RawClient notDone = (in, out) -> {
             out.write(good.encode());
             in.readNBytes(PingpongDest.SIZE);
-            out.write("nope\0".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            out.write("nope\0".getBytes(StandardCharsets.US_ASCII));
         };
         RawClient silent = (in, out) -> { };
         Object[][] cases = {{zeroGid, "all-zero GID"}, {notDone, "expected \"done\""},
@@ -220,11 +228,11 @@ abstract class ToolsEndToEnd {
                     throw new RuntimeException(e);
                 }
             }, ThreadPerTask.EXECUTOR);
-            try (java.net.Socket s = new java.net.Socket(ip0(), port.get(30, TimeUnit.SECONDS))) {
+            try (Socket s = new Socket(ip0(), port.get(30, TimeUnit.SECONDS))) {
                 ((RawClient) c[0]).talk(s.getInputStream(), s.getOutputStream());
                 // the connection stays open until the server gives up: a client host gone closes nothing
-                java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
-                        java.util.concurrent.ExecutionException.class, () -> server.get(20, TimeUnit.SECONDS));
+                ExecutionException e = assertThrows(
+                        ExecutionException.class, () -> server.get(20, TimeUnit.SECONDS));
                 assertTrue(HwLab.describe(e.getCause()).contains((String) c[1]), c[1] + ": " + HwLab.describe(e));
             }
         }
