@@ -9,20 +9,17 @@ import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetAddress;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jhca.testkit.ThreadPerTask;
@@ -101,25 +98,10 @@ class SrqToolsTest {
             out.write("nope\0".getBytes(StandardCharsets.US_ASCII));
         };
         ToolsEndToEnd.RawClient silent = (in, out) -> { };
-        Object[][] cases = {{zeroGid, "all-zero GID"}, {notDone, "expected \"done\""},
-            {silent, "timed out waiting for the peer"}};
-        for (Object[] c : cases) {
-            CompletableFuture<Integer> port = new CompletableFuture<>();
-            CompletableFuture<RcPingpong.Result> server = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return new SrqPingpong(new SrqPingpong.Options("rxe0", 1, null, 4096, 10, 1024, 4, 100, 0, 0, null,
-                            null, 500), new PrintWriter(new StringWriter(), true)).onListening(port::complete).run();
-                } catch (IOException e) {
-                    throw new RuntimeException(e);
-                }
-            }, ThreadPerTask.EXECUTOR);
-            try (Socket s = new Socket(IP0, port.get(30, TimeUnit.SECONDS))) {
-                ((ToolsEndToEnd.RawClient) c[0]).talk(s.getInputStream(), s.getOutputStream());
-                ExecutionException e = assertThrows(
-                        ExecutionException.class, () -> server.get(20, TimeUnit.SECONDS));
-                assertTrue(HwLab.describe(e.getCause()).contains((String) c[1]), c[1] + ": " + HwLab.describe(e));
-            }
-        }
+        ToolsEndToEnd.assertServerEndsOnEach(onListening -> new SrqPingpong(new SrqPingpong.Options("rxe0", 1, null,
+                4096, 10, 1024, 4, 100, 0, 0, null, null, 500), new PrintWriter(new StringWriter(), true))
+                .onListening(onListening).run(), IP0, new Object[][] {{zeroGid, "all-zero GID"},
+                    {notDone, "expected \"done\""}, {silent, "timed out waiting for the peer"}});
     }
 
     /** MAX_QP addresses as srq_pingpong's client writes them, the first with {@code gid}. */

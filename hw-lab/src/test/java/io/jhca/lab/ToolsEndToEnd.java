@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.imageio.ImageIO;
@@ -195,9 +196,37 @@ abstract class ToolsEndToEnd {
         assertTrue(Double.parseDouble(iters.group(3)) > 0);
     }
 
-    /** What a client that is not ibv_rc_pingpong does on its TCP connection. */
+    /** What a client that is not ibv_rc_pingpong (or ibv_srq_pingpong) does on its TCP connection. */
     interface RawClient {
         void talk(InputStream in, OutputStream out) throws IOException;
+    }
+
+    /** A pingpong server's run, telling {@code onListening} its TCP port. */
+    interface PingpongServer {
+        RcPingpong.Result run(IntConsumer onListening) throws IOException;
+    }
+
+    /**
+     * For each {@code {RawClient, reason}}: starts a server, lets the client talk to it on {@code host}, and asserts
+     * the server ends with an error naming the reason. The connection stays open until the server gives up, as a
+     * client host gone closes nothing.
+     */
+    static void assertServerEndsOnEach(PingpongServer server, String host, Object[][] clients) throws Exception {
+        for (Object[] c : clients) {
+            CompletableFuture<Integer> port = new CompletableFuture<>();
+            CompletableFuture<RcPingpong.Result> run = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return server.run(port::complete);
+                } catch (IOException e) {
+                    throw new RuntimeException(e);
+                }
+            }, ThreadPerTask.EXECUTOR);
+            try (Socket s = new Socket(host, port.get(30, TimeUnit.SECONDS))) {
+                ((RawClient) c[0]).talk(s.getInputStream(), s.getOutputStream());
+                ExecutionException e = assertThrows(ExecutionException.class, () -> run.get(20, TimeUnit.SECONDS));
+                assertTrue(HwLab.describe(e.getCause()).contains((String) c[1]), c[1] + ": " + HwLab.describe(e));
+            }
+        }
     }
 
     /**
@@ -216,26 +245,10 @@ abstract class ToolsEndToEnd {
             out.write("nope\0".getBytes(StandardCharsets.US_ASCII));
         };
         RawClient silent = (in, out) -> { };
-        Object[][] cases = {{zeroGid, "all-zero GID"}, {notDone, "expected \"done\""},
-            {silent, "timed out waiting for the peer"}};
-        for (Object[] c : cases) {
-            CompletableFuture<Integer> port = new CompletableFuture<>();
-            CompletableFuture<RcPingpong.Result> server = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return new RcPingpong(new RcPingpong.Options(dev0(), 1, null, 4096, ITERS, 1024, 100, 0, 0, null,
-                            null, 500), new PrintWriter(new StringWriter(), true)).onListening(port::complete).run();
-                } catch (IOException e) {
-                    throw new RuntimeException(e);
-                }
-            }, ThreadPerTask.EXECUTOR);
-            try (Socket s = new Socket(ip0(), port.get(30, TimeUnit.SECONDS))) {
-                ((RawClient) c[0]).talk(s.getInputStream(), s.getOutputStream());
-                // the connection stays open until the server gives up: a client host gone closes nothing
-                ExecutionException e = assertThrows(
-                        ExecutionException.class, () -> server.get(20, TimeUnit.SECONDS));
-                assertTrue(HwLab.describe(e.getCause()).contains((String) c[1]), c[1] + ": " + HwLab.describe(e));
-            }
-        }
+        assertServerEndsOnEach(onListening -> new RcPingpong(new RcPingpong.Options(dev0(), 1, null, 4096, ITERS, 1024,
+                100, 0, 0, null, null, 500), new PrintWriter(new StringWriter(), true)).onListening(onListening).run(),
+                ip0(), new Object[][] {{zeroGid, "all-zero GID"}, {notDone, "expected \"done\""},
+                    {silent, "timed out waiting for the peer"}});
     }
 
     /** Runs a latency test in-process and checks the row it printed. */
