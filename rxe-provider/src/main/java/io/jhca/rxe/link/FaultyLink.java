@@ -62,7 +62,10 @@ public final class FaultyLink implements Link {
         return lost.get(direction.ordinal() * TRANSPORTS + (transport & (TRANSPORTS - 1)));
     }
 
-    private void countLost(final int dir, final ByteBuffer packet, final int start, final int length) {
+    /** Counts {@code fault} (DROPPED or CORRUPTED), and the packet as lost by its BTH transport. */
+    private void countLost(final int dir, final Fault fault, final ByteBuffer packet, final int start,
+            final int length) {
+        count(dir, fault);
         if (length > 0) {
             final int i = dir * TRANSPORTS + ((packet.get(start) & 0xFF) >>> 5);
             lost.lazySet(i, lost.get(i) + 1);
@@ -89,15 +92,13 @@ public final class FaultyLink implements Link {
         final int start = datagram.position();
         final int length = datagram.remaining();
         if (chance(tx.drop())) {
-            count(0, Fault.DROPPED);
-            countLost(0, datagram, start, length);
+            countLost(0, Fault.DROPPED, datagram, start, length);
             datagram.position(datagram.limit());
             return true;
         }
         if (chance(tx.corrupt()) && length > 0) {
-            countLost(0, datagram, start, length);   // before the flip, which may hit the opcode
+            countLost(0, Fault.CORRUPTED, datagram, start, length);   // before the flip, which may hit the opcode
             flipBit(datagram, start, length);
-            count(0, Fault.CORRUPTED);
         }
         if (chance(tx.delay()) && txHeld.hold(datagram, peer, from, now + tx.delayNanos(), false)) {
             count(0, Fault.DELAYED);
@@ -157,15 +158,13 @@ public final class FaultyLink implements Link {
             final int on = inner.lastReceivedOn();
             final int length = buffer.position() - start;
             if (chance(rx.drop())) {
-                count(1, Fault.DROPPED);
-                countLost(1, buffer, start, length);
+                countLost(1, Fault.DROPPED, buffer, start, length);
                 buffer.position(start);
                 continue;
             }
             if (chance(rx.corrupt()) && length > 0) {
-                countLost(1, buffer, start, length);
+                countLost(1, Fault.CORRUPTED, buffer, start, length);
                 flipBit(buffer, start, length);
-                count(1, Fault.CORRUPTED);
             }
             if (chance(rx.delay()) && rxHeld.holdReceived(buffer, start, src, on, now + rx.delayNanos(), false)) {
                 count(1, Fault.DELAYED);
