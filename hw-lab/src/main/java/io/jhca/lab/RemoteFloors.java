@@ -167,6 +167,11 @@ final class RemoteFloors {
      * Sends a floor request and reads the server's reply; like every read of the client's floors, fails after the
      * request's stall timeout without a word from the server while no end of the floor runs here.
      */
+    /** A port a peer's datagrams can come from or go to: 1..65535 (0 is no port, and more does not fit). */
+    static boolean isUdpPort(int port) {
+        return port >= 1 && port <= 65535;
+    }
+
     private Reply request(Request q) throws IOException {
         link.write(q.bytes());
         ByteBuffer a = ByteBuffer.wrap(waitFor(link, REPLY, q.stallNanos, null));
@@ -176,7 +181,7 @@ final class RemoteFloors {
         if (status != OK) {
             throw new IOException("the server's end of the floor: " + text);
         }
-        if (r.port() < 1 || r.port() > 65535) {
+        if (!isUdpPort(r.port())) {
             // an InetSocketAddress would throw an IllegalArgumentException, which no floor's caller catches
             throw new IOException("the server's end of the floor is at port " + r.port() + " (no UDP port)");
         }
@@ -252,7 +257,7 @@ final class RemoteFloors {
         boolean valid() {
             boolean latency = kind >= PLAIN && kind <= BATCHED;
             boolean stream = kind == STREAM_TO_SERVER || kind == STREAM_FROM_SERVER;
-            if (!(latency || stream) || size < 0 || iters < 1 || stallNanos < 1 || port < 1 || port > 65535) {
+            if (!(latency || stream) || size < 0 || iters < 1 || stallNanos < 1 || !isUdpPort(port)) {
                 return false;
             }
             if (latency) {
