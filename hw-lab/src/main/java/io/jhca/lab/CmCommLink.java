@@ -140,6 +140,12 @@ final class CmCommLink implements PerftestWire {
             throw new IllegalArgumentException("exchange message of " + n + " bytes; the receive holds " + RECV_SIZE);
         }
         poll(recvCq, WcOpcode.RECV);
+        if (wc.byteLen() != n) {
+            // perftest sends each step's message at its exact size (rdma_write_data, rdma_write_keys): another size
+            // is a peer out of step, whose bytes (and the stale rest of the buffer) must not be taken as this step's
+            throw new IOException("exchange QP: received a message of " + wc.byteLen() + " bytes where this step's has "
+                    + n);
+        }
         byte[] b = new byte[n];
         recvBuf.getBytes(0, b);
         postRecv();

@@ -178,8 +178,9 @@ final class Rping {
             long remoteAddr = recvBuf.getLong(0, ByteOrder.BIG_ENDIAN);
             int rkey = recvBuf.getInt(8, ByteOrder.BIG_ENDIAN);
             int len = recvBuf.getInt(12, ByteOrder.BIG_ENDIAN);
-            if (len > o.size()) {
-                throw new IllegalStateException("the client advertises " + len + " bytes, more than -S " + o.size());
+            if (Integer.compareUnsigned(len, o.size()) > 0) { // a be32: bit 31 set is a length, not a sign
+                throw new IllegalStateException("the client advertises " + Integer.toUnsignedString(len)
+                        + " bytes, more than -S " + o.size());
             }
             postRecv();
             rdma(WrOpcode.RDMA_READ, rdmaMr, len, remoteAddr, rkey);
@@ -194,7 +195,12 @@ final class Rping {
             remoteAddr = recvBuf.getLong(0, ByteOrder.BIG_ENDIAN);
             rkey = recvBuf.getInt(8, ByteOrder.BIG_ENDIAN);
             postRecv();
-            rdma(WrOpcode.RDMA_WRITE, rdmaMr, cString(rdmaBuf).length() + 1, remoteAddr, rkey);
+            int pingLength = cString(rdmaBuf).length();
+            if (pingLength == o.size()) {
+                // rping.c writes strlen + 1 bytes back; that NUL would lie past the buffer
+                throw new IllegalStateException("the client's ping has no NUL in its " + o.size() + " bytes");
+            }
+            rdma(WrOpcode.RDMA_WRITE, rdmaMr, pingLength + 1, remoteAddr, rkey);
             send();
         }
         debug("server DISCONNECT EVENT");
