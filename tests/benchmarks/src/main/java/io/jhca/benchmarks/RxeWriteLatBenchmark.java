@@ -26,6 +26,7 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
@@ -156,6 +157,24 @@ public class RxeWriteLatBenchmark {
             reap(b, (byte) (count - 1));
         }
         return n;
+    }
+
+    /** Round trips per call of {@link #block}. */
+    static final int BLOCK = 1000;
+
+    /**
+     * {@link #pingPong} {@value #BLOCK} times: what {@code scripts/bench-ab} alternates between two builds in one
+     * JVM, where a change of a few percent shows through this machine's drift.
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.SampleTime)
+    @OperationsPerInvocation(BLOCK)
+    public long block() {
+        long sum = 0;
+        for (int i = 0; i < BLOCK; i++) {
+            sum += pingPong();
+        }
+        return sum;
     }
 
     /**
