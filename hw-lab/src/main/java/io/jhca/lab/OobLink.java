@@ -47,9 +47,41 @@ public final class OobLink implements Closeable, PerftestWire {
     private boolean driving;
     private long timeoutNanos;
 
+    /**
+     * TCP keepalive: a peer whose host went away (powered off, unplugged) closes nothing, and the exchange's reads,
+     * some of which span the peer's whole measurement (a bandwidth server waits for the client's report), would wait
+     * for ever. The kernel probes after this long without traffic, then every {@link #KEEPALIVE_INTERVAL_SECONDS},
+     * and fails the connection after {@link #KEEPALIVE_PROBES} unanswered probes: about 25 s. A peer alive but
+     * silent (stopped) still answers them, as it would the C tools.
+     */
+    static final int KEEPALIVE_IDLE_SECONDS = 10;
+    static final int KEEPALIVE_INTERVAL_SECONDS = 5;
+    static final int KEEPALIVE_PROBES = 3;
+
     private OobLink(SocketChannel ch) throws IOException {
         this.ch = ch;
         ch.socket().setTcpNoDelay(true);
+        keepAlive(ch, KEEPALIVE_IDLE_SECONDS, KEEPALIVE_INTERVAL_SECONDS, KEEPALIVE_PROBES);
+    }
+
+    /**
+     * Sets the keepalive timing (seconds of silence before the first probe, seconds between probes, unanswered probes
+     * that fail the connection) in place of the defaults above.
+     */
+    public OobLink keepAlive(int idleSeconds, int intervalSeconds, int probes) throws IOException {
+        keepAlive(ch, idleSeconds, intervalSeconds, probes);
+        return this;
+    }
+
+    /** SO_KEEPALIVE with the given timing, where the platform lets it be set (Linux does). */
+    private static void keepAlive(SocketChannel ch, int idleSeconds, int intervalSeconds, int probes) throws IOException {
+        ch.setOption(java.net.StandardSocketOptions.SO_KEEPALIVE, true);
+        java.util.Set<java.net.SocketOption<?>> supported = ch.supportedOptions();
+        if (supported.contains(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE)) {
+            ch.setOption(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE, idleSeconds);
+            ch.setOption(jdk.net.ExtendedSocketOptions.TCP_KEEPINTERVAL, intervalSeconds);
+            ch.setOption(jdk.net.ExtendedSocketOptions.TCP_KEEPCOUNT, probes);
+        }
     }
 
     /**
@@ -142,7 +174,14 @@ public final class OobLink implements Closeable, PerftestWire {
         long idleSince = start;
         long parkAfter = driving ? Long.MAX_VALUE : SPINS_BEFORE_PARK; // idle polls
         while (b.hasRemaining()) {
-            int r = ch.read(b);
+            int r;
+            try {
+                r = ch.read(b);
+            } catch (IOException e) {
+                // ETIMEDOUT after unanswered keepalive probes, ECONNRESET from a peer that restarted
+                throw new IOException("the exchange connection to the peer failed after " + b.position() + " of " + n
+                        + " bytes: " + e.getMessage() + " (is the peer's host gone?)", e);
+            }
             if (r < 0) {
                 throw new EOFException("peer closed the connection after " + b.position() + " of " + n + " bytes");
             }
