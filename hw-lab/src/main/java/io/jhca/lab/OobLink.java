@@ -52,7 +52,8 @@ public final class OobLink implements Closeable, PerftestWire {
      * some of which span the peer's whole measurement (a bandwidth server waits for the client's report), would wait
      * for ever. The kernel probes after this long without traffic, then every {@link #KEEPALIVE_INTERVAL_SECONDS},
      * and fails the connection after {@link #KEEPALIVE_PROBES} unanswered probes: about 25 s. A peer alive but
-     * silent (stopped) still answers them, as it would the C tools.
+     * silent (stopped) still answers them, as it would the C tools. Bytes of ours left unacknowledged fail it after as
+     * long ({@link TcpUserTimeout}): keepalive does not probe while they are in flight.
      */
     static final int KEEPALIVE_IDLE_SECONDS = 10;
     static final int KEEPALIVE_INTERVAL_SECONDS = 5;
@@ -82,6 +83,8 @@ public final class OobLink implements Closeable, PerftestWire {
             ch.setOption(jdk.net.ExtendedSocketOptions.TCP_KEEPINTERVAL, intervalSeconds);
             ch.setOption(jdk.net.ExtendedSocketOptions.TCP_KEEPCOUNT, probes);
         }
+        // the same bound for our own unacknowledged bytes (and, as Linux applies it, for the probes too)
+        TcpUserTimeout.set(ch, (idleSeconds + intervalSeconds * probes) * 1000);
     }
 
     /**
