@@ -181,9 +181,11 @@ public final class OobLink implements Closeable, PerftestWire {
             try {
                 r = ch.read(b);
             } catch (IOException e) {
-                // ETIMEDOUT after unanswered keepalive probes, ECONNRESET from a peer that restarted
+                // ETIMEDOUT after unanswered keepalive probes or unacknowledged bytes; ECONNRESET from a peer whose
+                // host restarted
+                String m = String.valueOf(e.getMessage());
                 throw new IOException("the exchange connection to the peer failed after " + b.position() + " of " + n
-                        + " bytes: " + e.getMessage() + " (is the peer's host gone?)", e);
+                        + " bytes: " + m + (m.contains("timed out") ? " (is the peer's host gone?)" : ""), e);
             }
             if (r < 0) {
                 throw new EOFException("peer closed the connection after " + b.position() + " of " + n + " bytes");

@@ -117,4 +117,30 @@ class OobLinkTest {
             }
         }
     }
+
+    /**
+     * A peer that resets the connection (its host restarted: an RST, not a FIN) ends the read at once, naming the
+     * reset; the hint about a vanished host is kept for a connection that timed out (OobLinkKeepAliveTest).
+     */
+    @Test
+    void aResetConnectionEndsTheReadNamingTheReset() throws Exception {
+        try (ServerSocket ss = OobLink.listen(InetAddress.getLoopbackAddress(), 0)) {
+            Thread t = new Thread(() -> {
+                try (Socket s = new Socket(InetAddress.getLoopbackAddress(), ss.getLocalPort())) {
+                    s.getOutputStream().write(1);
+                    s.setSoLinger(true, 0);   // the close sends an RST
+                } catch (IOException e) {
+                    // the read then fails, and says how
+                }
+            });
+            t.start();
+            try (OobLink link = OobLink.accept(ss, 5000).readTimeout(10_000)) {
+                t.join();
+                IOException e = assertThrows(IOException.class, () -> link.read(4));
+                assertTrue(e.getMessage().contains("the exchange connection to the peer failed after 1 of 4 bytes")
+                        && e.getMessage().contains("reset"), e.getMessage());
+                assertTrue(!e.getMessage().contains("host gone"), e.getMessage());
+            }
+        }
+    }
 }
