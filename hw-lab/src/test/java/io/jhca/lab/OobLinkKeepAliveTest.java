@@ -35,7 +35,7 @@ class OobLinkKeepAliveTest {
     void peerInItsNamespace() throws Exception {
         assumeTrue("root".equals(System.getProperty("user.name")), "needs root: it creates a network namespace");
         assumeTrue(sh("ip", "-V") == 0, "needs iproute2 ('ip')");
-        sh("ip", "netns", "del", NS); // left by a killed run
+        removePair(); // left by a killed run
         must("ip", "netns", "add", NS);
         must("ip", "link", "add", HOST_END, "type", "veth", "peer", "name", PEER_END, "netns", NS);
         must("ip", "addr", "add", HOST_IP + "/30", "dev", HOST_END);
@@ -64,7 +64,16 @@ class OobLinkKeepAliveTest {
             peer.destroyForcibly();
             peer.waitFor();
         }
-        sh("ip", "netns", "del", NS); // takes the veth pair with it
+        removePair();
+    }
+
+    /**
+     * Deletes the pair by its end here, then the namespace. Deleting the namespace alone removes the pair only when the
+     * kernel's cleanup of the namespace runs, later: the next test's "ip link add" then found the old end still here.
+     */
+    private static void removePair() throws Exception {
+        sh("ip", "link", "del", HOST_END);
+        sh("ip", "netns", "del", NS);
     }
 
     @Test
