@@ -62,20 +62,15 @@ public final class OobLink implements Closeable, PerftestWire {
     private OobLink(SocketChannel ch) throws IOException {
         this.ch = ch;
         ch.socket().setTcpNoDelay(true);
-        keepAlive(ch, KEEPALIVE_IDLE_SECONDS, KEEPALIVE_INTERVAL_SECONDS, KEEPALIVE_PROBES);
+        keepAlive(KEEPALIVE_IDLE_SECONDS, KEEPALIVE_INTERVAL_SECONDS, KEEPALIVE_PROBES);
     }
 
     /**
      * Sets the keepalive timing (seconds of silence before the first probe, seconds between probes, unanswered probes
-     * that fail the connection) in place of the defaults above.
+     * that fail the connection) in place of the defaults above; the timing itself only where the platform lets it be
+     * set (Linux does).
      */
     public OobLink keepAlive(int idleSeconds, int intervalSeconds, int probes) throws IOException {
-        keepAlive(ch, idleSeconds, intervalSeconds, probes);
-        return this;
-    }
-
-    /** SO_KEEPALIVE with the given timing, where the platform lets it be set (Linux does). */
-    private static void keepAlive(SocketChannel ch, int idleSeconds, int intervalSeconds, int probes) throws IOException {
         ch.setOption(java.net.StandardSocketOptions.SO_KEEPALIVE, true);
         java.util.Set<java.net.SocketOption<?>> supported = ch.supportedOptions();
         if (supported.contains(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE)) {
@@ -85,6 +80,7 @@ public final class OobLink implements Closeable, PerftestWire {
         }
         // the same bound for our own unacknowledged bytes (and, as Linux applies it, for the probes too)
         TcpUserTimeout.set(ch, (idleSeconds + intervalSeconds * probes) * 1000);
+        return this;
     }
 
     /**

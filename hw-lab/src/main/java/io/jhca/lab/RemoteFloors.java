@@ -163,15 +163,15 @@ final class RemoteFloors {
     private record Done<T>(T value, Result server) {
     }
 
-    /**
-     * Sends a floor request and reads the server's reply; like every read of the client's floors, fails after the
-     * request's stall timeout without a word from the server while no end of the floor runs here.
-     */
     /** A port a peer's datagrams can come from or go to: 1..65535 (0 is no port, and more does not fit). */
     static boolean isUdpPort(int port) {
         return port >= 1 && port <= 65535;
     }
 
+    /**
+     * Sends a floor request and reads the server's reply; like every read of the client's floors, fails after the
+     * request's stall timeout without a word from the server while no end of the floor runs here.
+     */
     private Reply request(Request q) throws IOException {
         link.write(q.bytes());
         ByteBuffer a = ByteBuffer.wrap(waitFor(link, REPLY, q.stallNanos, null));
