@@ -96,10 +96,18 @@ public abstract class MemoryRegion extends VerbsResource {
         return rkey;
     }
 
-    /** True if {@code [addr, addr + len)} lies inside this registration (overflow-safe). */
+    /** True if {@code [addr, addr + len)} lies inside this registration ({@link #spanContains}). */
     public final boolean contains(long addr, long len) {
-        long start = address();
-        return len >= 0 && addr >= start && addr - start <= length - len;
+        return spanContains(address, length, addr, len);
+    }
+
+    /**
+     * True if {@code [addr, addr + len)} lies inside {@code [start, start + length)}, {@code length >= 0}. Addresses
+     * are unsigned 64-bit (a RETH's VA, an IOVA), so the offset is compared unsigned: an address below the start wraps
+     * to an offset past any length, and a span across 2^63 keeps its upper half. Overflow-safe: nothing is added.
+     */
+    public static boolean spanContains(long start, long length, long addr, long len) {
+        return len >= 0 && len <= length && Long.compareUnsigned(addr - start, length - len) <= 0;
     }
 
     @Override

@@ -90,7 +90,7 @@ public final class Window {
         if (key != rkey || state != MwState.VALID || length == 0 || responder.pd != pd
                 || (type == MwType.TYPE_2 && qp != responder)
                 || (MwRules.remoteAccess(access) & accessBit) == 0
-                || len < 0 || va < addr || va - addr > length - len) {
+                || !MemoryRegion.spanContains(addr, length, va, len)) {
             return null;
         }
         return mr;
