@@ -17,8 +17,9 @@ import java.nio.channels.DatagramChannel;
  * with IP_MTU_DISCOVER = IP_PMTUDISC_DO sends DF datagrams with ID 0 (Linux ip_select_ident_segs; observed,
  * rocev2.md §2.4), so that is set here and our ICRCs are computed with ID 0. That is why the socket stays
  * unconnected although a connected one skips a route lookup per send: a connected socket's datagrams take their IDs
- * from a counter of the socket's own, DF or not, which no ICRC sealed before the send can know. IPv6: UDP_NO_CHECK6_RX is set so
- * that datagrams with UDP checksum 0, as Linux rxe sends them, are not dropped by the kernel.
+ * from a counter of the socket's own, DF or not, which no ICRC sealed before the send can know. IPv6:
+ * UDP_NO_CHECK6_RX is set so that datagrams with UDP checksum 0, as Linux rxe sends them, are not dropped by the
+ * kernel.
  *
  * <p>On a loopback address the socket also takes coalesced datagrams whole (UDP_GRO), and a held ACK leaves with
  * the request that releases it as one GSO datagram ({@link #sendCoalesced}): one trip through the kernel's stack for
