@@ -117,6 +117,9 @@ public final class PerfJson {
                     .field("jit_compile_ms", o.jvm.jitMillis()).field("jit_idle_wait_ms", o.jvm.jitWaitMillis());
         }
         j.endObject();
+        MachineReport.Machine m = MachineReport.get();
+        j.key("machine").beginObject().field("cpus", m.cpus()).field("cpu", m.cpu()).field("hypervisor", m.hypervisor())
+                .field("kernel", m.kernel()).field("null_syscall_ns", m.syscallNanos()).endObject();
         if (o.jvm != null && o.jvm.losses() != null && !o.jvm.losses().moved().isEmpty()) {
             j.key("device_counters_during_measurement").beginObject();
             for (java.util.Map.Entry<String, Long> e : o.jvm.losses().moved().entrySet()) {

@@ -411,6 +411,7 @@ final class PerfRun {
             outcome.jvm = JvmReport.start().stop();
         }
         out.println(outcome.jvm.footer());
+        out.println(MachineReport.get().line());
         // -D leaves its first and last seconds out of the samples instead (the margin)
         String cold = p.durationMode() ? null : coldJitHint(p.warmupIters() + outcome.privateWarmupIters,
                 outcome.jvm.jitMillis(), outcome.peerIsHwlab);

@@ -277,6 +277,8 @@ abstract class ToolsEndToEnd {
         assertEquals(ITERS, (int) n[1]);
         assertTrue(n[2] > 0 && n[2] <= n[4] && n[4] <= n[3], "t_min <= t_typical <= t_max: " + rows.get(0));
         assertTrue(r.out().contains(" JVM: ") && r.out().contains("GC cycles during measurement: "), r.out());
+        assertTrue(r.out().contains(" Machine: " + Runtime.getRuntime().availableProcessors() + " CPUs, ")
+                && r.out().contains(" | a null system call (getppid): "), "the machine is named: " + r.out());
         return new LatencyRow(r, n);
     }
 
@@ -542,6 +544,11 @@ abstract class ToolsEndToEnd {
         assertEquals(100, j.at("/hwlab/warmup_iterations").asInt());
         assertTrue(j.at("/jvm/gc_cycles").isNumber());
         assertEquals("G1", j.at("/jvm/gc").asText());
+        assertEquals(Runtime.getRuntime().availableProcessors(), j.at("/machine/cpus").asInt());
+        assertEquals(System.getProperty("os.name") + " " + System.getProperty("os.version") + " ("
+                + System.getProperty("os.arch") + ")", j.at("/machine/kernel").asText());
+        assertTrue(j.at("/machine/hypervisor").isBoolean() && !j.at("/machine/cpu").asText().isEmpty(), j.toString());
+        assertTrue(j.at("/machine/null_syscall_ns").asLong() > 0, "getppid timed: " + j.at("/machine"));
 
         BufferedImage img = ImageIO.read(png.toFile());
         assertEquals(Chart.WIDTH, img.getWidth());
