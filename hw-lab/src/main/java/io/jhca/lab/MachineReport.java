@@ -6,8 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 
-import jnr.ffi.LibraryLoader;
-
 /**
  * The machine a run measured on, named as the bench scripts name theirs: CPUs, CPU model, whether it runs under a
  * hypervisor, the kernel, and what a null system call costs there. A software device's latency against its UDP floor
@@ -20,11 +18,6 @@ final class MachineReport {
     /** Calls per timed block, and blocks (the median block is reported: a preempted block is an outlier). */
     private static final int CALLS = 2000;
     private static final int BLOCKS = 9;
-
-    /** The libc binding; public only because jnr-ffi generates its implementation in another class loader. */
-    public interface LibC {
-        int getppid();
-    }
 
     /** What was found: CPU count, CPU model, hypervisor flag, kernel, null system call in ns (-1: not measured). */
     record Machine(int cpus, String cpu, boolean hypervisor, String kernel, long syscallNanos) {
@@ -59,17 +52,12 @@ final class MachineReport {
         return m;
     }
 
-    /** The first "model name" of /proc/cpuinfo (x86), else its first "CPU part"/"Hardware" line, else the architecture. */
+    /** The first "model name" of /proc/cpuinfo (x86), else its first "Hardware"/"CPU part" line, else the architecture. */
     static String cpuModel(String cpuinfo) {
         for (String key : new String[] {"model name", "Hardware", "CPU part"}) {
-            for (String line : cpuinfo.split("\n")) {
-                int colon = line.indexOf(':');
-                if (colon > 0 && line.substring(0, colon).trim().equals(key)) {
-                    String v = line.substring(colon + 1).trim();
-                    if (!v.isEmpty()) {
-                        return v;
-                    }
-                }
+            String v = value(cpuinfo, key);
+            if (v != null) {
+                return v;
             }
         }
         return System.getProperty("os.arch");
@@ -77,36 +65,44 @@ final class MachineReport {
 
     /** True if /proc/cpuinfo's flags carry "hypervisor" (CPUID leaf 1 ECX bit 31, which a hypervisor sets). */
     static boolean underHypervisor(String cpuinfo) {
+        String flags = value(cpuinfo, "flags");
+        return flags != null && Arrays.asList(flags.split("\\s+")).contains("hypervisor");
+    }
+
+    /** The first non-empty value of {@code key} in /proc/cpuinfo's "key : value" lines, or null. */
+    private static String value(String cpuinfo, String key) {
         for (String line : cpuinfo.split("\n")) {
             int colon = line.indexOf(':');
-            if (colon > 0 && line.substring(0, colon).trim().equals("flags")) {
-                return Arrays.asList(line.substring(colon + 1).trim().split("\\s+")).contains("hypervisor");
+            if (colon > 0 && line.substring(0, colon).trim().equals(key)) {
+                String v = line.substring(colon + 1).trim();
+                if (!v.isEmpty()) {
+                    return v;
+                }
             }
         }
-        return false;
+        return null;
     }
 
     /** The median of {@value #BLOCKS} blocks of {@value #CALLS} calls after as many unmeasured, in ns a call; -1 if libc cannot be bound. */
     private static long syscallNanos() {
-        LibC c;
+        Libc.Calls c;
         try {
-            c = LibraryLoader.create(LibC.class).load("c");
+            c = Libc.get();
         } catch (RuntimeException | LinkageError e) {
             return -1;
         }
-        long sink = 0;
         for (int i = 0; i < CALLS; i++) {
-            sink += c.getppid();
+            c.getppid();   // a native call: the JIT cannot drop it, so its result needs no sink
         }
         long[] block = new long[BLOCKS];
         for (int b = 0; b < BLOCKS; b++) {
             long t0 = System.nanoTime();
             for (int i = 0; i < CALLS; i++) {
-                sink += c.getppid();
+                c.getppid();
             }
             block[b] = (System.nanoTime() - t0) / CALLS;
         }
         Arrays.sort(block);
-        return sink == Long.MIN_VALUE ? -1 : block[BLOCKS / 2]; // sink keeps the calls; never MIN_VALUE
+        return block[BLOCKS / 2];
     }
 }

@@ -3,8 +3,6 @@ package io.jhca.lab;
 import java.lang.reflect.Method;
 import java.nio.channels.SocketChannel;
 
-import jnr.ffi.LibraryLoader;
-import jnr.ffi.annotations.In;
 import jnr.ffi.byref.IntByReference;
 
 /**
@@ -18,13 +16,6 @@ final class TcpUserTimeout {
     /** netinet/in.h IPPROTO_TCP, linux/tcp.h TCP_USER_TIMEOUT. */
     private static final int IPPROTO_TCP = 6;
     private static final int TCP_USER_TIMEOUT = 18;
-
-    /** The libc binding; public only because jnr-ffi generates its implementation in another class loader. */
-    public interface LibC {
-        int setsockopt(int fd, int level, int optname, @In IntByReference optval, int optlen);
-    }
-
-    private static volatile LibC libc;
 
     private TcpUserTimeout() {
     }
@@ -41,18 +32,9 @@ final class TcpUserTimeout {
             Method getFdVal = Class.forName("sun.nio.ch.SelChImpl").getMethod("getFDVal");
             getFdVal.setAccessible(true);
             int fd = (Integer) getFdVal.invoke(ch);
-            return lib().setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, new IntByReference(millis), 4) == 0;
+            return Libc.get().setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, new IntByReference(millis), 4) == 0;
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             return false;
         }
-    }
-
-    private static LibC lib() {
-        LibC c = libc;
-        if (c == null) {
-            c = LibraryLoader.create(LibC.class).load("c");
-            libc = c;
-        }
-        return c;
     }
 }
