@@ -7,11 +7,14 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.SocketTimeoutException;
+import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntSupplier;
+
+import jdk.net.ExtendedSocketOptions;
 
 import io.jhca.verbs.Context;
 
@@ -71,12 +74,11 @@ public final class OobLink implements Closeable, PerftestWire {
      * set (Linux does).
      */
     public OobLink keepAlive(int idleSeconds, int intervalSeconds, int probes) throws IOException {
-        ch.setOption(java.net.StandardSocketOptions.SO_KEEPALIVE, true);
-        java.util.Set<java.net.SocketOption<?>> supported = ch.supportedOptions();
-        if (supported.contains(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE)) {
-            ch.setOption(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE, idleSeconds);
-            ch.setOption(jdk.net.ExtendedSocketOptions.TCP_KEEPINTERVAL, intervalSeconds);
-            ch.setOption(jdk.net.ExtendedSocketOptions.TCP_KEEPCOUNT, probes);
+        ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+        if (ch.supportedOptions().contains(ExtendedSocketOptions.TCP_KEEPIDLE)) {
+            ch.setOption(ExtendedSocketOptions.TCP_KEEPIDLE, idleSeconds);
+            ch.setOption(ExtendedSocketOptions.TCP_KEEPINTERVAL, intervalSeconds);
+            ch.setOption(ExtendedSocketOptions.TCP_KEEPCOUNT, probes);
         }
         // the same bound for our own unacknowledged bytes (and, as Linux applies it, for the probes too)
         TcpUserTimeout.set(ch, (idleSeconds + intervalSeconds * probes) * 1000);
