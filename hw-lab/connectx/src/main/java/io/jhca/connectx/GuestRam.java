@@ -7,6 +7,7 @@ import java.util.TreeMap;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import io.jhca.memory.DmaRegion;
+import io.jhca.verbs.MemoryRegion;
 
 /**
  * A file standing for a machine's RAM, mapped shared (QEMU {@code -object memory-backend-file,share=on,mem-path=FILE}
@@ -133,9 +134,9 @@ public final class GuestRam implements AutoCloseable {
         return off < 0 ? -1 : address() + off;
     }
 
-    /** Whether {@code [address, address + length)} of this process lies in the mapping. */
+    /** Whether {@code [address, address + length)} of this process lies in the mapping (the verbs layer's unsigned check). */
     boolean containsHost(long address, long length) {
-        return length >= 0 && address >= address() && address - address() <= size() - length;
+        return MemoryRegion.spanContains(address(), size(), address, length);
     }
 
     /**

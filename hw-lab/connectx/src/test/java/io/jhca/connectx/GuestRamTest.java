@@ -1,6 +1,7 @@
 package io.jhca.connectx;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -104,6 +105,23 @@ class GuestRamTest {
             high.close();
             assertEquals(0, ram.liveAllocations());
             assertTrue(ram.toString().contains("low part"));
+        }
+    }
+
+    @Test
+    void hostRangesAreInsideExactlyUpToTheLastByte() {
+        try (GuestRam ram = GuestRam.map(file, 6 * MIB)) {
+            long a = ram.address();
+            assertTrue(ram.containsHost(a, 8 * MIB), "the whole mapping");
+            assertTrue(ram.containsHost(a + 8 * MIB - 1, 1), "its last byte");
+            assertTrue(ram.containsHost(a + 8 * MIB, 0), "an empty range at its end");
+            assertFalse(ram.containsHost(a + 8 * MIB - 1, 2), "one byte past it");
+            assertFalse(ram.containsHost(a, 8 * MIB + 1));
+            assertFalse(ram.containsHost(a - 1, 1), "the byte before it");
+            assertFalse(ram.containsHost(a - 1, 2), "a range starting before it");
+            assertFalse(ram.containsHost(a + 4096, -1), "a negative length");
+            assertFalse(ram.containsHost(a + 8 * MIB + 1, 0), "an empty range past its end");
+            assertFalse(ram.containsHost(a + Long.MIN_VALUE, 1), "2^63 away");
         }
     }
 
