@@ -19,14 +19,15 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@code hwlab perf} between two hosts, with no option but the server's address: two network namespaces this test
- * creates (jhca-floor-a, jhca-floor-b) joined by a veth pair, 10.78.0.1/24 and 10.78.0.2/24 (and fd78::1/64,
- * fd78::2/64), an rxe device on each interface, the server in B and the client in A. Neither process can bind the
- * other's address, so the client's UDP floors run with their other end in the server's process: write-lat prints its
- * three floors with jhca's multiples of them (the JSON says where the other end ran), write-bw its stream floor from
- * client to server, read-bw the stream the other way (a READ's data comes from the server), send-lat its floors over
- * IPv6 (fd78::1 and fd78::2, GID index 2), and the server says how many of the client's measurements it answered.
- * Needs root and iproute2; skipped with the reason otherwise. Everything it creates is deleted afterwards.
+ * {@code hwlab perf} between two hosts, with no option but the server's address (and 4 KiB messages for the bandwidth
+ * runs): two network namespaces this test creates (jhca-floor-a, jhca-floor-b) joined by a veth pair, 10.78.0.1/24 and
+ * 10.78.0.2/24 (and fd78::1/64, fd78::2/64), an rxe device on each interface, the server in B and the client in A.
+ * Neither process can bind the other's address, so the client's UDP floors run with their other end in the server's
+ * process: write-lat prints its three floors with jhca's multiples of them (the JSON says where the other end ran),
+ * write-bw its stream floor from client to server, read-bw the stream the other way (a READ's data comes from the
+ * server), send-lat its floors over IPv6 (fd78::1 and fd78::2, GID index 2), and the server says how many of the
+ * client's measurements it answered. Needs root and iproute2; skipped with the reason otherwise. Everything it creates
+ * is deleted afterwards.
  */
 class PerfFloorsNamespaceTest {
     private static final String NS_A = "jhca-floor-a";
@@ -63,10 +64,16 @@ class PerfFloorsNamespaceTest {
             // send-lat over IPv6: GID index 2 on both sides (the interface's fd78:: address)
             boolean v6 = t.equals("send-lat");
             List<String> srv = new ArrayList<>(List.of("flag-on-listen", ready.toString(), "perf", t, "-d", "rxe9"));
+            // the bandwidth runs move 4 KiB messages, not the default 64 KiB: at 64 KiB each took 16-23 s of this
+            // test (20000 warm-up messages, then the floor's stream); where the floors run and which way their
+            // stream flows, what this test is about, do not depend on the size (the interop test runs the default)
+            List<String> size = t.endsWith("-bw") ? List.of("-s", "4096") : List.of();
+            srv.addAll(size);
             srv.addAll(v6 ? List.of("-x", "2", "--server") : List.of("--server"));
             server.add(srv);
             client.add(List.of("await", ready.toString()));
             List<String> c = new ArrayList<>(List.of("perf", t, "-d", "rxe9"));
+            c.addAll(size);
             c.addAll(v6 ? List.of("-x", "2", "fd78::2") : List.of("10.78.0.2"));
             if (t.equals("write-lat")) {
                 c.addAll(List.of("--json", json.toString()));
@@ -82,9 +89,10 @@ class PerfFloorsNamespaceTest {
         assertTrue(end.done(), "the sides did not finish\n" + both);
         for (String t : tests) {
             boolean v6 = t.equals("send-lat");
-            assertTrue(logA.contains("== exit 0: perf " + t + " -d rxe9 " + (v6 ? "-x 2 fd78::2" : "10.78.0.2")),
+            String size = t.endsWith("-bw") ? "-s 4096 " : "";
+            assertTrue(logA.contains("== exit 0: perf " + t + " -d rxe9 " + size + (v6 ? "-x 2 fd78::2" : "10.78.0.2")),
                     t + "\n" + both);
-            assertTrue(logB.contains("== exit 0: perf " + t + " -d rxe9 " + (v6 ? "-x 2 " : "") + "--server"),
+            assertTrue(logB.contains("== exit 0: perf " + t + " -d rxe9 " + size + (v6 ? "-x 2 " : "") + "--server"),
                     t + "\n" + both);
         }
         assertFalse(logA.contains("not measured"), "every floor was measured\n" + both);
