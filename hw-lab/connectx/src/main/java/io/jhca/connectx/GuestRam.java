@@ -134,7 +134,10 @@ public final class GuestRam implements AutoCloseable {
         return off < 0 ? -1 : address() + off;
     }
 
-    /** Whether {@code [address, address + length)} of this process lies in the mapping (the verbs layer's unsigned check). */
+    /**
+     * Whether {@code [address, address + length)} of this process lies in the mapping (the verbs layer's unsigned
+     * check).
+     */
     boolean containsHost(long address, long length) {
         return MemoryRegion.spanContains(address(), size(), address, length);
     }

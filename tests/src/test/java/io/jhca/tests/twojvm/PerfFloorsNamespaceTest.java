@@ -90,8 +90,8 @@ class PerfFloorsNamespaceTest {
         for (String t : tests) {
             boolean v6 = t.equals("send-lat");
             String size = t.endsWith("-bw") ? "-s 4096 " : "";
-            assertTrue(logA.contains("== exit 0: perf " + t + " -d rxe9 " + size + (v6 ? "-x 2 fd78::2" : "10.78.0.2")),
-                    t + "\n" + both);
+            String address = v6 ? "-x 2 fd78::2" : "10.78.0.2";
+            assertTrue(logA.contains("== exit 0: perf " + t + " -d rxe9 " + size + address), t + "\n" + both);
             assertTrue(logB.contains("== exit 0: perf " + t + " -d rxe9 " + size + (v6 ? "-x 2 " : "") + "--server"),
                     t + "\n" + both);
         }
