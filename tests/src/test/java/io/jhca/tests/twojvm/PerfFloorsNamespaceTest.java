@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -64,10 +65,7 @@ class PerfFloorsNamespaceTest {
             // send-lat over IPv6: GID index 2 on both sides (the interface's fd78:: address)
             boolean v6 = t.equals("send-lat");
             List<String> srv = new ArrayList<>(List.of("flag-on-listen", ready.toString(), "perf", t, "-d", "rxe9"));
-            // the bandwidth runs move 4 KiB messages, not the default 64 KiB: at 64 KiB each took 16-23 s of this
-            // test (20000 warm-up messages, then the floor's stream); where the floors run and which way their
-            // stream flows, what this test is about, do not depend on the size (the interop test runs the default)
-            List<String> size = t.endsWith("-bw") ? List.of("-s", "4096") : List.of();
+            List<String> size = sizeArgs(t);
             srv.addAll(size);
             srv.addAll(v6 ? List.of("-x", "2", "--server") : List.of("--server"));
             server.add(srv);
@@ -89,7 +87,7 @@ class PerfFloorsNamespaceTest {
         assertTrue(end.done(), "the sides did not finish\n" + both);
         for (String t : tests) {
             boolean v6 = t.equals("send-lat");
-            String size = t.endsWith("-bw") ? "-s 4096 " : "";
+            String size = sizeArgs(t).stream().map(arg -> arg + " ").collect(Collectors.joining());
             String address = v6 ? "-x 2 fd78::2" : "10.78.0.2";
             assertTrue(logA.contains("== exit 0: perf " + t + " -d rxe9 " + size + address), t + "\n" + both);
             assertTrue(logB.contains("== exit 0: perf " + t + " -d rxe9 " + size + (v6 ? "-x 2 " : "") + "--server"),
@@ -121,6 +119,16 @@ class PerfFloorsNamespaceTest {
                 + " fd78:0:0:0:0:0:0:2 (no RDMA; the echo in the server's process):"), v6);
         assertEquals(3, HwLabSteps.count(v6, "jhca / floor: t_typical"), v6);
         assertEquals(3, answered(section(logB, "perf send-lat")), both);
+    }
+
+    /**
+     * The size option of {@code test}'s runs: the bandwidth runs move 4 KiB messages, not the default 64 KiB. At 64
+     * KiB each took 16-23 s of this test (20000 warm-up messages, then the floor's stream); where the floors run and
+     * which way their stream flows, what this test is about, do not depend on the size (the interop test runs the
+     * default).
+     */
+    private static List<String> sizeArgs(String test) {
+        return test.endsWith("-bw") ? List.of("-s", "4096") : List.of();
     }
 
     /** The log of the step that ran {@code command}: from the end line of the step before to its own. */
