@@ -68,6 +68,14 @@ class CmRxeTest {
         return id;
     }
 
+    /** An ID listening on 127.0.0.1:{@code port} (rxe0). */
+    CmId listener(int port, int backlog) throws Exception {
+        CmId id = ch.createId();
+        id.bindAddr(new InetSocketAddress(ip("127.0.0.1"), port));
+        id.listen(backlog);
+        return id;
+    }
+
     QueuePair qpFor(CmId id) {
         ProtectionDomain pd = id.context().allocatePd();
         opened.push(pd);
@@ -81,9 +89,7 @@ class CmRxeTest {
 
     @Test
     void connectAcceptDisconnect() throws Exception {
-        CmId listener = ch.createId();
-        listener.bindAddr(new InetSocketAddress(ip("127.0.0.1"), 7471));
-        listener.listen(4);
+        CmId listener = listener(7471, 4);
         CmId cl = client(7471);
         QueuePair cq = qpFor(cl);
         cl.connect(fast().privateData("hello".getBytes(StandardCharsets.US_ASCII)));
@@ -121,6 +127,39 @@ class CmRxeTest {
         listener.close();
     }
 
+    /**
+     * Once a connection is established and no MAD comes, each device's CM thread looks seldom (every
+     * {@value CmAgent#IDLE_PARK_MILLIS} ms at most, where it looked every {@value CmAgent#BUSY_PARK_MICROS} us: about
+     * 2500 looks in the half second below), and the first MAD after the quiet spell, the DREQ, is still answered.
+     */
+    @Test
+    void anIdleConnectionLeavesTheCmThreadsQuietAndADisconnectAfterItIsAnswered() throws Exception {
+        CmId listener = listener(7475, 1);
+        CmId cl = client(7475);
+        QueuePair cq = qpFor(cl);
+        cl.connect(fast());
+        CmId sv = ch.expect(CmEventType.CONNECT_REQUEST, WAIT).id();
+        QueuePair sq = qpFor(sv);
+        sv.accept(fast());
+        ch.expect(CmEventType.ESTABLISHED, WAIT);
+        ch.expect(CmEventType.ESTABLISHED, WAIT);
+        Thread.sleep(100); // the threads back off: 0.2 + 0.4 + ... + 6.4 ms, then the longest park
+        long looks0 = CmDevices.agent(c0).looks() + CmDevices.agent(c1).looks();
+        Thread.sleep(500);
+        long looks = CmDevices.agent(c0).looks() + CmDevices.agent(c1).looks() - looks0;
+        assertTrue(looks <= 2 * (500 / CmAgent.IDLE_PARK_MILLIS + 25), "two idle CM threads looked " + looks
+                + " times in 500 ms");
+        cl.disconnect();
+        for (int i = 0; i < 4; i++) {
+            CmEvent e = ch.get(WAIT, java.util.concurrent.TimeUnit.MILLISECONDS);
+            assertTrue(e != null && (e.type() == CmEventType.DISCONNECTED || e.type() == CmEventType.TIMEWAIT_EXIT),
+                    "event " + i + " after the disconnect: " + e);
+        }
+        assertEquals(QpState.ERR, cq.state());
+        assertEquals(QpState.ERR, sq.state());
+        listener.close();
+    }
+
     @Test
     void noListenerIsRejectedWithInvalidServiceId() throws Exception {
         CmId cl = client(7472);
@@ -133,9 +172,7 @@ class CmRxeTest {
 
     @Test
     void rejectCarriesConsumerDefinedAndPrivateData() throws Exception {
-        CmId listener = ch.createId();
-        listener.bindAddr(new InetSocketAddress(ip("127.0.0.1"), 7473));
-        listener.listen(1);
+        CmId listener = listener(7473, 1);
         CmId cl = client(7473);
         qpFor(cl);
         cl.connect(fast());
