@@ -1,5 +1,7 @@
 package io.jhca.lab;
 
+import io.jhca.verbs.Context;
+
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -32,6 +34,7 @@ final class PerfCmMain {
 
     private static PerfOutcome server(PerfParams p, PrintWriter out) throws IOException {
         try (PerfSide side = new PerfSide(p, p.device())) {
+            PrivateWarmup.Result warm = warmUpFirst(p, side, "listening", out);
             side.attachCm();
             InetAddress bind = p.bind() != null ? InetAddress.getByName(p.bind()) : InetAddress.getByName("0.0.0.0");
             InetSocketAddress at = new InetSocketAddress(bind, p.tcpPort());
@@ -45,20 +48,41 @@ final class PerfCmMain {
             out.printf(" (rdma_cm listening on %s:%d)%n", bind.getHostAddress(), p.tcpPort());
             out.flush();
             link.accept(0);
-            return PerfRun.run(p, side, link, false, out);
+            return PerfRun.run(p, side, link, false, out, warm);
         }
     }
 
     private static PerfOutcome client(PerfParams p, PrintWriter out) throws IOException {
         try (PerfSide side = new PerfSide(p, p.device())) {
+            PrivateWarmup.Result warm = warmUpFirst(p, side, "connecting", out);
             side.attachCm();
             InetSocketAddress srv = new InetSocketAddress(InetAddress.getByName(p.server()), p.tcpPort());
             InetAddress src = source(side);
             CmCommLink link = CmCommLink.connect(side.ctx, src, srv, p.stallMillis());
             side.cmLink = link;
             side.cm = new PerfCm(side, srv, src);
-            return PerfRun.run(p, side, link, true, out);
+            return PerfRun.run(p, side, link, true, out, warm);
         }
+    }
+
+    /**
+     * The private warm-up ({@link PrivateWarmup}) of a side that may face C perftest, run before its rdma_cm
+     * exchange connection exists; null if the side gets none. Over rdma_cm, C perftest waits for each exchange message
+     * by polling its CQ (perftest_communication.c {@code rdma_read_data} spins on {@code ibv_poll_cq}), so a warm-up
+     * after the connection, while it waits, takes a CPU from the machine for its whole length; before the connection
+     * it waits in {@code rdma_get_cm_event}, asleep. Where that CPU was the one the warm-up needed (peer and tool on
+     * one host, a guest's vCPU), each of its runs took 2-8 times as long. The TCP exchange's peer sleeps in
+     * {@code read} and keeps the warm-up where it was, after the versions say the peer is not hwlab.
+     */
+    private static PrivateWarmup.Result warmUpFirst(PerfParams p, PerfSide side, String before, PrintWriter out) {
+        io.jhca.rxe.RxeContext twinned = p.warmupGiven() ? null : PrivateWarmup.twinnable(p, side.ctx);
+        if (twinned == null) {
+            return null;
+        }
+        out.printf(" Warming up before %s: %d short runs between rxe devices of this process%n", before,
+                PrivateWarmup.RUNS);
+        out.flush();
+        return PrivateWarmup.run(p, twinned);
     }
 
     /** The side's own IPv4 address (its GID's), so rdma_cm picks this device; null lets it choose. */
@@ -68,13 +92,22 @@ final class PerfCmMain {
     }
 
     private static PerfOutcome both(PerfParams p, PrintWriter out) throws IOException {
-        String[] pair = Devices.pair(p.device(), p.peerDevice());
+        return both(p, out, null, null);
+    }
+
+    /**
+     * Both roles in this process: on {@code serverCtx} and {@code clientCtx}, open already and closed here, if given
+     * ({@link PrivateWarmup}); else on the devices {@link Devices#pair} names.
+     */
+    static PerfOutcome both(PerfParams p, PrintWriter out, Context serverCtx, Context clientCtx) throws IOException {
+        String[] pair = serverCtx != null ? new String[] {serverCtx.name(), clientCtx.name()}
+                : Devices.pair(p.device(), p.peerDevice());
         PerfParams sp = p.as(PerfParams.Role.SERVER, pair[0]);
         PerfParams cp = p.as(PerfParams.Role.CLIENT, pair[1]);
         StringWriter serverText = new StringWriter();
         PrintWriter serverOut = new PrintWriter(serverText);
         AtomicReference<Throwable> serverFailure = new AtomicReference<>();
-        PerfSide serverSide = new PerfSide(sp, pair[0]);
+        PerfSide serverSide = PerfMain.serverSide(sp, pair[0], serverCtx, clientCtx);
         InetSocketAddress at;
         CmCommLink serverLink;
         try {
@@ -91,6 +124,9 @@ final class PerfCmMain {
             serverSide.cm = new PerfCm(serverSide, at, null);
         } catch (IOException | RuntimeException e) {
             serverSide.close();
+            if (clientCtx != null) {
+                clientCtx.close();
+            }
             throw e;
         }
         out.printf(" hwlab perf %s -R: in-process run, server %s, client %s, rdma_cm on %s:%d; the client's report:%n",
@@ -107,7 +143,7 @@ final class PerfCmMain {
         server.setDaemon(true);
         server.start();
         PerfOutcome o;
-        try (PerfSide side = new PerfSide(cp, pair[1])) {
+        try (PerfSide side = clientCtx != null ? new PerfSide(cp, clientCtx) : new PerfSide(cp, pair[1])) {
             side.attachCm();
             InetAddress src = source(side);
             CmCommLink link = CmCommLink.connect(side.ctx, src, at, p.stallMillis());

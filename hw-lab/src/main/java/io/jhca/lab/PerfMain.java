@@ -85,15 +85,7 @@ public final class PerfMain {
         StringWriter serverText = new StringWriter();
         PrintWriter serverOut = new PrintWriter(serverText);
         AtomicReference<Throwable> serverFailure = new AtomicReference<>();
-        PerfSide serverSide;
-        try {
-            serverSide = serverCtx != null ? new PerfSide(sp, serverCtx) : new PerfSide(sp, pair[0]);
-        } catch (RuntimeException e) {
-            if (clientCtx != null) {
-                clientCtx.close();
-            }
-            throw e;
-        }
+        PerfSide serverSide = serverSide(sp, pair[0], serverCtx, clientCtx);
         ServerSocket ss;
         InetAddress bind;
         try {
@@ -132,6 +124,21 @@ public final class PerfMain {
     }
 
     /** The in-process client failed: its error, with the server thread's if it failed too (once it has ended). */
+    /**
+     * The server side of an in-process run: on {@code serverCtx} if given, else on device {@code name}; if it cannot be
+     * made, {@code clientCtx} (given with it, or null) is closed too, as the run would have.
+     */
+    static PerfSide serverSide(PerfParams sp, String name, Context serverCtx, Context clientCtx) {
+        try {
+            return serverCtx != null ? new PerfSide(sp, serverCtx) : new PerfSide(sp, name);
+        } catch (RuntimeException e) {
+            if (clientCtx != null) {
+                clientCtx.close();
+            }
+            throw e;
+        }
+    }
+
     static IOException clientFailed(Exception e, Thread server, AtomicReference<Throwable> serverFailure) {
         join(server);
         Throwable sf = serverFailure.get();

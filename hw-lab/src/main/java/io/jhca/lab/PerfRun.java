@@ -33,13 +33,18 @@ final class PerfRun {
     private final PerfOutcome outcome;
     /** The private warm-up before a run against C perftest, or null. */
     private PrivateWarmup.Result privateWarmup;
+    /** Whether {@link #privateWarmup} ran before the exchange connection ({@link PerfCmMain}), whoever the peer is. */
+    private final boolean warmedBeforeConnecting;
     /** Both sides serve the UDP floors' ends after the test ({@link RemoteFloors}). */
     private boolean floorsBetween;
     /** The client's floors with the server's end in its process, where the client cannot bind the server's address. */
     private RemoteFloors remoteFloors;
 
-    private PerfRun(PerfParams p, PerfSide s, PerftestWire link, boolean client, PrintWriter out) {
+    private PerfRun(PerfParams p, PerfSide s, PerftestWire link, boolean client, PrintWriter out,
+            PrivateWarmup.Result warmedUp) {
         this.p = p;
+        this.privateWarmup = warmedUp;
+        this.warmedBeforeConnecting = warmedUp != null;
         this.s = s;
         this.comm = new PerftestComm(link, client, p.rdmaCm());
         this.out = out;
@@ -48,7 +53,17 @@ final class PerfRun {
     }
 
     static PerfOutcome run(PerfParams p, PerfSide s, PerftestWire link, boolean client, PrintWriter out) throws IOException {
-        PerfRun r = new PerfRun(p, s, link, client, out);
+        return run(p, s, link, client, out, null);
+    }
+
+    /**
+     * As above, after a private warm-up run before the exchange connection ({@code warmedUp}, null if none): a complete
+     * one stands for the default warm-up an hwlab peer would agree on (this side offers 0 in its place), and none
+     * runs after the versions.
+     */
+    static PerfOutcome run(PerfParams p, PerfSide s, PerftestWire link, boolean client, PrintWriter out,
+            PrivateWarmup.Result warmedUp) throws IOException {
+        PerfRun r = new PerfRun(p, s, link, client, out, warmedUp);
         try {
             return r.go();
         } finally {
@@ -59,6 +74,9 @@ final class PerfRun {
     private PerfOutcome go() throws IOException {
         PerfTest t = p.test();
         PeerOffer offer = p.offer();
+        if (warmedBeforeConnecting && privateWarmup.runs() == PrivateWarmup.RUNS && !offer.given()) {
+            offer = new PeerOffer(0, false, offer.floors()); // warm already: the peer's default, if larger, still wins
+        }
         outcome.remoteVersion = comm.exchangeVersions(offer);
         PeerOffer theirs = comm.peerOffer();
         p = p.withWarmup(PeerOffer.agree(offer, theirs, p.warmup()));
@@ -69,7 +87,9 @@ final class PerfRun {
             comm.keepOpenAfterDone();
         }
         io.jhca.rxe.RxeContext twinned = PrivateWarmup.twinnable(p, s.ctx);
-        if (!outcome.peerIsHwlab && !p.warmupGiven() && twinned != null) {
+        if (warmedBeforeConnecting) {
+            outcome.privateWarmupIters = privateWarmup.iters();
+        } else if (!outcome.peerIsHwlab && !p.warmupGiven() && twinned != null) {
             // C perftest runs exactly -n: warm up in private while it waits for the next exchange step
             privateWarmup = PrivateWarmup.run(p, twinned);
             outcome.privateWarmupIters = privateWarmup.iters();
@@ -135,13 +155,18 @@ final class PerfRun {
 
     /** The banner's warm-up line after "Warm-up : ", or null for a run without one. */
     private String warmupLine() {
+        boolean inPrivate = privateWarmup != null && (privateWarmup.runs() > 0 || privateWarmup.stopped() != null);
+        String privately = inPrivate ? privateWarmup.iters() + " iterations in " + privateWarmup.runs()
+                + " runs between rxe devices of this process" : null;
+        String stopped = inPrivate && privateWarmup.stopped() != null ? "; stopped early: " + privateWarmup.stopped() : "";
         if (p.warmupIters() > 0) {
-            return p.warmupIters() + " iterations before the " + p.iters() + " measured (not in the results)";
+            return p.warmupIters() + " iterations before the " + p.iters() + " measured (not in the results)"
+                    + (inPrivate ? "; before connecting, " + privately + stopped : "");
         }
-        if (privateWarmup != null && (privateWarmup.runs() > 0 || privateWarmup.stopped() != null)) {
-            return privateWarmup.iters() + " iterations in " + privateWarmup.runs() + " runs between rxe devices of"
-                    + " this process, before the " + p.iters() + " measured (the peer is not hwlab)"
-                    + (privateWarmup.stopped() == null ? "" : "; stopped early: " + privateWarmup.stopped());
+        if (inPrivate) {
+            return privately + ", before the " + p.iters() + " measured ("
+                    + (warmedBeforeConnecting ? "before connecting, as the rdma_cm exchange keeps a C peer's CPU busy"
+                    : "the peer is not hwlab") + ")" + stopped;
         }
         return null;
     }

@@ -23,6 +23,12 @@ import java.util.concurrent.ThreadLocalRandom;
  * new peer, a new QP's first use by its thread): t_typical 45-62 us against 3.0 with a warm-up agreed between two
  * hwlab processes. With every run's engines seeing a new sender, a new peer and new QPs, those branches are compiled
  * in: 2.89-3.05 us (tests/benchmarks/HISTORY.md, round 30).
+ *
+ * <p>A run with -R warms up with -R too: its twins connect through rdma_cm, so that the CM's MADs on QP1 (UD, another
+ * path through the engine's receive code) and the exchange QP's messages have passed through the compiled data path
+ * before the measured run's do. Warmed up over TCP, the real run's rdma_cm traffic hit traps in the engine's hottest
+ * methods, which were recompiled inside the measured window (150-360 ms of compiling in it, against 0-50 ms).
+ * Separate sides with -R warm up before they connect ({@link PerfCmMain}).
  */
 final class PrivateWarmup {
     /** Short runs the warm-up is cut into. */
@@ -74,8 +80,13 @@ final class PrivateWarmup {
                 PerfParams wp = new PerfParams(p.test(), PerfParams.Role.BOTH, pair[0].name(), pair[1].name(), p.ibPort(),
                         p.sizes().get(0), false, per, 0, p.margin(), p.mtu(), null, 0, p.numQps(), p.inlineSize(),
                         p.txDepth(), p.rxDepth(), p.cqMod(), p.reportGbits(), p.qpTimeout(), p.sl(), null, null, null, null,
-                        false, p.stallMillis(), p.useSrq(), p.events(), 0, false, false, null, p.latencyGap(), true, true);
-                PerfMain.both(wp, quiet, pair[0], pair[1]);
+                        false, p.stallMillis(), p.useSrq(), p.events(), 0, p.rdmaCm(), false, null, p.latencyGap(), true,
+                        true);
+                if (p.rdmaCm()) {
+                    PerfCmMain.both(wp, quiet, pair[0], pair[1]);
+                } else {
+                    PerfMain.both(wp, quiet, pair[0], pair[1]);
+                }
             }
         } catch (IOException | RuntimeException e) {
             stopped = HwLab.describe(e);

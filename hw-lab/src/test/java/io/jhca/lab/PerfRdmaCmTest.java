@@ -1,5 +1,6 @@
 package io.jhca.lab;
 
+import io.jhca.testkit.ThreadPerTask;
 import io.jhca.verbs.DeviceInfo;
 import io.jhca.verbs.Gid;
 import io.jhca.verbs.Verbs;
@@ -122,6 +123,69 @@ class PerfRdmaCmTest {
         Matcher remote = Pattern.compile("(?m)^ remote address: LID \\S+ QPN 0x([0-9a-f]+)").matcher(out);
         assertTrue(remote.find(), out);
         assertTrue(Integer.parseInt(remote.group(1), 16) > 1, out);
+    }
+
+    /**
+     * Separate sides with -R warm up in private before rdma_cm connects them (C perftest polls its CPU while it waits
+     * for an exchange message over rdma_cm, and sleeps while it waits for a connection): the server before it listens,
+     * so its "Waiting for client" comes after the warm-up, the client before it connects. Against sides that offer no
+     * warm-up, as C perftest's, nothing more runs; two hwlab sides that both warmed up agree on none after it.
+     */
+    @Test
+    void separateSidesWarmUpBeforeRdmaCmConnectsThem() throws Exception {
+        PerftestComm.sendOffers = false;
+        try {
+            warmedBeforeConnecting(true);
+        } finally {
+            PerftestComm.sendOffers = true;
+        }
+        warmedBeforeConnecting(false);
+    }
+
+    private void warmedBeforeConnecting(boolean cPeers) throws Exception {
+        String port = Integer.toString(ToolsEndToEnd.freePort());
+        Path json = tmp.resolve("server-" + cPeers + ".json");
+        StringBuffer serverOut = new StringBuffer();
+        java.io.Writer sink = new java.io.Writer() {
+            @Override
+            public void write(char[] c, int off, int len) {
+                serverOut.append(c, off, len);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        java.io.StringWriter serverErr = new java.io.StringWriter();
+        java.util.concurrent.CompletableFuture<Integer> server = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> HwLab.execute(new String[] {"perf", "write-lat", "-R", "--server", "-d", "rxe0", "-p", port, "-n",
+                        "100", "--json", json.toString()}, new java.io.PrintWriter(sink), new java.io.PrintWriter(serverErr)),
+                ThreadPerTask.EXECUTOR);
+        while (serverOut.indexOf("Waiting for client") < 0 && !server.isDone()) {
+            Thread.sleep(20);
+        }
+        ToolsEndToEnd.Run client = ToolsEndToEnd.run("perf", "write-lat", "-R", "-d", "rxe1", "-p", port, "-n", "100", IP0)
+                .ok();
+        assertEquals(0, server.get(60, java.util.concurrent.TimeUnit.SECONDS), serverErr + "\n" + serverOut);
+        String s = serverOut.toString();
+        int warming = s.indexOf(" Warming up before listening: " + PrivateWarmup.RUNS + " short runs between rxe devices");
+        assertTrue(warming >= 0 && warming < s.indexOf("* Waiting for client to connect... *"), s);
+        assertTrue(client.out().startsWith(" Warming up before connecting: " + PrivateWarmup.RUNS + " short runs"),
+                client.out());
+        String line = " Warm-up         : " + PerfTestCommand.IN_PROCESS_WARMUP + " iterations in " + PrivateWarmup.RUNS
+                + " runs between rxe devices of this process, before the 100 measured (before connecting, as the rdma_cm"
+                + " exchange keeps a C peer's CPU busy)";
+        for (String out : List.of(s, client.out())) {
+            assertTrue(out.contains(line), out);
+            assertEquals(100, (int) ToolsEndToEnd.numbers(ToolsEndToEnd.rows(out, PerfReport.LAT_HEADER).get(0))[1], out);
+        }
+        com.fasterxml.jackson.databind.JsonNode j = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile());
+        assertEquals(0, j.at("/hwlab/warmup_iterations").asInt(), cPeers ? "none with the peer" : "none agreed after");
+        assertEquals(PerfTestCommand.IN_PROCESS_WARMUP, j.at("/hwlab/private_warmup_iterations").asInt());
     }
 
     @Test
