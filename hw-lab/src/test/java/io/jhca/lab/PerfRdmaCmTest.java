@@ -133,18 +133,40 @@ class PerfRdmaCmTest {
      */
     @Test
     void separateSidesWarmUpBeforeRdmaCmConnectsThem() throws Exception {
+        String line = " Warm-up         : " + PerfTestCommand.IN_PROCESS_WARMUP + " iterations in " + PrivateWarmup.RUNS
+                + " runs between rxe devices of this process, before the 100 measured (before connecting, as the rdma_cm"
+                + " exchange keeps a C peer's CPU busy)";
+        String[] out;
         PerftestComm.sendOffers = false;
         try {
-            warmedBeforeConnecting(true);
+            out = warmedBeforeConnecting("c-peers");
         } finally {
             PerftestComm.sendOffers = true;
         }
-        warmedBeforeConnecting(false);
+        for (String o : out) {
+            assertTrue(o.contains(line), o);
+        }
+        assertJson("c-peers", 0, PerfTestCommand.IN_PROCESS_WARMUP);
+        out = warmedBeforeConnecting("hwlab-peers");
+        for (String o : out) {
+            assertTrue(o.contains(line), "two sides that warmed up agree on none after it: " + o);
+        }
+        assertJson("hwlab-peers", 0, PerfTestCommand.IN_PROCESS_WARMUP);
+        // --warmup on the server: it warms up with the client only, and the client, warm already, runs it too
+        out = warmedBeforeConnecting("given", "--warmup", "300");
+        String agreed = " Warm-up         : 300 iterations before the 100 measured (not in the results)";
+        assertTrue(out[0].contains(agreed + "\n") && !out[0].contains("Warming up"), out[0]);
+        assertTrue(out[1].contains(agreed + "; before connecting, " + PerfTestCommand.IN_PROCESS_WARMUP + " iterations in "
+                + PrivateWarmup.RUNS + " runs between rxe devices of this process\n"), out[1]);
+        assertJson("given", 300, 0);
     }
 
-    private void warmedBeforeConnecting(boolean cPeers) throws Exception {
+    /**
+     * A write-lat -R server on rxe0 (with {@code serverArgs}) and, once it waits, a client on rxe1; checks that each side
+     * that warms up says so before it listens or connects, and that both measured -n; returns {server's, client's} output.
+     */
+    private String[] warmedBeforeConnecting(String name, String... serverArgs) throws Exception {
         String port = Integer.toString(ToolsEndToEnd.freePort());
-        Path json = tmp.resolve("server-" + cPeers + ".json");
         StringBuffer serverOut = new StringBuffer();
         java.io.Writer sink = new java.io.Writer() {
             @Override
@@ -160,11 +182,13 @@ class PerfRdmaCmTest {
             public void close() {
             }
         };
+        List<String> args = new ArrayList<>(List.of("perf", "write-lat", "-R", "--server", "-d", "rxe0", "-p", port, "-n",
+                "100", "--json", tmp.resolve(name + ".json").toString()));
+        args.addAll(List.of(serverArgs));
         java.io.StringWriter serverErr = new java.io.StringWriter();
         java.util.concurrent.CompletableFuture<Integer> server = java.util.concurrent.CompletableFuture.supplyAsync(
-                () -> HwLab.execute(new String[] {"perf", "write-lat", "-R", "--server", "-d", "rxe0", "-p", port, "-n",
-                        "100", "--json", json.toString()}, new java.io.PrintWriter(sink), new java.io.PrintWriter(serverErr)),
-                ThreadPerTask.EXECUTOR);
+                () -> HwLab.execute(args.toArray(new String[0]), new java.io.PrintWriter(sink),
+                        new java.io.PrintWriter(serverErr)), ThreadPerTask.EXECUTOR);
         while (serverOut.indexOf("Waiting for client") < 0 && !server.isDone()) {
             Thread.sleep(20);
         }
@@ -173,19 +197,21 @@ class PerfRdmaCmTest {
         assertEquals(0, server.get(60, java.util.concurrent.TimeUnit.SECONDS), serverErr + "\n" + serverOut);
         String s = serverOut.toString();
         int warming = s.indexOf(" Warming up before listening: " + PrivateWarmup.RUNS + " short runs between rxe devices");
-        assertTrue(warming >= 0 && warming < s.indexOf("* Waiting for client to connect... *"), s);
+        assertTrue(serverArgs.length > 0 || (warming >= 0 && warming < s.indexOf("* Waiting for client to connect... *")), s);
         assertTrue(client.out().startsWith(" Warming up before connecting: " + PrivateWarmup.RUNS + " short runs"),
                 client.out());
-        String line = " Warm-up         : " + PerfTestCommand.IN_PROCESS_WARMUP + " iterations in " + PrivateWarmup.RUNS
-                + " runs between rxe devices of this process, before the 100 measured (before connecting, as the rdma_cm"
-                + " exchange keeps a C peer's CPU busy)";
         for (String out : List.of(s, client.out())) {
-            assertTrue(out.contains(line), out);
             assertEquals(100, (int) ToolsEndToEnd.numbers(ToolsEndToEnd.rows(out, PerfReport.LAT_HEADER).get(0))[1], out);
         }
-        com.fasterxml.jackson.databind.JsonNode j = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile());
-        assertEquals(0, j.at("/hwlab/warmup_iterations").asInt(), cPeers ? "none with the peer" : "none agreed after");
-        assertEquals(PerfTestCommand.IN_PROCESS_WARMUP, j.at("/hwlab/private_warmup_iterations").asInt());
+        return new String[] {s, client.out()};
+    }
+
+    /** The server's JSON of run {@code name}: the warm-up run with the peer and the one before connecting. */
+    private void assertJson(String name, int agreed, int privately) throws Exception {
+        com.fasterxml.jackson.databind.JsonNode j = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(tmp.resolve(name + ".json").toFile());
+        assertEquals(agreed, j.at("/hwlab/warmup_iterations").asInt(), name);
+        assertEquals(privately, j.at("/hwlab/private_warmup_iterations").asInt(), name);
     }
 
     @Test
