@@ -110,6 +110,7 @@ final class CmAgent implements AutoCloseable {
     @Override
     public void close() {
         running = false;
+        LockSupport.unpark(thread); // an idle thread parks up to IDLE_PARK_MILLIS
         try {
             thread.join(2000);
         } catch (InterruptedException e) {
