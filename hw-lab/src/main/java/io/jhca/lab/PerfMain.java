@@ -123,7 +123,6 @@ public final class PerfMain {
         return serverDone(o, server, serverFailure, serverText, pair);
     }
 
-    /** The in-process client failed: its error, with the server thread's if it failed too (once it has ended). */
     /**
      * The server side of an in-process run: on {@code serverCtx} if given, else on device {@code name}; if it cannot be
      * made, {@code clientCtx} (given with it, or null) is closed too, as the run would have.
@@ -139,6 +138,7 @@ public final class PerfMain {
         }
     }
 
+    /** The in-process client failed: its error, with the server thread's if it failed too (once it has ended). */
     static IOException clientFailed(Exception e, Thread server, AtomicReference<Throwable> serverFailure) {
         join(server);
         Throwable sf = serverFailure.get();

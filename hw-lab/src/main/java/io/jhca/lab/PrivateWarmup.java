@@ -27,7 +27,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p>A run with -R warms up with -R too: its twins connect through rdma_cm, so that the CM's MADs on QP1 (UD, another
  * path through the engine's receive code) and the exchange QP's messages have passed through the compiled data path
  * before the measured run's do. Warmed up over TCP, the real run's rdma_cm traffic hit traps in the engine's hottest
- * methods, which were recompiled inside the measured window (150-360 ms of compiling in it, against 0-50 ms).
+ * methods, which were recompiled inside the measured window (against the interop test's guest 163-790 ms of
+ * compiling in it, since 2-52 ms).
  * Separate sides with -R warm up before they connect ({@link PerfCmMain}).
  */
 final class PrivateWarmup {
