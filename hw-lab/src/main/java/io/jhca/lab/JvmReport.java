@@ -105,6 +105,11 @@ public final class JvmReport {
 
     /** {@link #awaitJitIdle} for a measurement without a report of its own (the UDP floors); the ms waited. */
     static long waitForJitIdle() {
+        return waitForJitIdle(JIT_IDLE_MILLIS);
+    }
+
+    /** As {@link #waitForJitIdle()}, done once the compiler has been idle for {@code quietMillis}. */
+    static long waitForJitIdle(long quietMillis) {
         if (JIT == null) {
             return 0;
         }
@@ -113,7 +118,7 @@ public final class JvmReport {
         long quietSince = start;
         while (true) {
             long now = System.nanoTime();
-            if ((now - quietSince) / 1_000_000 >= JIT_IDLE_MILLIS || (now - start) / 1_000_000 >= JIT_WAIT_MAX_MILLIS) {
+            if ((now - quietSince) / 1_000_000 >= quietMillis || (now - start) / 1_000_000 >= JIT_WAIT_MAX_MILLIS) {
                 break;
             }
             try {
