@@ -75,7 +75,7 @@ final class PerfCmMain {
      * {@code read} and keeps the warm-up where it was, after the versions say the peer is not hwlab.
      */
     private static PrivateWarmup.Result warmUpFirst(PerfParams p, PerfSide side, String before, PrintWriter out) {
-        io.jhca.rxe.RxeContext twinned = p.warmupGiven() ? null : PrivateWarmup.twinnable(p, side.ctx);
+        io.jhca.rxe.RxeContext twinned = PrivateWarmup.twinnable(p, side.ctx);
         if (twinned == null) {
             return null;
         }

@@ -86,12 +86,14 @@ final class PerfRun {
         if (floorsBetween) {
             comm.keepOpenAfterDone();
         }
-        io.jhca.rxe.RxeContext twinned = PrivateWarmup.twinnable(p, s.ctx);
-        if (warmedBeforeConnecting) {
-            outcome.privateWarmupIters = privateWarmup.iters();
-        } else if (!outcome.peerIsHwlab && !p.warmupGiven() && twinned != null) {
-            // C perftest runs exactly -n: warm up in private while it waits for the next exchange step
-            privateWarmup = PrivateWarmup.run(p, twinned);
+        if (!warmedBeforeConnecting && !outcome.peerIsHwlab) {
+            io.jhca.rxe.RxeContext twinned = PrivateWarmup.twinnable(p, s.ctx);
+            if (twinned != null) {
+                // C perftest runs exactly -n: warm up in private while it waits for the next exchange step
+                privateWarmup = PrivateWarmup.run(p, twinned);
+            }
+        }
+        if (privateWarmup != null) {
             outcome.privateWarmupIters = privateWarmup.iters();
         }
         int[] sys = comm.checkSysData(CYCLE_BUFFER, CACHE_LINE);

@@ -43,10 +43,11 @@ final class PrivateWarmup {
     /**
      * The rxe device whose twins warm the run on {@code ctx} up, or null if the run gets no private warm-up: it needs an
      * rxe device on an address (not an interface's, whose link is another), without faults or capture (paths a twin
-     * would not take), a run counted in iterations (-D has its margin), and no --mcg (a group of this host).
+     * would not take), a run counted in iterations (-D has its margin), no --mcg (a group of this host), and no
+     * --warmup (which the peer runs too).
      */
     static RxeContext twinnable(PerfParams p, Context ctx) {
-        if (!(ctx instanceof RxeContext rxe) || p.durationMode() || p.mcg()) {
+        if (!(ctx instanceof RxeContext rxe) || p.durationMode() || p.mcg() || p.warmupGiven()) {
             return null;
         }
         RxeDeviceConfig c = rxe.config();

@@ -167,29 +167,15 @@ class PerfRdmaCmTest {
      */
     private String[] warmedBeforeConnecting(String name, String... serverArgs) throws Exception {
         String port = Integer.toString(ToolsEndToEnd.freePort());
-        StringBuffer serverOut = new StringBuffer();
-        java.io.Writer sink = new java.io.Writer() {
-            @Override
-            public void write(char[] c, int off, int len) {
-                serverOut.append(c, off, len);
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+        java.io.StringWriter serverOut = new java.io.StringWriter(); // a StringBuffer inside: read while written
         List<String> args = new ArrayList<>(List.of("perf", "write-lat", "-R", "--server", "-d", "rxe0", "-p", port, "-n",
                 "100", "--json", tmp.resolve(name + ".json").toString()));
         args.addAll(List.of(serverArgs));
         java.io.StringWriter serverErr = new java.io.StringWriter();
         java.util.concurrent.CompletableFuture<Integer> server = java.util.concurrent.CompletableFuture.supplyAsync(
-                () -> HwLab.execute(args.toArray(new String[0]), new java.io.PrintWriter(sink),
+                () -> HwLab.execute(args.toArray(new String[0]), new java.io.PrintWriter(serverOut),
                         new java.io.PrintWriter(serverErr)), ThreadPerTask.EXECUTOR);
-        while (serverOut.indexOf("Waiting for client") < 0 && !server.isDone()) {
+        while (serverOut.getBuffer().indexOf("Waiting for client") < 0 && !server.isDone()) {
             Thread.sleep(20);
         }
         ToolsEndToEnd.Run client = ToolsEndToEnd.run("perf", "write-lat", "-R", "-d", "rxe1", "-p", port, "-n", "100", IP0)
