@@ -60,9 +60,9 @@ public final class RxeContext extends Context {
                 for (final java.net.InetAddress a : attributes.gidTable().addresses()) {
                     binds.add(new java.net.InetSocketAddress(a, UdpLink.ROCE_V2_PORT));
                 }
-                opened = MultiUdpLink.open(binds, config.socketBuffer(), coalesce);
+                opened = MultiUdpLink.open(binds, config.socketBuffer(), coalesce, config.ring());
             } else {
-                opened = UdpLink.open(bind, config.socketBuffer(), coalesce);
+                opened = UdpLink.open(bind, config.socketBuffer(), coalesce, config.ring());
             }
         } catch (final IllegalStateException e) {
             throw new VerbsException(VerbsException.EIO, "open " + config.name() + ": " + e.getMessage(), e);

@@ -65,6 +65,14 @@ public final class RxeDeviceConfig {
      */
     public static final String GSO_PROPERTY = "jhca.rxe.gso";
     /**
+     * System property: {@code true} (default) or {@code false}, whether a device on an IPv4 loopback address receives
+     * from a packet ring (an AF_PACKET socket's TPACKET_V2 ring with a filter on the device's address and port) instead
+     * of by its UDP socket: an engine that waits for a packet reads a word in memory, not the kernel by a system call
+     * each look. Needs CAP_NET_RAW and a kernel that describes a coalesced datagram to a packet socket (Linux 6.2);
+     * without them the device receives by its socket, as with {@code false}. See {@code io.jhca.rxe.link.PacketRing}.
+     */
+    public static final String RING_PROPERTY = "jhca.rxe.ring";
+    /**
      * System property: {@code true} (default) or {@code false}, whether with thread progress a poll that finds its CQ
      * empty runs a duty cycle on the polling thread when no other runs, as {@code Context.progress()} does: an
      * application that polls its CQs drives the device without knowing of {@code progress()}, and the engine thread
@@ -108,6 +116,7 @@ public final class RxeDeviceConfig {
     /** Added to the IPv4 Identification the ICRC of a sent packet is computed with: 0 but in some twins. */
     private final int icrcIdBias;
     private final boolean gso;
+    private final boolean ring;
     private final boolean pollProgress;
     private final int maxSrqSge;
 
@@ -132,6 +141,7 @@ public final class RxeDeviceConfig {
         this.ackHoldNanos = b.ackHoldNanos;
         this.icrcIdBias = b.icrcIdBias;
         this.gso = b.gso;
+        this.ring = b.ring;
         this.pollProgress = b.pollProgress;
         this.maxSrqSge = b.maxSrqSge;
     }
@@ -144,6 +154,11 @@ public final class RxeDeviceConfig {
     /** Whether a held ACK and its request may leave as one GSO datagram on loopback (see {@link #GSO_PROPERTY}). */
     public boolean gso() {
         return gso;
+    }
+
+    /** Whether a device on a loopback address may receive from a packet ring (see {@link #RING_PROPERTY}). */
+    public boolean ring() {
+        return ring;
     }
 
     /** Whether an empty CQ poll drives a threaded device (see {@link #POLL_PROGRESS_PROPERTY}). */
@@ -170,7 +185,7 @@ public final class RxeDeviceConfig {
 
     /**
      * A device named {@code name} at {@code at} that moves packets as this one does: the same progress mode, idle
-     * strategy, ICRC mode, ACK hold, socket buffer, poll progress and max_srq_sge, and coalesced pairs only if this
+     * strategy, ICRC mode, ACK hold, socket buffer, packet ring, poll progress and max_srq_sge, and coalesced pairs only if this
      * device sends them (on loopback). Without this one's faults, capture or interface. For a private twin of a
      * device, e.g. one that warms the JIT up on the code paths this device's traffic takes.
      */
@@ -189,7 +204,7 @@ public final class RxeDeviceConfig {
         return builder(name).address(at).progressMode(progressMode).idleStrategy(idleStrategy)
                 .idlePark(minParkNanos, maxParkNanos).icrcMode(icrcMode).socketBuffer(socketBuffer)
                 .ackHoldNanos(ackHoldNanos).gso(gso && address != null && address.isLoopbackAddress())
-                .pollProgress(pollProgress).maxSrqSge(maxSrqSge)
+                .ring(ring).pollProgress(pollProgress).maxSrqSge(maxSrqSge)
                 .icrcIdBias(likeLinuxRxe && icrcMode != Ipv4IdMode.STRICT_ID_ZERO ? TWIN_ICRC_ID_BIAS : 0).build();
     }
 
@@ -371,7 +386,7 @@ public final class RxeDeviceConfig {
         return Collections.unmodifiableList(out);
     }
 
-    /** Progress, idle, ICRC, ACK-hold, GSO and poll-progress settings from their properties. */
+    /** Progress, idle, ICRC, ACK-hold, GSO, ring and poll-progress settings from their properties. */
     private static Builder settings(final Builder b) {
         final ProgressMode progress = ProgressMode.valueOf(
                 System.getProperty(PROGRESS_PROPERTY, "thread").trim().toUpperCase(Locale.ROOT));
@@ -379,10 +394,11 @@ public final class RxeDeviceConfig {
         final String icrc = System.getProperty(ICRC_PROPERTY, "auto").trim().toLowerCase(Locale.ROOT);
         final long ackHold = parseAckHold(System.getProperty(ACK_HOLD_PROPERTY, Long.toString(DEFAULT_ACK_HOLD_NANOS)));
         final boolean gso = parseBoolean(GSO_PROPERTY, System.getProperty(GSO_PROPERTY, "true"));
+        final boolean ring = parseBoolean(RING_PROPERTY, System.getProperty(RING_PROPERTY, "true"));
         final boolean pollProgress = parseBoolean(POLL_PROGRESS_PROPERTY,
                 System.getProperty(POLL_PROGRESS_PROPERTY, "true"));
         return b.progressMode(progress).idleStrategy(idle).icrcMode(parseIcrc(icrc)).ackHoldNanos(ackHold).gso(gso)
-                .pollProgress(pollProgress);
+                .ring(ring).pollProgress(pollProgress);
     }
 
     private static boolean parseBoolean(final String property, final String s) {
@@ -476,6 +492,7 @@ public final class RxeDeviceConfig {
         private long ackHoldNanos = DEFAULT_ACK_HOLD_NANOS;
         private int icrcIdBias;
         private boolean gso = true;
+        private boolean ring = true;
         private boolean pollProgress = true;
         private int maxSrqSge = RxeDeviceAttributes.MAX_SRQ_SGE;
 
@@ -644,6 +661,12 @@ public final class RxeDeviceConfig {
         /** Whether a held ACK and its request may leave as one GSO datagram on loopback (see {@link #GSO_PROPERTY}). */
         public Builder gso(final boolean on) {
             this.gso = on;
+            return this;
+        }
+
+        /** Whether a device on a loopback address may receive from a packet ring (see {@link #RING_PROPERTY}). */
+        public Builder ring(final boolean on) {
+            this.ring = on;
             return this;
         }
 

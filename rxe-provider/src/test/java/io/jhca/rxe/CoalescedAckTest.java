@@ -35,8 +35,13 @@ class CoalescedAckTest {
 
     /** Two caller-mode devices that hold ACKs for the default time. */
     private static Rig held() {
-        return new Rig(Rig.config("heldA", ProgressMode.CALLER).build(), Rig.config("heldB", ProgressMode.CALLER).build(),
-                QpType.RC, 1 << 16, Mtu.MTU_1024, i -> i);
+        return held(true);
+    }
+
+    /** {@code ring} false: B takes its datagrams by its socket, whose first receive after a quiet one takes one. */
+    private static Rig held(final boolean ring) {
+        return new Rig(Rig.config("heldA", ProgressMode.CALLER).ring(ring).build(),
+                Rig.config("heldB", ProgressMode.CALLER).ring(ring).build(), QpType.RC, 1 << 16, Mtu.MTU_1024, i -> i);
     }
 
     @Test
@@ -334,14 +339,10 @@ class CoalescedAckTest {
      */
     @Test
     void aHoldThatOnlyDelayedItsAckIsNotRepeated() {
-        try (Rig r = held()) {
+        try (Rig r = held(false)) {
             final RxeCounters b = holdStops(r);
             final int burst = 8;
-            for (int i = 0; i < burst; i++) {
-                r.qpA.postSend(new SendWr().wrId(10 + i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
-                        .sge(r.mrA, i * 64L, 64).rdma(r.mrB.address() + i * 64L, r.mrB.rkey()));
-            }
-            driveUntil(() -> qp(r.qpA).get(Counter.SENT_PKTS) == 2 + burst, r.a);
+            burst(r, burst);
             // the burst is in B's socket already (loopback); after a receive that found nothing the link takes one
             r.b.progress();
             assertEquals(3, b.get(Counter.RX_WRITE_REQUESTS), "the first cycle took one WRITE in: " + b);
@@ -354,6 +355,32 @@ class CoalescedAckTest {
             }
             assertEquals(0, qp(r.qpA).get(Counter.RETRANSMITTED_PKTS));
         }
+    }
+
+    /** The same from a packet ring, which hands over every frame waiting: one cycle, one ACK for the whole burst. */
+    @Test
+    void aHoldThatOnlyDelayedItsAckIsNotRepeatedWhenTheBurstComesFromARing() {
+        try (Rig r = held(true)) {
+            final RxeCounters b = holdStops(r);
+            final int burst = 8;
+            burst(r, burst);
+            r.b.progress();
+            assertEquals(2 + burst, b.get(Counter.RX_WRITE_REQUESTS), "one cycle took the burst in: " + b);
+            assertEquals(3, b.get(Counter.SENT_PKTS), "one ACK for it, in that cycle: " + b);
+            for (int i = 0; i < burst; i++) {
+                r.expect(r.cqA, 10 + i, WcStatus.SUCCESS);
+            }
+            assertEquals(0, qp(r.qpA).get(Counter.RETRANSMITTED_PKTS));
+        }
+    }
+
+    /** A posts {@code n} signaled 64-byte WRITEs and sends them all. */
+    private static void burst(final Rig r, final int n) {
+        for (int i = 0; i < n; i++) {
+            r.qpA.postSend(new SendWr().wrId(10 + i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                    .sge(r.mrA, i * 64L, 64).rdma(r.mrB.address() + i * 64L, r.mrB.rkey()));
+        }
+        driveUntil(() -> qp(r.qpA).get(Counter.SENT_PKTS) == 2 + n, r.a);
     }
 
     /**

@@ -126,6 +126,14 @@ public interface Link extends AutoCloseable {
         return Long.MAX_VALUE;
     }
 
+    /**
+     * How the link takes datagrams in, for banners and diagnostics: a UDP link says "packet ring" or "socket" (with
+     * why not a ring where one was asked for). This default: "socket".
+     */
+    default String receivePath() {
+        return "socket";
+    }
+
     @Override
     void close();
 

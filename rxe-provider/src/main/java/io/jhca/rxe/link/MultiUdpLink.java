@@ -51,13 +51,19 @@ public final class MultiUdpLink implements Link {
     /** {@link #open(List, int)}; {@code coalesce} as {@link UdpLink#open(InetSocketAddress, int, boolean)}'s. */
     public static MultiUdpLink open(final List<InetSocketAddress> locals, final int socketBuffer,
             final boolean coalesce) {
+        return open(locals, socketBuffer, coalesce, true);
+    }
+
+    /** {@link #open(List, int, boolean)}; {@code ring} as {@link UdpLink#open(InetSocketAddress, int, boolean, boolean)}'s. */
+    public static MultiUdpLink open(final List<InetSocketAddress> locals, final int socketBuffer,
+            final boolean coalesce, final boolean ring) {
         if (locals.isEmpty()) {
             throw new IllegalStateException("no address to bind");
         }
         final UdpLink[] links = new UdpLink[locals.size()];
         try {
             for (int i = 0; i < links.length; i++) {
-                links[i] = UdpLink.open(locals.get(i), socketBuffer, coalesce);
+                links[i] = UdpLink.open(locals.get(i), socketBuffer, coalesce, ring);
             }
         } catch (final RuntimeException e) {
             for (final UdpLink u : links) {
@@ -199,6 +205,16 @@ public final class MultiUdpLink implements Link {
     @Override
     public List<InetSocketAddress> localAddresses() {
         return locals;
+    }
+
+    /** Each address's receive path, once each (they are alike unless a ring could be had for some only). */
+    @Override
+    public String receivePath() {
+        final java.util.Set<String> paths = new java.util.LinkedHashSet<>();
+        for (final UdpLink l : links) {
+            paths.add(l.receivePath());
+        }
+        return String.join("; ", paths);
     }
 
     @Override

@@ -29,6 +29,8 @@ public final class RxBatch {
     /** Where each datagram starts: its slot's first byte, or inside the slot for a segment of a coalesced one. */
     private final long[] addresses;
     private final int[] segments;
+    /** For an entry outside the slots ({@link #addExternal}), the bytes a parser may read from its first; else -1. */
+    private final int[] limits;
     private int count;
 
     /**
@@ -52,6 +54,7 @@ public final class RxBatch {
         this.receivedOn = new int[capacity];
         this.addresses = new long[capacity];
         this.segments = new int[capacity];
+        this.limits = new int[capacity];
     }
 
     public int capacity() {
@@ -92,9 +95,13 @@ public final class RxBatch {
         return addresses[i];
     }
 
-    /** Bytes from datagram {@code i}'s first byte to the end of the slot it lies in (the most a parser may read). */
+    /**
+     * The most a parser may read from datagram {@code i}'s first byte: to the end of the slot it lies in, or, for one
+     * outside the slots, to the end of the memory its link gave with it.
+     */
     public int bytesToSlotEnd(final int i) {
-        return slotSize - (int) ((addresses[i] - address) % slotSize);
+        final int limit = limits[i];
+        return limit >= 0 ? limit : slotSize - (int) ((addresses[i] - address) % slotSize);
     }
 
     /** Which segment of a coalesced datagram datagram {@code i} was, counted from 0; 0 for one that came alone. */
@@ -136,5 +143,21 @@ public final class RxBatch {
         segments[i] = segment;
         sources[i] = source;
         receivedOn[i] = on;
+        limits[i] = -1;
+    }
+
+    /**
+     * Records a datagram the link hands over where it received it, outside the batch's slots (a packet ring's frame,
+     * valid until the link's next receive): {@code length} bytes at {@code address}, of which a parser may read
+     * {@code limit} (at least {@code length}, less than a slot, so a full slot still means a datagram cut short).
+     */
+    public void addExternal(final long address, final int length, final int limit, final int segment,
+            final InetSocketAddress source, final int on) {
+        if (length < 0 || limit < length || limit >= slotSize) {
+            throw new IllegalArgumentException("an entry of " + length + " bytes with " + limit + " readable, slots of "
+                    + slotSize);
+        }
+        addSegment(address, length, segment, source, on);
+        limits[count - 1] = limit;
     }
 }

@@ -53,13 +53,23 @@ public final class UdpLink implements Link {
     private final int fd;
     /** The socket takes coalesced datagrams whole (UDP_GRO), and this link sends pairs coalesced. */
     private final boolean coalesce;
+    /** Where datagrams are received from when not by the socket (a loopback link with CAP_NET_RAW), else null. */
+    private final PacketRing ring;
+    /** How this link receives, for banners and diagnostics: "packet ring", or "socket" and why not a ring. */
+    private final String receivePath;
+    /** Entries of a frame taken by {@link #receive(ByteBuffer)} from the ring, and the next to hand over. */
+    private static final int SINGLE_ENTRIES = 8;
+    private RxBatch single;
+    private int singleNext;
     /** Set by close; the batch receive reads it first, so no system call goes to a descriptor closed (and reused). */
     private volatile boolean closed;
     private long sendErrors;
 
     private UdpLink(final DatagramChannel channel, final InetSocketAddress local, final int socketBuffer, final int fd,
-            final boolean coalesce) {
+            final boolean coalesce, final PacketRing ring, final String receivePath) {
         this.channel = channel;
+        this.ring = ring;
+        this.receivePath = receivePath;
         this.local = local;
         this.coalesce = coalesce;
         this.groups = new GroupSockets(local.getAddress(), local.getPort(), socketBuffer);
@@ -87,6 +97,16 @@ public final class UdpLink implements Link {
      * one is), every datagram arrives alone.
      */
     public static UdpLink open(final InetSocketAddress local, final int socketBuffer, final boolean coalesce) {
+        return open(local, socketBuffer, coalesce, true);
+    }
+
+    /**
+     * {@link #open(InetSocketAddress, int, boolean)}; with {@code ring} a link that takes coalesced datagrams whole on
+     * an IPv4 loopback address receives from a {@link PacketRing} where the process may open one (CAP_NET_RAW) and
+     * the kernel describes a coalesced datagram to it; otherwise, and without {@code ring}, by its socket.
+     */
+    public static UdpLink open(final InetSocketAddress local, final int socketBuffer, final boolean coalesce,
+            final boolean ring) {
         final boolean v4 = local.getAddress() instanceof Inet4Address;
         if (v4 && refusedByTheJdk(local.getAddress())) {
             throw new IllegalStateException("cannot open the RoCEv2 UDP socket on " + local + ": the JDK refuses to"
@@ -107,7 +127,13 @@ public final class UdpLink implements Link {
             }
             multicastOut(ch, local.getAddress());
             final boolean gro = coalesce && local.getAddress().isLoopbackAddress() && groOn(fd);
-            return new UdpLink(ch, (InetSocketAddress) ch.getLocalAddress(), socketBuffer, fd, gro);
+            final InetSocketAddress bound = (InetSocketAddress) ch.getLocalAddress();
+            if (!gro || !ring) {
+                return new UdpLink(ch, bound, socketBuffer, fd, gro, null,
+                        "socket" + (gro ? " (the packet ring was not asked for)" : ""));
+            }
+            final RingProbe.Outcome r = RingProbe.open(bound, fd, socketBuffer);
+            return new UdpLink(ch, bound, socketBuffer, fd, gro, r.ring(), r.path());
         } catch (final IOException | RuntimeException e) {
             if (ch != null) {
                 try {
@@ -237,11 +263,38 @@ public final class UdpLink implements Link {
      */
     @Override
     public InetSocketAddress receive(final ByteBuffer buffer) {
+        if (ring != null) {
+            return receiveOne(buffer);
+        }
         try {
             return (InetSocketAddress) channel.receive(buffer);
         } catch (final IOException e) {
             return null;
         }
+    }
+
+    /**
+     * One datagram from the ring: the segments of a frame are kept in a small batch of their own and handed over one
+     * a call. Not to be mixed with batch receives (what this holds is theirs no longer).
+     */
+    private InetSocketAddress receiveOne(final ByteBuffer buffer) {
+        if (closed) {
+            return null;
+        }
+        if (single == null) {
+            single = new RxBatch(SINGLE_ENTRIES, 16 * 1024);
+        }
+        if (singleNext == single.count()) {
+            single.clear();
+            singleNext = 0;
+            if (ring.receive(single, 0) == 0) {
+                return null;
+            }
+        }
+        final int i = singleNext++;
+        final int n = Math.min(single.length(i), buffer.remaining());   // cut to the room, as a socket receive is
+        new org.agrona.concurrent.UnsafeBuffer(single.address(i), n).getBytes(0, buffer, n);
+        return single.source(i);
     }
 
     /** Every waiting datagram up to the batch's room in one recvmmsg(2) (see {@link Recvmmsg}). */
@@ -255,7 +308,8 @@ public final class UdpLink implements Link {
         if (closed) {
             return 0;
         }
-        return batchReceive.receive(batch, on);
+        final PacketRing r = ring;
+        return r != null ? r.receive(batch, on) : batchReceive.receive(batch, on);
     }
 
     @Override
@@ -274,10 +328,24 @@ public final class UdpLink implements Link {
         if (closed) {
             return -1;
         }
+        if (ring != null) {
+            ring.releaseHeld();   // about to sleep: the kernel must have every frame back (see PacketRing)
+        }
         if (at < into.length) {
-            into[at] = fd;
+            into[at] = ring != null ? ring.fd() : fd;
         }
         return 1 + groups.pollFds(into, at + 1);
+    }
+
+    /** How this link receives: "packet ring", or "socket" with why not a ring where one was asked for. */
+    @Override
+    public String receivePath() {
+        return receivePath;
+    }
+
+    /** Frames the packet ring dropped (cut short, or headers that did not add up); 0 for a socket receive. */
+    public long ringDrops() {
+        return ring != null ? ring.dropped() : 0;
     }
 
     /** Datagrams the kernel refused with an error. */
@@ -289,6 +357,9 @@ public final class UdpLink implements Link {
     public void close() {
         closed = true;
         groups.close();
+        if (ring != null) {
+            ring.close();
+        }
         try {
             channel.close();
         } catch (final IOException e) {

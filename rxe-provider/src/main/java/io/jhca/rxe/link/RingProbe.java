@@ -1,0 +1,112 @@
+package io.jhca.rxe.link;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.concurrent.ThreadLocalRandom;
+
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * Opens a loopback link's {@link PacketRing} and proves it before the link relies on it: a coalesced pair sent by
+ * the link's own socket to itself must come out of the ring as two entries with their exact bytes. That is the one
+ * thing a kernel may not do (describe a UDP GSO frame to a packet socket, Linux 6.2 on); a kernel that cannot drops
+ * the frame, and the link then keeps its socket receive. While the ring is in use the UDP socket, still bound so that
+ * no ICMP port unreachable goes out, drops everything it is given.
+ *
+ * <p>A reason that holds for every link of the process (no CAP_NET_RAW, a kernel without the support) is remembered,
+ * so later links do not try again.
+ */
+final class RingProbe {
+
+    /** How long the probe's pair may take to appear in the ring (loopback delivers it within the send, normally). */
+    static final long PROBE_NANOS = 50_000_000L;
+
+    /** The ring to receive from (null: the socket's) and the receive path's description. */
+    record Outcome(PacketRing ring, String path) {
+    }
+
+    /** Why no link of this process can have a ring, once found; null while none was found. */
+    private static volatile String never;
+
+    private RingProbe() {
+    }
+
+    /** A proven ring for the UDP socket {@code udpFd} bound to {@code bound}, or the socket with the reason. */
+    static Outcome open(final InetSocketAddress bound, final int udpFd, final int socketBuffer) {
+        final String no = never;
+        if (no != null) {
+            return new Outcome(null, "socket (no packet ring: " + no + ")");
+        }
+        final PacketRing ring;
+        try {
+            ring = PacketRing.open(bound, PacketRing.framesFor(socketBuffer));
+        } catch (final IllegalStateException e) {
+            final String why = e.getMessage();
+            if (why.startsWith("socket(AF_PACKET)")) {
+                never = why + (why.contains("errno 1 ") ? ": CAP_NET_RAW is needed" : "");
+            }
+            return new Outcome(null, "socket (no packet ring: " + (never != null ? never : why) + ")");
+        }
+        try {
+            PacketRing.dropEverything(udpFd);
+            final String failed = probe(ring, udpFd, bound);
+            if (failed == null) {
+                return new Outcome(ring, "packet ring");
+            }
+            PacketRing.detachFilter(udpFd);
+            ring.close();
+            never = failed;
+            return new Outcome(null, "socket (no packet ring: " + failed + ")");
+        } catch (final RuntimeException e) {
+            PacketRing.detachFilter(udpFd);
+            ring.close();
+            return new Outcome(null, "socket (no packet ring: " + e.getMessage() + ")");
+        }
+    }
+
+    /** Null if a coalesced pair to itself came out of the ring whole and split; else what went wrong. */
+    private static String probe(final PacketRing ring, final int udpFd, final InetSocketAddress bound) {
+        final ThreadLocalRandom rnd = ThreadLocalRandom.current();
+        final byte[] first = new byte[40];
+        final byte[] second = new byte[24];
+        rnd.nextBytes(first);
+        rnd.nextBytes(second);
+        final ByteBuffer a = ByteBuffer.allocateDirect(first.length).put(first).flip();
+        final ByteBuffer b = ByteBuffer.allocateDirect(second.length).put(second).flip();
+        final Sendmmsg send = new Sendmmsg(udpFd, false);
+        final boolean sent = send.sendCoalesced(a, b, bound);
+        java.lang.ref.Reference.reachabilityFence(a);   // native memory the kernel read in the call
+        java.lang.ref.Reference.reachabilityFence(b);
+        java.lang.ref.Reference.reachabilityFence(send);
+        if (!sent) {
+            return "the probe's coalesced send was refused";
+        }
+        final RxBatch batch = new RxBatch(4, RxBatch.PAGE);
+        final long deadline = System.nanoTime() + PROBE_NANOS;
+        while (System.nanoTime() < deadline) {
+            batch.clear();
+            if (ring.receive(batch, 0) == 0) {
+                Thread.onSpinWait();
+                continue;
+            }
+            for (int i = 0; i + 1 < batch.count(); i++) {
+                if (batch.segment(i) == 0 && batch.segment(i + 1) == 1 && bound.equals(batch.source(i))
+                        && same(batch, i, first) && same(batch, i + 1, second)) {
+                    return null;
+                }
+            }
+            // anything else is a stale datagram to this address from before the link existed: no QP waits for it
+        }
+        return "a coalesced datagram did not reach the packet socket whole (the kernel cannot describe UDP GSO frames"
+                + " to it before Linux 6.2)";
+    }
+
+    private static boolean same(final RxBatch batch, final int i, final byte[] expected) {
+        if (batch.length(i) != expected.length) {
+            return false;
+        }
+        final byte[] got = new byte[expected.length];
+        new UnsafeBuffer(batch.address(i), expected.length).getBytes(0, got);
+        return java.util.Arrays.equals(got, expected);
+    }
+}
