@@ -455,6 +455,10 @@ final class PerfRun {
         if (losses != null) {
             out.println(losses);
         }
+        if (s.ctx instanceof io.jhca.rxe.RxeContext rxe) {
+            // where the device's packets come from changes what its latency is made of: say it with the numbers
+            out.println(" Device " + outcome.device + " receives by: " + rxe.link().receivePath());
+        }
         out.flush();
     }
 
