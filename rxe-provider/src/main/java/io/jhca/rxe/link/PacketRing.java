@@ -122,6 +122,9 @@ final class PacketRing implements AutoCloseable {
     private final long mappingLength;
     private final UnsafeBuffer ring;
     private final int frames;
+    /** The IPv4 address (as an int) and UDP port the filter passes, checked again for each frame. */
+    private int address;
+    private int port;
     private int head;
     /** Frames taken since the batch was last empty, just before {@link #head}, not yet given back. */
     private int held;
@@ -140,6 +143,22 @@ final class PacketRing implements AutoCloseable {
         this.mappingLength = mappingLength;
         this.ring = new UnsafeBuffer(mapping.address(), (int) mappingLength);
         this.frames = frames;
+    }
+
+    /**
+     * Points the ring at another port of its address: a new filter replaces the old at once (SO_ATTACH_FILTER), and
+     * frames for the old port still in the ring are dropped as they are read.
+     */
+    void filter(final int newPort) {
+        final Calls c = calls();
+        final UnsafeBuffer s = new UnsafeBuffer(BufferUtil.allocateDirectAligned(256, 64));
+        writeFilter(s, 64, address, newPort);
+        s.putShort(0, (short) FILTER_LENGTH);
+        s.putLong(8, s.addressOffset() + 64);
+        check(c, c.setsockopt(fd, NativeSocket.SOL_SOCKET, SO_ATTACH_FILTER, s.addressOffset(), SOCK_FPROG_SIZE),
+                "SO_ATTACH_FILTER");
+        java.lang.ref.Reference.reachabilityFence(s);
+        port = newPort;
     }
 
     static Calls calls() {
@@ -210,7 +229,10 @@ final class PacketRing implements AutoCloseable {
             check(c, c.bind(fd, at, SOCKADDR_LL_SIZE), "bind to the loopback interface");
             // the kernel read the scratch memory in these calls: it must not have been freed under them
             java.lang.ref.Reference.reachabilityFence(scratch);
-            return new PacketRing(fd, m, length, frames);
+            final PacketRing ring = new PacketRing(fd, m, length, frames);
+            ring.address = ipv4(address);
+            ring.port = local.getPort();
+            return ring;
         } catch (final RuntimeException e) {
             if (mapping != null) {
                 LibC.INSTANCE.munmap(mapping, length);
@@ -286,7 +308,8 @@ final class PacketRing implements AutoCloseable {
 
     /**
      * Takes the frames waiting, up to the batch's room: each datagram's UDP payload where it lies in its frame (no
-     * copy), with its sender, as {@link Recvmmsg} hands them (a coalesced one split into its segments, numbered from 0).
+     * copy), with its sender, as {@link Recvmmsg} hands them (a coalesced one split into its segments), each with the
+     * IPv4 ID of its header as its {@link RxBatch#segment} (what its ICRC covers; a socket cannot see it).
      * A frame whose headers do not add up is dropped and counted. Returns the entries added; they stay valid until
      * the frames are given back ({@link #releaseHeld}).
      */
@@ -362,6 +385,11 @@ final class PacketRing implements AutoCloseable {
             return true;
         }
         final int udp = ip + ihl;
+        if (r.getInt(ip + 16, ByteOrder.BIG_ENDIAN) != address
+                || (r.getShort(udp + 2, ByteOrder.BIG_ENDIAN) & 0xFFFF) != port) {
+            dropped++;   // not this link's: left from before a filter changed
+            return true;
+        }
         final InetSocketAddress from = sender(r.getInt(ip + 12, ByteOrder.BIG_ENDIAN),
                 r.getShort(udp, ByteOrder.BIG_ENDIAN) & 0xFFFF);
         final int length = total - ihl - UDP_HEADER;
@@ -387,15 +415,19 @@ final class PacketRing implements AutoCloseable {
             }
             return false;
         }
-        // the entries point into the frame itself (no copy); a parser may read to the IPv4 packet's end
+        // the entries point into the frame itself (no copy); a parser may read to the IPv4 packet's end. Each carries
+        // the IPv4 ID its ICRC covers, which a ring sees: the header's, and for the segments of a coalesced datagram
+        // the IDs the kernel would give them when it splits it (the first's, then one more each)
         final long payload = r.addressOffset() + udp + UDP_HEADER;
+        final int id = r.getShort(ip + 4, ByteOrder.BIG_ENDIAN) & 0xFFFF;
         if (pieces == 1) {
-            batch.addExternal(payload, length, length, 0, from, on);
+            batch.addExternal(payload, length, length, id, from, on);
             return true;
         }
         int index = 0;
         for (int offset = 0; offset < length; offset += segment) {
-            batch.addExternal(payload + offset, Math.min(segment, length - offset), length - offset, index++, from, on);
+            batch.addExternal(payload + offset, Math.min(segment, length - offset), length - offset,
+                    (id + index++) & 0xFFFF, from, on);
         }
         return true;
     }

@@ -1,14 +1,17 @@
 package io.jhca.rxe.link;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
 import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
 import java.util.concurrent.ThreadLocalRandom;
 
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
- * Opens a loopback link's {@link PacketRing} and proves it before the link relies on it: a coalesced pair sent by
- * the link's own socket to itself must come out of the ring as two entries with their exact bytes. That is the one
+ * Opens a loopback link's {@link PacketRing} and proves it before the link relies on it: a coalesced pair sent to
+ * the ring's address must come out of it as two entries with their exact bytes. That is the one
  * thing a kernel may not do (describe a UDP GSO frame to a packet socket, Linux 6.2 on); a kernel that cannot drops
  * the frame, and the link then keeps its socket receive. While the ring is in use the UDP socket, still bound so that
  * no ICMP port unreachable goes out, drops everything it is given.
@@ -31,41 +34,56 @@ final class RingProbe {
     private RingProbe() {
     }
 
-    /** A proven ring for the UDP socket {@code udpFd} bound to {@code bound}, or the socket with the reason. */
+    /**
+     * A proven ring for the UDP socket {@code udpFd} bound to {@code bound}, or the socket with the reason. The probe's
+     * pair goes between a socket of its own on the same address and another port, so that a capture of the device's
+     * port never shows it; then the ring's filter moves to the device's port.
+     */
     static Outcome open(final InetSocketAddress bound, final int udpFd, final int socketBuffer) {
         final String no = never;
         if (no != null) {
             return new Outcome(null, "socket (no packet ring: " + no + ")");
         }
-        final PacketRing ring;
-        try {
-            ring = PacketRing.open(bound, PacketRing.framesFor(socketBuffer));
-        } catch (final IllegalStateException e) {
-            final String why = e.getMessage();
-            if (why.startsWith("socket(AF_PACKET)")) {
-                never = why + (why.contains("errno 1 ") ? ": CAP_NET_RAW is needed" : "");
-            }
-            return new Outcome(null, "socket (no packet ring: " + (never != null ? never : why) + ")");
+        if (!(bound.getAddress() instanceof java.net.Inet4Address) || !bound.getAddress().isLoopbackAddress()) {
+            return new Outcome(null, "socket (no packet ring: " + bound.getAddress() + " is not an IPv4 loopback"
+                    + " address)");
         }
-        try {
-            PacketRing.dropEverything(udpFd);
-            final String failed = probe(ring, udpFd, bound);
-            if (failed == null) {
-                return new Outcome(ring, "packet ring");
+        try (DatagramChannel probe = DatagramChannel.open(StandardProtocolFamily.INET)) {
+            probe.bind(new InetSocketAddress(bound.getAddress(), 0));
+            final InetSocketAddress at = (InetSocketAddress) probe.getLocalAddress();
+            final PacketRing ring;
+            try {
+                ring = PacketRing.open(at, PacketRing.framesFor(socketBuffer));
+            } catch (final IllegalStateException e) {
+                final String why = e.getMessage();
+                if (why.startsWith("socket(AF_PACKET)")) {
+                    never = why + (why.contains("errno 1 ") ? ": CAP_NET_RAW is needed" : "");
+                }
+                return new Outcome(null, "socket (no packet ring: " + (never != null ? never : why) + ")");
             }
-            PacketRing.detachFilter(udpFd);
-            ring.close();
-            never = failed;
-            return new Outcome(null, "socket (no packet ring: " + failed + ")");
-        } catch (final RuntimeException e) {
-            PacketRing.detachFilter(udpFd);
-            ring.close();
-            return new Outcome(null, "socket (no packet ring: " + e.getMessage() + ")");
+            try {
+                final String failed = probe(ring, NativeSocket.fd(probe), at);
+                if (failed != null) {
+                    ring.close();
+                    never = failed;
+                    return new Outcome(null, "socket (no packet ring: " + failed + ")");
+                }
+                // the ring first, then the socket's drop: what comes in between is in both, and only the ring is read
+                ring.filter(bound.getPort());
+                PacketRing.dropEverything(udpFd);
+                return new Outcome(ring, "packet ring");
+            } catch (final RuntimeException e) {
+                PacketRing.detachFilter(udpFd);
+                ring.close();
+                return new Outcome(null, "socket (no packet ring: " + e.getMessage() + ")");
+            }
+        } catch (final IOException | RuntimeException e) {
+            return new Outcome(null, "socket (no packet ring: the probe's socket: " + e + ")");
         }
     }
 
     /** Null if a coalesced pair to itself came out of the ring whole and split; else what went wrong. */
-    private static String probe(final PacketRing ring, final int udpFd, final InetSocketAddress bound) {
+    private static String probe(final PacketRing ring, final int fd, final InetSocketAddress to) {
         final ThreadLocalRandom rnd = ThreadLocalRandom.current();
         final byte[] first = new byte[40];
         final byte[] second = new byte[24];
@@ -73,8 +91,8 @@ final class RingProbe {
         rnd.nextBytes(second);
         final ByteBuffer a = ByteBuffer.allocateDirect(first.length).put(first).flip();
         final ByteBuffer b = ByteBuffer.allocateDirect(second.length).put(second).flip();
-        final Sendmmsg send = new Sendmmsg(udpFd, false);
-        final boolean sent = send.sendCoalesced(a, b, bound);
+        final Sendmmsg send = new Sendmmsg(fd, false);
+        final boolean sent = send.sendCoalesced(a, b, to);
         java.lang.ref.Reference.reachabilityFence(a);   // native memory the kernel read in the call
         java.lang.ref.Reference.reachabilityFence(b);
         java.lang.ref.Reference.reachabilityFence(send);
@@ -89,13 +107,13 @@ final class RingProbe {
                 Thread.onSpinWait();
                 continue;
             }
-            for (int i = 0; i + 1 < batch.count(); i++) {
-                if (batch.segment(i) == 0 && batch.segment(i + 1) == 1 && bound.equals(batch.source(i))
-                        && same(batch, i, first) && same(batch, i + 1, second)) {
-                    return null;
-                }
+            // whole and split here, or split by the kernel (a loopback without UDP segmentation offload): either way
+            // two entries with the IDs the segments carry
+            if (batch.count() == 2 && batch.segment(1) == ((batch.segment(0) + 1) & 0xFFFF)
+                    && to.equals(batch.source(0)) && same(batch, 0, first) && same(batch, 1, second)) {
+                ring.releaseHeld();
+                return null;
             }
-            // anything else is a stale datagram to this address from before the link existed: no QP waits for it
         }
         return "a coalesced datagram did not reach the packet socket whole (the kernel cannot describe UDP GSO frames"
                 + " to it before Linux 6.2)";

@@ -30,7 +30,7 @@ import jnr.ffi.LibraryLoader;
  * segments need and then comes split, one of more segments than a batch holds is dropped and counted; frames whose
  * IPv4 or UDP headers do not add up (injected on the loopback interface by a packet socket of the test's own) are
  * dropped and counted, one with IPv4 options is taken at its payload, and the next good frame arrives with its exact
- * bytes and sender.
+ * bytes, sender and IPv4 ID (what its ICRC covers, which a socket cannot see).
  */
 class PacketRingTest {
 
@@ -288,10 +288,11 @@ class PacketRingTest {
                 assertEquals(new InetSocketAddress(InetAddress.getByName("127.0.8.49"), 4791), batch.source(0));
                 assertEquals(4, rx.ringDrops(), "the four that do not add up");
                 final byte[] last = {42};
-                inject(c, fd, b, frame(5, 4, last, port, 0, last.length));
+                inject(c, fd, b, frame(5, 4, last, port, 0, last.length, 0xfffe));
                 batch.clear();
                 receive(rx, batch, 1);
                 assertArrayEquals(last, bytes(batch, 0));
+                assertEquals(0xfffe, batch.segment(0), "the IPv4 ID its ICRC covers, read from its header");
                 nothingMore(rx);
                 assertEquals(4, rx.ringDrops());
             } finally {
@@ -307,13 +308,19 @@ class PacketRingTest {
      */
     private static byte[] frame(final int ihl, final int version, final byte[] payload, final int port,
             final int totalSkew, final int keep) {
+        return frame(ihl, version, payload, port, totalSkew, keep, 0);
+    }
+
+    /** {@link #frame(int, int, byte[], int, int, int)} with IPv4 Identification {@code id}. */
+    private static byte[] frame(final int ihl, final int version, final byte[] payload, final int port,
+            final int totalSkew, final int keep, final int id) {
         final int ipLength = ihl * 4;
         final int total = ipLength + 8 + payload.length;
         final ByteBuffer f = ByteBuffer.allocate(14 + total).order(ByteOrder.BIG_ENDIAN);
         f.position(12);
         f.putShort((short) PacketRing.ETH_P_IP);
         f.put((byte) (version << 4 | ihl)).put((byte) 0).putShort((short) (total + totalSkew));
-        f.putShort((short) 0).putShort((short) 0x4000).put((byte) 64).put((byte) 17).putShort((short) 0);
+        f.putShort((short) id).putShort((short) 0x4000).put((byte) 64).put((byte) 17).putShort((short) 0);
         f.put(new byte[] {127, 0, 8, 49}).put(new byte[] {127, 0, 8, 41});
         f.position(14 + ipLength);
         f.putShort((short) 4791).putShort((short) port).putShort((short) (8 + payload.length)).putShort((short) 0);
