@@ -107,9 +107,9 @@ final class RingProbe {
                 Thread.onSpinWait();
                 continue;
             }
-            // whole and split here, or split by the kernel (a loopback without UDP segmentation offload): either way
-            // two entries with the IDs the segments carry
-            if (batch.count() == 2 && batch.segment(1) == ((batch.segment(0) + 1) & 0xFFFF)
+            // whole and split here (segments 0 and 1), or split by the kernel before lo (a loopback without UDP
+            // segmentation offload: two datagrams that came alone)
+            if (batch.count() == 2 && batch.segment(0) == 0 && batch.segment(1) <= 1
                     && to.equals(batch.source(0)) && same(batch, 0, first) && same(batch, 1, second)) {
                 ring.releaseHeld();
                 return null;

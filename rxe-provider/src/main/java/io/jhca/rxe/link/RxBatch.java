@@ -104,11 +104,7 @@ public final class RxBatch {
         return limit >= 0 ? limit : slotSize - (int) ((addresses[i] - address) % slotSize);
     }
 
-    /**
-     * The IPv4 ID datagram {@code i}'s ICRC is to be checked with: from a socket, which segment of a coalesced datagram
-     * it was, counted from 0 (the ID the kernel gives that segment of a datagram sent with ID 0, as jhca's are), 0 for
-     * one that came alone; from a packet ring, which sees the IPv4 header, the ID it carries.
-     */
+    /** Which segment of a coalesced datagram datagram {@code i} was, counted from 0; 0 for one that came alone. */
     public int segment(final int i) {
         return segments[i];
     }

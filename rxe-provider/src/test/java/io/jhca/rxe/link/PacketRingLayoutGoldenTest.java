@@ -39,6 +39,7 @@ class PacketRingLayoutGoldenTest {
             "    P(\"SOCK_NONBLOCK\", SOCK_NONBLOCK);",
             "    P(\"SOCK_CLOEXEC\", SOCK_CLOEXEC);",
             "    P(\"ETH_P_IP\", ETH_P_IP);",
+            "    P(\"ETH_P_ALL\", ETH_P_ALL);",
             "    P(\"SOL_PACKET\", SOL_PACKET);",
             "    P(\"PACKET_RX_RING\", PACKET_RX_RING);",
             "    P(\"PACKET_VERSION\", PACKET_VERSION);",
@@ -104,6 +105,7 @@ class PacketRingLayoutGoldenTest {
         same(c, "SOCK_NONBLOCK", PacketRing.SOCK_NONBLOCK);
         same(c, "SOCK_CLOEXEC", PacketRing.SOCK_CLOEXEC);
         same(c, "ETH_P_IP", PacketRing.ETH_P_IP);
+        same(c, "ETH_P_ALL", PacketRing.ETH_P_ALL);
         same(c, "SOL_PACKET", PacketRing.SOL_PACKET);
         same(c, "PACKET_RX_RING", PacketRing.PACKET_RX_RING);
         same(c, "PACKET_VERSION", PacketRing.PACKET_VERSION);

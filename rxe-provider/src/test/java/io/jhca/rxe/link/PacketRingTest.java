@@ -30,7 +30,7 @@ import jnr.ffi.LibraryLoader;
  * segments need and then comes split, one of more segments than a batch holds is dropped and counted; frames whose
  * IPv4 or UDP headers do not add up (injected on the loopback interface by a packet socket of the test's own) are
  * dropped and counted, one with IPv4 options is taken at its payload, and the next good frame arrives with its exact
- * bytes, sender and IPv4 ID (what its ICRC covers, which a socket cannot see).
+ * bytes and sender.
  */
 class PacketRingTest {
 
@@ -292,7 +292,7 @@ class PacketRingTest {
                 batch.clear();
                 receive(rx, batch, 1);
                 assertArrayEquals(last, bytes(batch, 0));
-                assertEquals(0xfffe, batch.segment(0), "the IPv4 ID its ICRC covers, read from its header");
+                assertEquals(0, batch.segment(0), "came alone: segment 0, whatever its IPv4 ID (as from a socket)");
                 nothingMore(rx);
                 assertEquals(4, rx.ringDrops());
             } finally {

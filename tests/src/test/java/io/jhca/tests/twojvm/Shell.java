@@ -63,7 +63,14 @@ final class Shell {
     /** {@link #childJvm(String, Path, Path, Class, List)} with {@code jvmOptions} (e.g. system properties). */
     static Process childJvm(String ns, Path links, Path log, List<String> jvmOptions, Class<?> main, List<String> args)
             throws IOException {
+        return childJvm(ns, List.of(), links, log, jvmOptions, main, args);
+    }
+
+    /** {@link #childJvm(String, Path, Path, List, Class, List)} started through {@code wrapper} (e.g. setpriv). */
+    static Process childJvm(String ns, List<String> wrapper, Path links, Path log, List<String> jvmOptions,
+            Class<?> main, List<String> args) throws IOException {
         List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", ns));
+        cmd.addAll(wrapper);
         cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(TwoJvmTest.opens());
         cmd.addAll(jvmOptions);
