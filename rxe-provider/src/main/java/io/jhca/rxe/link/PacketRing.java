@@ -45,10 +45,9 @@ final class PacketRing implements AutoCloseable {
     static final int SOCK_RAW = 3;
     static final int SOCK_NONBLOCK = 0x800;
     static final int SOCK_CLOEXEC = 0x80000;
-    /** ETH_P_IP, ETH_P_ALL (linux/if_ether.h). */
+    /** ETH_P_IP (linux/if_ether.h). */
     static final int ETH_P_IP = 0x0800;
-    static final int ETH_P_ALL = 0x0003;
-    /** SOL_PACKET (linux/socket.h) and its options (linux/if_packet.h). */
+        /** SOL_PACKET (linux/socket.h) and its options (linux/if_packet.h). */
     static final int SOL_PACKET = 263;
     static final int PACKET_RX_RING = 5;
     static final int PACKET_VERSION = 10;
@@ -65,6 +64,8 @@ final class PacketRing implements AutoCloseable {
     static final int TP_MAC = 12;
     static final int TP_NET = 14;
     static final int TPACKET2_HDRLEN = 32;
+    /** Where the kernel puts a frame's struct sockaddr_ll: TPACKET_ALIGN(sizeof(struct tpacket2_hdr)). */
+    static final int TP_SLL = 32;
     /** tp_status: TP_STATUS_KERNEL 0 (the kernel's to fill), TP_STATUS_USER 1 (ours to read). */
     static final int TP_STATUS_USER = 1;
     /** struct sockaddr_ll (linux/if_packet.h): family 0, protocol 2 (network order), ifindex 4; 20 bytes. */
@@ -123,7 +124,8 @@ final class PacketRing implements AutoCloseable {
     private final long mappingLength;
     private final UnsafeBuffer ring;
     private final int frames;
-    /** The IPv4 address (as an int) and UDP port the filter passes, checked again for each frame. */
+    /** The interface index, IPv4 address (as an int) and UDP port the filter passes, checked again for each frame. */
+    private int ifindex;
     private int address;
     private int port;
     private int head;
@@ -153,7 +155,7 @@ final class PacketRing implements AutoCloseable {
     void filter(final int newPort) {
         final Calls c = calls();
         final UnsafeBuffer s = new UnsafeBuffer(BufferUtil.allocateDirectAligned(256, 64));
-        writeFilter(s, 64, address, newPort);
+        writeFilter(s, 64, ifindex, address, newPort);
         s.putShort(0, (short) FILTER_LENGTH);
         s.putLong(8, s.addressOffset() + 64);
         check(c, c.setsockopt(fd, NativeSocket.SOL_SOCKET, SO_ATTACH_FILTER, s.addressOffset(), SOCK_FPROG_SIZE),
@@ -205,7 +207,7 @@ final class PacketRing implements AutoCloseable {
             final ByteBuffer scratch = BufferUtil.allocateDirectAligned(256, 64);
             final UnsafeBuffer s = new UnsafeBuffer(scratch);
             final long at = s.addressOffset();
-            writeFilter(s, 64, ipv4(address), local.getPort());
+            writeFilter(s, 64, ifindex, ipv4(address), local.getPort());
             s.putShort(0, (short) FILTER_LENGTH);
             s.putLong(8, at + 64);
             check(c, c.setsockopt(fd, NativeSocket.SOL_SOCKET, SO_ATTACH_FILTER, at, SOCK_FPROG_SIZE), "SO_ATTACH_FILTER");
@@ -225,17 +227,20 @@ final class PacketRing implements AutoCloseable {
             mapping = m;
             s.setMemory(0, 32, (byte) 0);
             s.putShort(0, (short) AF_PACKET);
-            // every protocol (the filter takes IPv4 only): a tap for all of lo's frames is handed each one before
-            // ip_rcv, which then gets it unshared; one for ETH_P_IP comes after ip_rcv, which must then clone every
-            // IPv4 skb on lo. Idle rings of two devices cost a plain UDP stream on lo 9-13% that way, 4% or less this one
-            s.putShort(SLL_PROTOCOL, (short) ETH_P_ALL, ByteOrder.BIG_ENDIAN);
-            s.putInt(SLL_IFINDEX, ifindex);
-            check(c, c.bind(fd, at, SOCKADDR_LL_SIZE), "bind to the loopback interface");
+            // IPv4 on every interface, the filter taking lo's only. A tap bound to lo (dev->ptype_specific) is handed a
+            // frame after ip_rcv, which then finds the skb shared and clones it: two idle rings cost a plain UDP stream
+            // on lo 9-13%. One for ETH_P_ALL on lo comes first, but is on lo's transmit path as well: a plain 2-byte
+            // ping-pong 10% slower. One bound to no interface joins ip_rcv's list (ptype_base) ahead of it (a new
+            // entry goes first) and has let go of the skb before ip_rcv takes it.
+            s.putShort(SLL_PROTOCOL, (short) ETH_P_IP, ByteOrder.BIG_ENDIAN);
+            s.putInt(SLL_IFINDEX, 0);
+            check(c, c.bind(fd, at, SOCKADDR_LL_SIZE), "bind of the packet socket");
             // the kernel read the scratch memory in these calls: it must not have been freed under them
             java.lang.ref.Reference.reachabilityFence(scratch);
             final PacketRing ring = new PacketRing(fd, m, length, frames);
             ring.address = ipv4(address);
             ring.port = local.getPort();
+            ring.ifindex = ifindex;
             return ring;
         } catch (final RuntimeException e) {
             if (mapping != null) {
@@ -256,29 +261,34 @@ final class PacketRing implements AutoCloseable {
     static final int JMP_JSET_K = 0x45;
     static final int RET_K = 0x06;
 
+    /** The ancillary word with the receiving interface's index (linux/filter.h: SKF_AD_OFF + SKF_AD_IFINDEX). */
+    static final int SKF_AD_IFINDEX_WORD = -0x1000 + 8;
+
     /** Classic BPF instructions in {@link #writeFilter}. */
-    static final int FILTER_LENGTH = 13;
+    static final int FILTER_LENGTH = 15;
 
     /**
-     * The filter, as {@code tcpdump -dd} writes {@code 'ip dst A and udp dst port P'} for an Ethernet frame
-     * (loopback's link header), with fragments refused: IPv4, to the link's address, UDP, not a fragment, to its port.
-     * Anything else is never copied into the ring. A jump's offsets count from the next instruction.
+     * The filter: received on the loopback interface, IPv4, to the link's address, UDP, not a fragment, to its port
+     * (the socket is bound to no interface, see {@link #open}, so the interface is the first thing it checks). Anything
+     * else is never copied into the ring. A jump's offsets count from the next instruction.
      */
-    static void writeFilter(final UnsafeBuffer b, final int at, final int address, final int port) {
+    static void writeFilter(final UnsafeBuffer b, final int at, final int ifindex, final int address, final int port) {
         int i = at;
-        i = insn(b, i, LD_H_ABS, 0, 0, 12);              // 0  ldh [12]           ethertype
-        i = insn(b, i, JMP_JEQ_K, 0, 10, ETH_P_IP);       // 1  jeq #0x800         else 12
-        i = insn(b, i, LD_W_ABS, 0, 0, 30);              // 2  ld [30]            IPv4 destination
-        i = insn(b, i, JMP_JEQ_K, 0, 8, address);         // 3  jeq #address       else 12
-        i = insn(b, i, LD_B_ABS, 0, 0, 23);              // 4  ldb [23]           protocol
-        i = insn(b, i, JMP_JEQ_K, 0, 6, IPPROTO_UDP);     // 5  jeq #17            else 12
-        i = insn(b, i, LD_H_ABS, 0, 0, 20);              // 6  ldh [20]           flags and fragment offset
-        i = insn(b, i, JMP_JSET_K, 4, 0, 0x3fff);          // 7  jset #0x3fff       a fragment: 12
-        i = insn(b, i, LDX_B_MSH, 0, 0, 14);              // 8  ldxb 4*([14]&0xf)  IPv4 header length
-        i = insn(b, i, LD_H_IND, 0, 0, 16);              // 9  ldh [x+16]         UDP destination port
-        i = insn(b, i, JMP_JEQ_K, 0, 1, port);            // 10 jeq #port          else 12
-        i = insn(b, i, RET_K, 0, 0, 0x40000);         // 11 ret #0x40000       the whole frame (tcpdump's snap length)
-        insn(b, i, RET_K, 0, 0, 0);                   // 12 ret #0             nothing
+        i = insn(b, i, LD_W_ABS, 0, 0, SKF_AD_IFINDEX_WORD); // 0  ld ifidx         receiving interface
+        i = insn(b, i, JMP_JEQ_K, 0, 12, ifindex);     // 1  jeq #lo             else 14
+        i = insn(b, i, LD_H_ABS, 0, 0, 12);            // 2  ldh [12]            ethertype
+        i = insn(b, i, JMP_JEQ_K, 0, 10, ETH_P_IP);    // 3  jeq #0x800          else 14
+        i = insn(b, i, LD_W_ABS, 0, 0, 30);            // 4  ld [30]             IPv4 destination
+        i = insn(b, i, JMP_JEQ_K, 0, 8, address);      // 5  jeq #address        else 14
+        i = insn(b, i, LD_B_ABS, 0, 0, 23);            // 6  ldb [23]            protocol
+        i = insn(b, i, JMP_JEQ_K, 0, 6, IPPROTO_UDP);  // 7  jeq #17             else 14
+        i = insn(b, i, LD_H_ABS, 0, 0, 20);            // 8  ldh [20]            flags and fragment offset
+        i = insn(b, i, JMP_JSET_K, 4, 0, 0x3fff);      // 9  jset #0x3fff        a fragment: 14
+        i = insn(b, i, LDX_B_MSH, 0, 0, 14);           // 10 ldxb 4*([14]&0xf)   IPv4 header length
+        i = insn(b, i, LD_H_IND, 0, 0, 16);            // 11 ldh [x+16]          UDP destination port
+        i = insn(b, i, JMP_JEQ_K, 0, 1, port);         // 12 jeq #port           else 14
+        i = insn(b, i, RET_K, 0, 0, 0x40000);          // 13 ret #0x40000        the whole frame (tcpdump's snap length)
+        insn(b, i, RET_K, 0, 0, 0);                    // 14 ret #0              nothing
     }
 
     /** A one-instruction filter that passes nothing: the UDP socket of a link that receives from its ring. */
@@ -373,6 +383,10 @@ final class PacketRing implements AutoCloseable {
         if (snap > len || mac < TPACKET2_HDRLEN + VNET_HDR_SIZE || net < mac || mac + snap > FRAME_SIZE
                 || snap < (net - mac) + IPV4_MIN_HEADER + UDP_HEADER) {
             dropped++;
+            return true;
+        }
+        if (r.getInt(frame + TP_SLL + SLL_IFINDEX) != ifindex) {
+            dropped++;   // not from lo: the filter passes nothing else, so never seen
             return true;
         }
         final boolean cut = snap < len;

@@ -39,7 +39,8 @@ class PacketRingLayoutGoldenTest {
             "    P(\"SOCK_NONBLOCK\", SOCK_NONBLOCK);",
             "    P(\"SOCK_CLOEXEC\", SOCK_CLOEXEC);",
             "    P(\"ETH_P_IP\", ETH_P_IP);",
-            "    P(\"ETH_P_ALL\", ETH_P_ALL);",
+            "    P(\"SKF_AD_IFINDEX_WORD\", SKF_AD_OFF + SKF_AD_IFINDEX);",
+            "    P(\"TP_SLL\", TPACKET_ALIGN(sizeof(struct tpacket2_hdr)));",
             "    P(\"SOL_PACKET\", SOL_PACKET);",
             "    P(\"PACKET_RX_RING\", PACKET_RX_RING);",
             "    P(\"PACKET_VERSION\", PACKET_VERSION);",
@@ -105,7 +106,8 @@ class PacketRingLayoutGoldenTest {
         same(c, "SOCK_NONBLOCK", PacketRing.SOCK_NONBLOCK);
         same(c, "SOCK_CLOEXEC", PacketRing.SOCK_CLOEXEC);
         same(c, "ETH_P_IP", PacketRing.ETH_P_IP);
-        same(c, "ETH_P_ALL", PacketRing.ETH_P_ALL);
+        same(c, "SKF_AD_IFINDEX_WORD", PacketRing.SKF_AD_IFINDEX_WORD);
+        same(c, "TP_SLL", PacketRing.TP_SLL);
         same(c, "SOL_PACKET", PacketRing.SOL_PACKET);
         same(c, "PACKET_RX_RING", PacketRing.PACKET_RX_RING);
         same(c, "PACKET_VERSION", PacketRing.PACKET_VERSION);
