@@ -3,13 +3,8 @@ package io.jhca.rxe.link;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -100,99 +95,67 @@ class PacketRingLayoutGoldenTest {
 
     @Test
     void layoutsAreTheKernels() throws Exception {
-        final Map<String, Long> c = compileAndRun();
-        same(c, "AF_PACKET", PacketRing.AF_PACKET);
-        same(c, "SOCK_RAW", PacketRing.SOCK_RAW);
-        same(c, "SOCK_NONBLOCK", PacketRing.SOCK_NONBLOCK);
-        same(c, "SOCK_CLOEXEC", PacketRing.SOCK_CLOEXEC);
-        same(c, "ETH_P_IP", PacketRing.ETH_P_IP);
-        same(c, "SKF_AD_IFINDEX_WORD", PacketRing.SKF_AD_IFINDEX_WORD);
-        same(c, "TP_SLL", PacketRing.TP_SLL);
-        same(c, "SOL_PACKET", PacketRing.SOL_PACKET);
-        same(c, "PACKET_RX_RING", PacketRing.PACKET_RX_RING);
-        same(c, "PACKET_VERSION", PacketRing.PACKET_VERSION);
-        same(c, "PACKET_VNET_HDR", PacketRing.PACKET_VNET_HDR);
-        same(c, "PACKET_IGNORE_OUTGOING", PacketRing.PACKET_IGNORE_OUTGOING);
-        same(c, "TPACKET_V2", PacketRing.TPACKET_V2);
-        same(c, "SO_ATTACH_FILTER", PacketRing.SO_ATTACH_FILTER);
-        same(c, "SO_DETACH_FILTER", PacketRing.SO_DETACH_FILTER);
-        same(c, "TP_STATUS", PacketRing.TP_STATUS);
-        same(c, "TP_LEN", PacketRing.TP_LEN);
-        same(c, "TP_SNAPLEN", PacketRing.TP_SNAPLEN);
-        same(c, "TP_MAC", PacketRing.TP_MAC);
-        same(c, "TP_NET", PacketRing.TP_NET);
-        same(c, "TPACKET2_HDRLEN", PacketRing.TPACKET2_HDRLEN);
-        same(c, "TP_STATUS_USER", PacketRing.TP_STATUS_USER);
-        same(c, "TP_STATUS_KERNEL", 0);
-        same(c, "SLL_FAMILY", 0);
-        same(c, "SLL_PROTOCOL", PacketRing.SLL_PROTOCOL);
-        same(c, "SLL_IFINDEX", PacketRing.SLL_IFINDEX);
-        same(c, "SOCKADDR_LL_SIZE", PacketRing.SOCKADDR_LL_SIZE);
-        same(c, "TPACKET_REQ_SIZE", PacketRing.TPACKET_REQ_SIZE);
-        same(c, "TP_BLOCK_SIZE", 0);
-        same(c, "TP_BLOCK_NR", 4);
-        same(c, "TP_FRAME_SIZE", 8);
-        same(c, "TP_FRAME_NR", 12);
-        same(c, "VNET_HDR_SIZE", PacketRing.VNET_HDR_SIZE);
-        same(c, "VNET_GSO_TYPE", PacketRing.VNET_GSO_TYPE);
-        same(c, "VNET_GSO_SIZE", PacketRing.VNET_GSO_SIZE);
-        same(c, "VNET_GSO_NONE", PacketRing.VNET_GSO_NONE);
+        final Map<String, Long> c = CLayout.compileAndRun(dir, PROGRAM);
+        CLayout.same(c, "AF_PACKET", PacketRing.AF_PACKET);
+        CLayout.same(c, "SOCK_RAW", PacketRing.SOCK_RAW);
+        CLayout.same(c, "SOCK_NONBLOCK", PacketRing.SOCK_NONBLOCK);
+        CLayout.same(c, "SOCK_CLOEXEC", PacketRing.SOCK_CLOEXEC);
+        CLayout.same(c, "ETH_P_IP", PacketRing.ETH_P_IP);
+        CLayout.same(c, "SKF_AD_IFINDEX_WORD", PacketRing.SKF_AD_IFINDEX_WORD);
+        CLayout.same(c, "TP_SLL", PacketRing.TP_SLL);
+        CLayout.same(c, "SOL_PACKET", PacketRing.SOL_PACKET);
+        CLayout.same(c, "PACKET_RX_RING", PacketRing.PACKET_RX_RING);
+        CLayout.same(c, "PACKET_VERSION", PacketRing.PACKET_VERSION);
+        CLayout.same(c, "PACKET_VNET_HDR", PacketRing.PACKET_VNET_HDR);
+        CLayout.same(c, "PACKET_IGNORE_OUTGOING", PacketRing.PACKET_IGNORE_OUTGOING);
+        CLayout.same(c, "TPACKET_V2", PacketRing.TPACKET_V2);
+        CLayout.same(c, "SO_ATTACH_FILTER", PacketRing.SO_ATTACH_FILTER);
+        CLayout.same(c, "SO_DETACH_FILTER", PacketRing.SO_DETACH_FILTER);
+        CLayout.same(c, "TP_STATUS", PacketRing.TP_STATUS);
+        CLayout.same(c, "TP_LEN", PacketRing.TP_LEN);
+        CLayout.same(c, "TP_SNAPLEN", PacketRing.TP_SNAPLEN);
+        CLayout.same(c, "TP_MAC", PacketRing.TP_MAC);
+        CLayout.same(c, "TP_NET", PacketRing.TP_NET);
+        CLayout.same(c, "TPACKET2_HDRLEN", PacketRing.TPACKET2_HDRLEN);
+        CLayout.same(c, "TP_STATUS_USER", PacketRing.TP_STATUS_USER);
+        CLayout.same(c, "TP_STATUS_KERNEL", 0);
+        CLayout.same(c, "SLL_FAMILY", 0);
+        CLayout.same(c, "SLL_PROTOCOL", PacketRing.SLL_PROTOCOL);
+        CLayout.same(c, "SLL_IFINDEX", PacketRing.SLL_IFINDEX);
+        CLayout.same(c, "SOCKADDR_LL_SIZE", PacketRing.SOCKADDR_LL_SIZE);
+        CLayout.same(c, "TPACKET_REQ_SIZE", PacketRing.TPACKET_REQ_SIZE);
+        CLayout.same(c, "TP_BLOCK_SIZE", 0);
+        CLayout.same(c, "TP_BLOCK_NR", 4);
+        CLayout.same(c, "TP_FRAME_SIZE", 8);
+        CLayout.same(c, "TP_FRAME_NR", 12);
+        CLayout.same(c, "VNET_HDR_SIZE", PacketRing.VNET_HDR_SIZE);
+        CLayout.same(c, "VNET_GSO_TYPE", PacketRing.VNET_GSO_TYPE);
+        CLayout.same(c, "VNET_GSO_SIZE", PacketRing.VNET_GSO_SIZE);
+        CLayout.same(c, "VNET_GSO_NONE", PacketRing.VNET_GSO_NONE);
         if (c.get("VNET_GSO_UDP_L4") == -1) {
             // headers older than Linux 6.2 lack it: the value is the virtio 1.2 specification's (5.1.6,
             // VIRTIO_NET_HDR_GSO_UDP_L4 5), which 6.2's linux/virtio_net.h took
             assertEquals(5, PacketRing.VNET_GSO_UDP_L4);
         } else {
-            same(c, "VNET_GSO_UDP_L4", PacketRing.VNET_GSO_UDP_L4);
+            CLayout.same(c, "VNET_GSO_UDP_L4", PacketRing.VNET_GSO_UDP_L4);
         }
-        same(c, "VNET_GSO_ECN", 0x80);
-        same(c, "SOCK_FPROG_SIZE", PacketRing.SOCK_FPROG_SIZE);
-        same(c, "SOCK_FPROG_FILTER", 8);
-        same(c, "SOCK_FILTER_SIZE", PacketRing.SOCK_FILTER_SIZE);
-        same(c, "SF_CODE", 0);
-        same(c, "SF_JT", 2);
-        same(c, "SF_JF", 3);
-        same(c, "SF_K", 4);
-        same(c, "LD_H_ABS", PacketRing.LD_H_ABS);
-        same(c, "LD_W_ABS", PacketRing.LD_W_ABS);
-        same(c, "LD_B_ABS", PacketRing.LD_B_ABS);
-        same(c, "LD_H_IND", PacketRing.LD_H_IND);
-        same(c, "LDX_B_MSH", PacketRing.LDX_B_MSH);
-        same(c, "JMP_JEQ_K", PacketRing.JMP_JEQ_K);
-        same(c, "JMP_JSET_K", PacketRing.JMP_JSET_K);
-        same(c, "RET_K", PacketRing.RET_K);
+        CLayout.same(c, "VNET_GSO_ECN", 0x80);
+        CLayout.same(c, "SOCK_FPROG_SIZE", PacketRing.SOCK_FPROG_SIZE);
+        CLayout.same(c, "SOCK_FPROG_FILTER", 8);
+        CLayout.same(c, "SOCK_FILTER_SIZE", PacketRing.SOCK_FILTER_SIZE);
+        CLayout.same(c, "SF_CODE", 0);
+        CLayout.same(c, "SF_JT", 2);
+        CLayout.same(c, "SF_JF", 3);
+        CLayout.same(c, "SF_K", 4);
+        CLayout.same(c, "LD_H_ABS", PacketRing.LD_H_ABS);
+        CLayout.same(c, "LD_W_ABS", PacketRing.LD_W_ABS);
+        CLayout.same(c, "LD_B_ABS", PacketRing.LD_B_ABS);
+        CLayout.same(c, "LD_H_IND", PacketRing.LD_H_IND);
+        CLayout.same(c, "LDX_B_MSH", PacketRing.LDX_B_MSH);
+        CLayout.same(c, "JMP_JEQ_K", PacketRing.JMP_JEQ_K);
+        CLayout.same(c, "JMP_JSET_K", PacketRing.JMP_JSET_K);
+        CLayout.same(c, "RET_K", PacketRing.RET_K);
         assertTrue(PacketRing.FRAME_SIZE % 16 == 0 && PacketRing.FRAME_SIZE % 4096 == 0,
                 "a frame is TPACKET_ALIGNMENT-aligned and a whole block of pages");
-    }
-
-    private static void same(final Map<String, Long> c, final String name, final long ours) {
-        final Long theirs = c.get(name);
-        assertTrue(theirs != null, name + " not printed: " + c);
-        assertEquals(theirs.longValue(), ours, name + ": the C library's value against ours");
-    }
-
-    private Map<String, Long> compileAndRun() throws Exception {
-        final Path src = dir.resolve("layout.c");
-        final Path exe = dir.resolve("layout");
-        Files.writeString(src, PROGRAM);
-        run(List.of("gcc", "-o", exe.toString(), src.toString()));
-        final Map<String, Long> values = new LinkedHashMap<>();
-        for (final String line : run(List.of(exe.toString())).lines().toList()) {
-            final String[] parts = line.split(" ");
-            values.put(parts[0], Long.parseLong(parts[1]));
-        }
-        return values;
-    }
-
-    /** Runs a command and returns its output; fails with it on a non-zero exit (gcc comes with scripts/test). */
-    private String run(final List<String> command) throws Exception {
-        final Path out = dir.resolve("out.txt");
-        final Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
-        if (!p.waitFor(60, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError(command + " did not finish in 60 s");
-        }
-        final String text = Files.readString(out, StandardCharsets.UTF_8);
-        assertEquals(0, p.exitValue(), command + ": " + text);
-        return text;
     }
 }

@@ -3,13 +3,8 @@ package io.jhca.rxe.link;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -76,73 +71,41 @@ class RecvmmsgLayoutGoldenTest {
 
     @Test
     void layoutsAreTheCLibrarys() throws Exception {
-        final Map<String, Long> c = compileAndRun();
-        same(c, "MMSGHDR_SIZE", Recvmmsg.MMSGHDR_SIZE);
-        same(c, "MSG_HDR", 0);
-        same(c, "MSG_NAME", Recvmmsg.MSG_NAME);
-        same(c, "MSG_NAMELEN", Recvmmsg.MSG_NAMELEN);
-        same(c, "MSG_IOV", Recvmmsg.MSG_IOV);
-        same(c, "MSG_IOVLEN", Recvmmsg.MSG_IOVLEN);
-        same(c, "MSG_LEN", Recvmmsg.MSG_LEN);
-        same(c, "MSG_CONTROL", Recvmmsg.MSG_CONTROL);
-        same(c, "MSG_CONTROLLEN", Recvmmsg.MSG_CONTROLLEN);
-        same(c, "CMSG_LEVEL", NativeSocket.CMSG_LEVEL);
-        same(c, "CMSG_TYPE", NativeSocket.CMSG_TYPE);
-        same(c, "CMSG_DATA", NativeSocket.CMSG_DATA);
-        same(c, "CMSG_LEN_U16", Sendmmsg.SEGMENT_CMSG_LEN);
-        same(c, "CMSG_SPACE_U16", Sendmmsg.SEGMENT_CMSG_SPACE);
+        final Map<String, Long> c = CLayout.compileAndRun(dir, PROGRAM);
+        CLayout.same(c, "MMSGHDR_SIZE", Recvmmsg.MMSGHDR_SIZE);
+        CLayout.same(c, "MSG_HDR", 0);
+        CLayout.same(c, "MSG_NAME", Recvmmsg.MSG_NAME);
+        CLayout.same(c, "MSG_NAMELEN", Recvmmsg.MSG_NAMELEN);
+        CLayout.same(c, "MSG_IOV", Recvmmsg.MSG_IOV);
+        CLayout.same(c, "MSG_IOVLEN", Recvmmsg.MSG_IOVLEN);
+        CLayout.same(c, "MSG_LEN", Recvmmsg.MSG_LEN);
+        CLayout.same(c, "MSG_CONTROL", Recvmmsg.MSG_CONTROL);
+        CLayout.same(c, "MSG_CONTROLLEN", Recvmmsg.MSG_CONTROLLEN);
+        CLayout.same(c, "CMSG_LEVEL", NativeSocket.CMSG_LEVEL);
+        CLayout.same(c, "CMSG_TYPE", NativeSocket.CMSG_TYPE);
+        CLayout.same(c, "CMSG_DATA", NativeSocket.CMSG_DATA);
+        CLayout.same(c, "CMSG_LEN_U16", Sendmmsg.SEGMENT_CMSG_LEN);
+        CLayout.same(c, "CMSG_SPACE_U16", Sendmmsg.SEGMENT_CMSG_SPACE);
         assertTrue(c.get("CMSG_SPACE_INT") <= Recvmmsg.CONTROL_SIZE, "the UDP_GRO cmsg fits its room");
-        same(c, "SOL_UDP", NativeSocket.SOL_UDP);
-        same(c, "UDP_SEGMENT", NativeSocket.UDP_SEGMENT);
-        same(c, "UDP_GRO", NativeSocket.UDP_GRO);
-        same(c, "IOVEC_SIZE", Recvmmsg.IOVEC_SIZE);
-        same(c, "IOV_BASE", 0);
-        same(c, "IOV_LEN", Recvmmsg.IOV_LEN);
+        CLayout.same(c, "SOL_UDP", NativeSocket.SOL_UDP);
+        CLayout.same(c, "UDP_SEGMENT", NativeSocket.UDP_SEGMENT);
+        CLayout.same(c, "UDP_GRO", NativeSocket.UDP_GRO);
+        CLayout.same(c, "IOVEC_SIZE", Recvmmsg.IOVEC_SIZE);
+        CLayout.same(c, "IOV_BASE", 0);
+        CLayout.same(c, "IOV_LEN", Recvmmsg.IOV_LEN);
         assertTrue(c.get("SOCKADDR_IN6_SIZE") <= Recvmmsg.NAME_SIZE, "a sender's address fits its name slot");
-        same(c, "SOCKADDR_IN_SIZE", Sendmmsg.SOCKADDR_IN_SIZE);
-        same(c, "SOCKADDR_IN6_SIZE", Sendmmsg.SOCKADDR_IN6_SIZE);
-        same(c, "SIN6_FLOWINFO", Sendmmsg.SIN6_FLOWINFO);
-        same(c, "SIN_FAMILY", 0);
-        same(c, "SIN6_FAMILY", 0);
-        same(c, "SIN_PORT", Recvmmsg.SIN_PORT);
-        same(c, "SIN6_PORT", Recvmmsg.SIN_PORT);
-        same(c, "SIN_ADDR", Recvmmsg.SIN_ADDR);
-        same(c, "SIN6_ADDR", Recvmmsg.SIN6_ADDR);
-        same(c, "SIN6_SCOPE_ID", Recvmmsg.SIN6_SCOPE_ID);
-        same(c, "MSG_DONTWAIT", Recvmmsg.MSG_DONTWAIT);
-        same(c, "AF_INET", Recvmmsg.AF_INET);
-        same(c, "AF_INET6", Recvmmsg.AF_INET6);
-    }
-
-    private static void same(final Map<String, Long> c, final String name, final long ours) {
-        final Long theirs = c.get(name);
-        assertTrue(theirs != null, name + " not printed: " + c);
-        assertEquals(theirs.longValue(), ours, name + ": the C library's value against ours");
-    }
-
-    private Map<String, Long> compileAndRun() throws Exception {
-        final Path src = dir.resolve("layout.c");
-        final Path exe = dir.resolve("layout");
-        Files.writeString(src, PROGRAM);
-        run(List.of("gcc", "-o", exe.toString(), src.toString()));
-        final Map<String, Long> values = new LinkedHashMap<>();
-        for (final String line : run(List.of(exe.toString())).lines().toList()) {
-            final String[] parts = line.split(" ");
-            values.put(parts[0], Long.parseLong(parts[1]));
-        }
-        return values;
-    }
-
-    /** Runs a command and returns its output; fails with it on a non-zero exit (gcc comes with scripts/test). */
-    private String run(final List<String> command) throws Exception {
-        final Path out = dir.resolve("out.txt");
-        final Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
-        if (!p.waitFor(60, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError(command + " did not finish in 60 s");
-        }
-        final String text = Files.readString(out, StandardCharsets.UTF_8);
-        assertEquals(0, p.exitValue(), command + ": " + text);
-        return text;
+        CLayout.same(c, "SOCKADDR_IN_SIZE", Sendmmsg.SOCKADDR_IN_SIZE);
+        CLayout.same(c, "SOCKADDR_IN6_SIZE", Sendmmsg.SOCKADDR_IN6_SIZE);
+        CLayout.same(c, "SIN6_FLOWINFO", Sendmmsg.SIN6_FLOWINFO);
+        CLayout.same(c, "SIN_FAMILY", 0);
+        CLayout.same(c, "SIN6_FAMILY", 0);
+        CLayout.same(c, "SIN_PORT", Recvmmsg.SIN_PORT);
+        CLayout.same(c, "SIN6_PORT", Recvmmsg.SIN_PORT);
+        CLayout.same(c, "SIN_ADDR", Recvmmsg.SIN_ADDR);
+        CLayout.same(c, "SIN6_ADDR", Recvmmsg.SIN6_ADDR);
+        CLayout.same(c, "SIN6_SCOPE_ID", Recvmmsg.SIN6_SCOPE_ID);
+        CLayout.same(c, "MSG_DONTWAIT", Recvmmsg.MSG_DONTWAIT);
+        CLayout.same(c, "AF_INET", Recvmmsg.AF_INET);
+        CLayout.same(c, "AF_INET6", Recvmmsg.AF_INET6);
     }
 }
