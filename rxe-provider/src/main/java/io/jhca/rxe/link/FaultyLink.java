@@ -226,6 +226,11 @@ public final class FaultyLink implements Link {
     }
 
     @Override
+    public void handled() {
+        inner.handled();
+    }
+
+    @Override
     public String receivePath() {
         return inner.receivePath() + ", one datagram at a time with faults injected";
     }

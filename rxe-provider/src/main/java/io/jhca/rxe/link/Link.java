@@ -47,6 +47,14 @@ public interface Link extends AutoCloseable {
         return n;
     }
 
+    /**
+     * The engine has handled every entry of the batch it last received into: a link that lent it memory of its own
+     * for them (a packet ring's frames) may take that back. Called by the thread that handled them, under the
+     * engine's lock; this default does nothing.
+     */
+    default void handled() {
+    }
+
     /** The local address and UDP port the link is bound to. */
     InetSocketAddress localAddress();
 

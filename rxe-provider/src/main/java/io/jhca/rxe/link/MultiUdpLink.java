@@ -207,6 +207,13 @@ public final class MultiUdpLink implements Link {
         return locals;
     }
 
+    @Override
+    public void handled() {
+        for (final UdpLink l : links) {
+            l.handled();
+        }
+    }
+
     /** Each address's receive path, once each (they are alike unless a ring could be had for some only). */
     @Override
     public String receivePath() {

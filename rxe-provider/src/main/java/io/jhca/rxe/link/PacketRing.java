@@ -352,9 +352,10 @@ final class PacketRing implements AutoCloseable {
 
     /**
      * Gives the frames taken into a batch back to the kernel, oldest first, once their entries are no longer read: when
-     * the next receive finds the batch empty (the engine handles a batch, then clears it), and before the engine
-     * sleeps, which needs every frame back (poll(2) calls a packet socket readable while its newest frame is the
-     * user's). A caller that receives into a batch again without clearing it keeps the earlier entries valid.
+     * the engine has handled the batch ({@link Link#handled}, under its lock, by the thread that handled it; a sleep
+     * needs every frame back, for poll(2) calls a packet socket readable while its newest frame is the user's), and
+     * at the latest when the next receive finds the batch empty. A caller that receives into a batch again without
+     * clearing it keeps the earlier entries valid.
      */
     void releaseHeld() {
         final UnsafeBuffer r = ring;

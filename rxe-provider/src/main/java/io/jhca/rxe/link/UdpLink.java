@@ -294,7 +294,11 @@ public final class UdpLink implements Link {
         final int i = singleNext++;
         final int n = Math.min(single.length(i), buffer.remaining());   // cut to the room, as a socket receive is
         new org.agrona.concurrent.UnsafeBuffer(single.address(i), n).getBytes(0, buffer, n);
-        return single.source(i);
+        final InetSocketAddress from = single.source(i);
+        if (singleNext == single.count()) {
+            ring.releaseHeld();   // every entry of the frames copied out
+        }
+        return from;
     }
 
     /** Every waiting datagram up to the batch's room in one recvmmsg(2) (see {@link Recvmmsg}). */
@@ -328,13 +332,19 @@ public final class UdpLink implements Link {
         if (closed) {
             return -1;
         }
-        if (ring != null) {
-            ring.releaseHeld();   // about to sleep: the kernel must have every frame back (see PacketRing)
-        }
         if (at < into.length) {
             into[at] = ring != null ? ring.fd() : fd;
         }
         return 1 + groups.pollFds(into, at + 1);
+    }
+
+    /** Gives the ring's frames back to the kernel: their entries are handled (see {@link PacketRing#releaseHeld}). */
+    @Override
+    public void handled() {
+        final PacketRing r = ring;
+        if (r != null && !closed) {
+            r.releaseHeld();
+        }
     }
 
     /** How this link receives: "packet ring", or "socket" with why not a ring where one was asked for. */

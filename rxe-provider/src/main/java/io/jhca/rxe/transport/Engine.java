@@ -611,6 +611,7 @@ public final class Engine implements Agent {
                 out.owner(null);
             }
         }
+        link.handled();   // a ring's frames go back now, not from another thread about to sleep
         return n + receiveGroups(RX_BUDGET - n);
     }
 

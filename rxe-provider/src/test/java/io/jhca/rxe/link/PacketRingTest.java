@@ -198,11 +198,11 @@ class PacketRingTest {
 
     /**
      * Entries point into the ring's frames: they stay valid while the caller keeps receiving into the same batch
-     * without clearing it, even as more frames come; a sleep after the batch was handled gives every frame back, so
+     * without clearing it, even as more frames come; once the batch is handled every frame goes back, so a sleep's
      * poll(2) waits for the next datagram instead of calling the socket readable at once.
      */
     @Test
-    void framesAreHeldWhileTheirEntriesAreReadAndGivenBackBeforeASleep() throws IOException {
+    void framesAreHeldWhileTheirEntriesAreReadAndGivenBackOnceHandled() throws IOException {
         final Random rnd = new Random(SEED + 4);
         try (UdpLink tx = plainLink("127.0.8.61"); UdpLink rx = ringLink("127.0.8.62");
              KernelWait wait = KernelWait.open()) {
@@ -219,11 +219,14 @@ class PacketRingTest {
                 assertEquals(sent[i].length, batch.bytesToSlotEnd(i), "readable to its end, not past it");
             }
             batch.clear();
+            rx.handled();   // as the engine says after handling a batch, under its lock
             assertTrue(!wait.await(rx, 2_000_000), "nothing new: the sleep lasts its time");
             assertTrue(tx.send(datagram(sent[0]), rx.localAddress()));
             assertTrue(wait.await(rx, 10_000_000_000L), "a datagram ends the sleep");
             receive(rx, batch, 1);
             assertArrayEquals(sent[0], bytes(batch, 0));
+            rx.handled();
+            assertTrue(!wait.await(rx, 2_000_000), "handled: the sleep lasts its time again");
         }
     }
 
