@@ -358,6 +358,9 @@ final class PacketRing implements AutoCloseable {
      * clearing it keeps the earlier entries valid.
      */
     void releaseHeld() {
+        if (closed) {
+            return;   // unmapped: nothing of it may be touched
+        }
         final UnsafeBuffer r = ring;
         int f = head - held;
         if (f < 0) {
