@@ -1,6 +1,5 @@
 package io.jhca.rxe.link;
 
-import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
@@ -98,7 +97,6 @@ final class PacketRing implements AutoCloseable {
     private static final int IPV4_MIN_HEADER = 20;
     private static final int UDP_HEADER = 8;
     private static final int IPPROTO_UDP = 17;
-    private static final int CACHED_SENDERS = 8;
 
     /** The calls jhca's socket binding does not have; public only because jnr-ffi implements it elsewhere. */
     public interface Calls {
@@ -125,23 +123,23 @@ final class PacketRing implements AutoCloseable {
     private final UnsafeBuffer ring;
     private final int frames;
     /** The interface index, IPv4 address (as an int) and UDP port the filter passes, checked again for each frame. */
-    private int ifindex;
-    private int address;
+    private final int ifindex;
+    private final int address;
     private int port;
     private int head;
     /** Frames taken since the batch was last empty, just before {@link #head}, not yet given back. */
     private int held;
     private RxBatch heldFor;
     private long dropped;
-    /** Sender cache (IPv4 address and port, and the socket address made for it). */
-    private final long[] senderKeys = new long[CACHED_SENDERS];
-    private final InetSocketAddress[] senders = new InetSocketAddress[CACHED_SENDERS];
-    private int nextEvict;
-    private int lastSender;
+    private final SenderCache senders = new SenderCache();
     private boolean closed;
 
-    private PacketRing(final int fd, final Pointer mapping, final long mappingLength, final int frames) {
+    private PacketRing(final int fd, final Pointer mapping, final long mappingLength, final int frames,
+            final int ifindex, final int address, final int port) {
         this.fd = fd;
+        this.ifindex = ifindex;
+        this.address = address;
+        this.port = port;
         this.mapping = mapping;
         this.mappingLength = mappingLength;
         this.ring = new UnsafeBuffer(mapping.address(), (int) mappingLength);
@@ -153,14 +151,9 @@ final class PacketRing implements AutoCloseable {
      * frames for the old port still in the ring are dropped as they are read.
      */
     void filter(final int newPort) {
-        final Calls c = calls();
-        final UnsafeBuffer s = new UnsafeBuffer(BufferUtil.allocateDirectAligned(256, 64));
-        writeFilter(s, 64, ifindex, address, newPort);
-        s.putShort(0, (short) FILTER_LENGTH);
-        s.putLong(8, s.addressOffset() + 64);
-        check(c, c.setsockopt(fd, NativeSocket.SOL_SOCKET, SO_ATTACH_FILTER, s.addressOffset(), SOCK_FPROG_SIZE),
-                "SO_ATTACH_FILTER");
-        java.lang.ref.Reference.reachabilityFence(s);
+        final UnsafeBuffer program = program();
+        writeFilter(program, PROGRAM_AT, ifindex, address, newPort);
+        attach(calls(), fd, program, FILTER_LENGTH, "SO_ATTACH_FILTER");
         port = newPort;
     }
 
@@ -183,15 +176,12 @@ final class PacketRing implements AutoCloseable {
     }
 
     /**
-     * A ring receiving the IPv4 UDP datagrams to {@code local} (a loopback address and its bound port) on the
-     * loopback interface, {@code frames} frames long. Throws IllegalStateException saying why it cannot be had (no
-     * CAP_NET_RAW, an older kernel, not a loopback IPv4 address); nothing is left open then.
+     * A ring receiving the IPv4 UDP datagrams to {@code local} (an IPv4 loopback address, which the caller checked,
+     * and its bound port) on the loopback interface, {@code frames} frames long. Throws IllegalStateException saying
+     * why it cannot be had (no CAP_NET_RAW, an older kernel); nothing is left open then.
      */
     static PacketRing open(final InetSocketAddress local, final int frames) {
-        final InetAddress address = local.getAddress();
-        if (!(address instanceof Inet4Address) || !address.isLoopbackAddress()) {
-            throw new IllegalStateException(address + " is not an IPv4 loopback address");
-        }
+        final InetAddress address = local.getAddress();   // IPv4 and loopback: RingProbe, the caller, made sure
         if (frames < 1 || Integer.bitCount(frames) != 1 || frames > MAX_FRAMES) {
             throw new IllegalArgumentException("frames " + frames);
         }
@@ -204,13 +194,12 @@ final class PacketRing implements AutoCloseable {
         Pointer mapping = null;
         final long length = (long) frames * FRAME_SIZE;
         try {
-            final ByteBuffer scratch = BufferUtil.allocateDirectAligned(256, 64);
+            final UnsafeBuffer program = program();
+            writeFilter(program, PROGRAM_AT, ifindex, ipv4(address), local.getPort());
+            attach(c, fd, program, FILTER_LENGTH, "SO_ATTACH_FILTER");
+            final ByteBuffer scratch = BufferUtil.allocateDirectAligned(64, 64);
             final UnsafeBuffer s = new UnsafeBuffer(scratch);
             final long at = s.addressOffset();
-            writeFilter(s, 64, ifindex, ipv4(address), local.getPort());
-            s.putShort(0, (short) FILTER_LENGTH);
-            s.putLong(8, at + 64);
-            check(c, c.setsockopt(fd, NativeSocket.SOL_SOCKET, SO_ATTACH_FILTER, at, SOCK_FPROG_SIZE), "SO_ATTACH_FILTER");
             setInt(c, fd, PACKET_VERSION, TPACKET_V2, "PACKET_VERSION");
             setInt(c, fd, PACKET_VNET_HDR, 1, "PACKET_VNET_HDR");
             setInt(c, fd, PACKET_IGNORE_OUTGOING, 1, "PACKET_IGNORE_OUTGOING");
@@ -237,11 +226,7 @@ final class PacketRing implements AutoCloseable {
             check(c, c.bind(fd, at, SOCKADDR_LL_SIZE), "bind of the packet socket");
             // the kernel read the scratch memory in these calls: it must not have been freed under them
             java.lang.ref.Reference.reachabilityFence(scratch);
-            final PacketRing ring = new PacketRing(fd, m, length, frames);
-            ring.address = ipv4(address);
-            ring.port = local.getPort();
-            ring.ifindex = ifindex;
-            return ring;
+            return new PacketRing(fd, m, length, frames, ifindex, ipv4(address), local.getPort());
         } catch (final RuntimeException e) {
             if (mapping != null) {
                 LibC.INSTANCE.munmap(mapping, length);
@@ -293,14 +278,27 @@ final class PacketRing implements AutoCloseable {
 
     /** A one-instruction filter that passes nothing: the UDP socket of a link that receives from its ring. */
     static void dropEverything(final int udpFd) {
-        final Calls c = calls();
-        final UnsafeBuffer s = new UnsafeBuffer(BufferUtil.allocateDirectAligned(64, 64));
-        insn(s, 32, RET_K, 0, 0, 0);
-        s.putShort(0, (short) 1);
-        s.putLong(8, s.addressOffset() + 32);
-        check(c, c.setsockopt(udpFd, NativeSocket.SOL_SOCKET, SO_ATTACH_FILTER, s.addressOffset(), SOCK_FPROG_SIZE),
-                "SO_ATTACH_FILTER on the UDP socket");
-        java.lang.ref.Reference.reachabilityFence(s);
+        final UnsafeBuffer program = program();
+        insn(program, PROGRAM_AT, RET_K, 0, 0, 0);
+        attach(calls(), udpFd, program, 1, "SO_ATTACH_FILTER on the UDP socket");
+    }
+
+    /** Where a program's instructions start in {@link #program()}'s memory; its struct sock_fprog is at 0. */
+    private static final int PROGRAM_AT = 64;
+
+    /** Memory for a struct sock_fprog and, from {@link #PROGRAM_AT}, the instructions it points at. */
+    private static UnsafeBuffer program() {
+        return new UnsafeBuffer(BufferUtil.allocateDirectAligned(PROGRAM_AT + FILTER_LENGTH * SOCK_FILTER_SIZE, 64));
+    }
+
+    /** Attaches the {@code insns} instructions written at {@code program}'s {@link #PROGRAM_AT} to socket {@code fd}. */
+    private static void attach(final Calls c, final int fd, final UnsafeBuffer program, final int insns,
+            final String what) {
+        program.putShort(0, (short) insns);
+        program.putLong(8, program.addressOffset() + PROGRAM_AT);
+        check(c, c.setsockopt(fd, NativeSocket.SOL_SOCKET, SO_ATTACH_FILTER, program.addressOffset(), SOCK_FPROG_SIZE),
+                what);
+        java.lang.ref.Reference.reachabilityFence(program);   // the kernel read it in the call
     }
 
     /** Takes a socket's filter off again (SO_DETACH_FILTER, asm-generic/socket.h). */
@@ -453,37 +451,22 @@ final class PacketRing implements AutoCloseable {
 
     /** The sender of an IPv4 address and port: from the cache, or made and cached. */
     private InetSocketAddress sender(final int address, final int port) {
-        final long key = (address & 0xFFFF_FFFFL) << 16 | port;
-        int i = lastSender;
-        for (int k = 0; k < CACHED_SENDERS; k++) {
-            if (senders[i] != null && senderKeys[i] == key) {
-                lastSender = i;
-                return senders[i];
-            }
-            i = i + 1 == CACHED_SENDERS ? 0 : i + 1;
+        final long lo = address & 0xFFFF_FFFFL;
+        final InetSocketAddress cached = senders.find(Recvmmsg.AF_INET, 0, lo, port, 0);
+        if (cached != null) {
+            return cached;
         }
         final byte[] a = {(byte) (address >>> 24), (byte) (address >>> 16), (byte) (address >>> 8), (byte) address};
-        final InetSocketAddress made;
         try {
-            made = new InetSocketAddress(InetAddress.getByAddress(a), port);
+            return senders.add(Recvmmsg.AF_INET, 0, lo, port, 0, new InetSocketAddress(InetAddress.getByAddress(a), port));
         } catch (final UnknownHostException e) {
             throw new IllegalStateException(e);   // four bytes are always an address
         }
-        i = nextEvict;
-        nextEvict = i + 1 == CACHED_SENDERS ? 0 : i + 1;
-        senderKeys[i] = key;
-        senders[i] = made;
-        lastSender = i;
-        return made;
     }
 
     /** The packet socket's descriptor: readable (poll) when a frame waits. */
     int fd() {
         return fd;
-    }
-
-    int frames() {
-        return frames;
     }
 
     /** Frames dropped here: cut short by the kernel, or headers that do not add up. */

@@ -61,7 +61,6 @@ final class Recvmmsg {
     static final int SIN_ADDR = 4;
     static final int SIN6_ADDR = 8;
     static final int SIN6_SCOPE_ID = 24;
-    private static final int CACHED_SENDERS = 8;
 
     /** struct cmsghdr with an int: CMSG_SPACE(sizeof(int)) = 24 (LP64), rounded up to 32. */
     static final int CONTROL_SIZE = 32;
@@ -72,15 +71,7 @@ final class Recvmmsg {
     private UnsafeBuffer headers;
     private long headersAddress;
     private int namesOffset;
-    /** Sender cache: family, address (IPv4 in lo, IPv6 in hi:lo), port, scope id, and the socket address made for it. */
-    private final long[] keyHi = new long[CACHED_SENDERS];
-    private final long[] keyLo = new long[CACHED_SENDERS];
-    private final int[] keyPort = new int[CACHED_SENDERS];
-    private final int[] keyScope = new int[CACHED_SENDERS];
-    private final int[] keyFamily = new int[CACHED_SENDERS];
-    private final InetSocketAddress[] senders = new InetSocketAddress[CACHED_SENDERS];
-    private int nextEvict;
-    private int last;
+    private final SenderCache senders = new SenderCache();
     /** The last call found nothing waiting: the next takes one datagram by recvmsg(2). */
     private boolean quiet = true;
 
@@ -211,26 +202,8 @@ final class Recvmmsg {
             lo = h.getLong(at + SIN6_ADDR + 8, java.nio.ByteOrder.BIG_ENDIAN);
             scope = h.getInt(at + SIN6_SCOPE_ID);
         }
-        int i = last;
-        for (int k = 0; k < CACHED_SENDERS; k++) {
-            if (senders[i] != null && keyLo[i] == lo && keyHi[i] == hi && keyPort[i] == port && keyScope[i] == scope
-                    && keyFamily[i] == family) {
-                last = i;
-                return senders[i];
-            }
-            i = i + 1 == CACHED_SENDERS ? 0 : i + 1;
-        }
-        final InetSocketAddress made = make(family, at, port, scope);
-        i = nextEvict;
-        nextEvict = i + 1 == CACHED_SENDERS ? 0 : i + 1;
-        keyHi[i] = hi;
-        keyLo[i] = lo;
-        keyPort[i] = port;
-        keyScope[i] = scope;
-        keyFamily[i] = family;
-        senders[i] = made;
-        last = i;
-        return made;
+        final InetSocketAddress cached = senders.find(family, hi, lo, port, scope);
+        return cached != null ? cached : senders.add(family, hi, lo, port, scope, make(family, at, port, scope));
     }
 
     /** A socket address as the JDK's receive makes it (an IPv4-mapped IPv6 address becomes an IPv4 one). */

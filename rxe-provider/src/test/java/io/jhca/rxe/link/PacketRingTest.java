@@ -248,15 +248,12 @@ class PacketRingTest {
         assertEquals(4096, batch.bytesToSlotEnd(1), "a slot's entry reads to its slot's end");
     }
 
-    /** A packet socket of the test's own, to put frames on the loopback interface (send(2) on a bound socket). */
+    /**
+     * send(2), which the ring's own binding ({@link PacketRing.Calls}) has no use for: the test's packet socket puts
+     * frames on the loopback interface with it.
+     */
     public interface Inject {
-        int socket(int domain, int type, int protocol);
-
-        int bind(int fd, long addr, int len);
-
         long send(int fd, long buf, long len, int flags);
-
-        int close(int fd);
     }
 
     @Test
@@ -264,14 +261,15 @@ class PacketRingTest {
         final Random rnd = new Random(SEED + 2);
         try (UdpLink rx = ringLink("127.0.8.41")) {
             final Inject c = LibraryLoader.create(Inject.class).load("c");
-            final int fd = c.socket(PacketRing.AF_PACKET, PacketRing.SOCK_RAW, 0);
+            final PacketRing.Calls calls = PacketRing.calls();
+            final int fd = calls.socket(PacketRing.AF_PACKET, PacketRing.SOCK_RAW, 0);
             assertTrue(fd >= 0, "a packet socket to inject with");
             final UnsafeBuffer b = new UnsafeBuffer(BufferUtil.allocateDirectAligned(4096, 64));
             try {
                 b.putShort(0, (short) PacketRing.AF_PACKET);
                 b.putShort(PacketRing.SLL_PROTOCOL, (short) PacketRing.ETH_P_IP, ByteOrder.BIG_ENDIAN);
                 b.putInt(PacketRing.SLL_IFINDEX, loopbackIndex());
-                assertEquals(0, c.bind(fd, b.addressOffset(), PacketRing.SOCKADDR_LL_SIZE));
+                assertEquals(0, calls.bind(fd, b.addressOffset(), PacketRing.SOCKADDR_LL_SIZE));
                 final int port = rx.localAddress().getPort();
                 final byte[] payload = new byte[1 + rnd.nextInt(300)];
                 rnd.nextBytes(payload);
@@ -299,7 +297,7 @@ class PacketRingTest {
                 nothingMore(rx);
                 assertEquals(4, rx.ringDrops());
             } finally {
-                c.close(fd);
+                calls.close(fd);
             }
         }
     }
