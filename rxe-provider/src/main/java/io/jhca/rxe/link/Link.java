@@ -116,6 +116,29 @@ public interface Link extends AutoCloseable {
         return sendPair(first, second, peer, from);
     }
 
+    /** Most segments a {@link #sendBurst burst} may hold: every receiver of one keeps room for this many entries. */
+    int MAX_BURST_SEGMENTS = 4;
+
+    /**
+     * Most bytes a {@link #sendBurst burst} from the local address at index {@code from} may hold, or 0 if this link
+     * sends none. This default: 0.
+     */
+    default int maxBurst(final int from) {
+        return 0;
+    }
+
+    /**
+     * Sends the datagrams in {@code burst} (position to limit) to {@code peer} as one UDP GSO datagram of segments of
+     * {@code segmentSize} bytes, the last one no longer, at most {@link #MAX_BURST_SEGMENTS} and {@link #maxBurst}
+     * bytes: one trip through the kernel's stack for a run of a message's packets. As with {@link #sendsCoalesced},
+     * segment {@code i} carries IPv4 Identification {@code i} when split, so its ICRC is computed with that ID. Both or
+     * neither: returns whether the kernel took it. This default, for links without bursts: false.
+     */
+    default boolean sendBurst(final ByteBuffer burst, final int segmentSize, final InetSocketAddress peer,
+            final int from) {
+        return false;
+    }
+
     /**
      * The file descriptors an idle engine may sleep on until a datagram arrives ({@link KernelWait}): written into
      * {@code into} if they fit; returns how many there are, or -1 if this link has nothing to wait on that covers

@@ -103,6 +103,17 @@ public final class MultiUdpLink implements Link {
     }
 
     @Override
+    public int maxBurst(final int from) {
+        return links[from].maxBurst(from);
+    }
+
+    @Override
+    public boolean sendBurst(final ByteBuffer burst, final int segmentSize, final InetSocketAddress peer,
+            final int from) {
+        return links[from].sendBurst(burst, segmentSize, peer, from);
+    }
+
+    @Override
     public InetSocketAddress receive(final ByteBuffer buffer) {
         final int n = links.length;
         for (int k = 0; k < n; k++) {

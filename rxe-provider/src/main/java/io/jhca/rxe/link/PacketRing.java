@@ -86,13 +86,13 @@ final class PacketRing implements AutoCloseable {
 
     /**
      * A frame holds its header, the sockaddr_ll and alignment the kernel puts before the data, the virtio_net_hdr,
-     * an Ethernet header and the largest datagram a jhca device sends or takes whole (a 4 KiB MTU packet, or a
-     * coalesced pair of at most {@link UdpLink#MAX_COALESCED} bytes), with room to spare: one page pair a frame.
+     * an Ethernet header and the largest datagram a jhca device sends or takes whole (a burst of at most
+     * {@link UdpLink#MAX_BURST} bytes, a coalesced pair, a 4 KiB MTU packet), with room to spare: four pages a frame.
      */
-    static final int FRAME_SIZE = 8192;
+    static final int FRAME_SIZE = 16384;
     /** Fewest and most frames: at least a window of 128 full packets fits, at most 8 MiB of kernel memory a device. */
     static final int MIN_FRAMES = 256;
-    static final int MAX_FRAMES = 1024;
+    static final int MAX_FRAMES = 512;
 
     private static final int IPV4_MIN_HEADER = 20;
     private static final int UDP_HEADER = 8;

@@ -23,9 +23,10 @@ import org.agrona.concurrent.UnsafeBuffer;
  *
  * <p>On a socket that takes coalesced datagrams whole (UDP_GRO, see {@link UdpLink}) each header also has room for
  * a cmsg, where the kernel gives the segment size of a datagram that came coalesced; such a datagram is handed over
- * as one batch entry per segment, in order. So that a pair always fits, such a call asks for at most half the room;
- * a coalesced datagram of more segments than the room left is handed over whole, where it fails the ICRC check and
- * is counted as a drop. Only loopback sockets take them, and jhca sends pairs.
+ * as one batch entry per segment, in order. So that a burst always fits, such a call asks for at most a
+ * {@link Link#MAX_BURST_SEGMENTS}th of the room; a coalesced datagram of more segments than the room left is handed
+ * over whole, where it fails the ICRC check and is counted as a drop. Only loopback sockets take them, and jhca sends
+ * pairs and bursts of at most that many segments.
  *
  * <p>The first datagram after a call that found none is taken by recvmsg(2) into the same header, the next call
  * batching again: on loopback, recvmmsg(2) taking one datagram (the engine busy-polling a ping-pong) costs more than
@@ -88,14 +89,15 @@ final class Recvmmsg {
     /**
      * Receives into {@code batch}'s free slots; returns how many entries were added (0 when none was waiting or the
      * call failed: the socket's errors are the transport's losses). {@code on} is recorded as each one's local address.
-     * On a UDP_GRO socket the call asks for at most half the room, and each datagram that came coalesced is split
+     * On a UDP_GRO socket the call asks for at most a {@link Link#MAX_BURST_SEGMENTS}th of the room, and each
+     * datagram that came coalesced is split
      * into its segments. After a call that found nothing, one datagram at most (see the class comment).
      */
     int receive(final RxBatch batch, final int on) {
         final int room = batch.room();
-        final int ask = whole ? room / 2 : room;
+        final int ask = whole ? room / Link.MAX_BURST_SEGMENTS : room;
         if (ask == 0) {
-            return 0;   // a UDP_GRO socket: the next pass has the room a pair needs
+            return 0;   // a UDP_GRO socket: the next pass has the room a burst needs
         }
         if (batch != this.batch) {
             bind(batch);

@@ -45,6 +45,12 @@ public final class UdpLink implements Link {
      */
     static final int MAX_COALESCED = 4096 + 256;
 
+    /**
+     * Longest burst ({@link #sendBurst}): three 4 KiB MTU packets, well inside the 16 KiB receive slot of jhca's engine
+     * and a packet ring's frame, so that a receiver takes it whole.
+     */
+    static final int MAX_BURST = 3 * 4096 + 512;
+
     private final DatagramChannel channel;
     private final InetSocketAddress local;
     private final GroupSockets groups;
@@ -255,6 +261,26 @@ public final class UdpLink implements Link {
         }
         sendErrors++;   // a full socket buffer: both are lost, as two refused datagrams would be
         return 0;
+    }
+
+    @Override
+    public int maxBurst(final int from) {
+        return coalesce ? MAX_BURST : 0;
+    }
+
+    /** The burst in one GSO sendmsg(2) (see {@link Sendmmsg#sendBurst}), on a link that sends coalesced. */
+    @Override
+    public boolean sendBurst(final ByteBuffer burst, final int segmentSize, final InetSocketAddress peer,
+            final int from) {
+        if (!coalesce || closed || burst.remaining() > MAX_BURST || segmentSize <= 0
+                || burst.remaining() > segmentSize * MAX_BURST_SEGMENTS) {
+            return false;
+        }
+        if (pairSend.sendBurst(burst, segmentSize, peer)) {
+            return true;
+        }
+        sendErrors++;   // a full socket buffer: the burst is lost, as its datagrams sent one by one would be
+        return false;
     }
 
     /**

@@ -576,16 +576,21 @@ public final class Engine implements Agent {
     /** One pass over the QPs: timers, READ replies, requests (each QP at most {@link #TX_BUDGET} packets). */
     private int transmit(final long now) {
         int work = 0;
-        for (int i = 0; i < qpCount; i++) {
-            final TransportQp qp = qps[i];
-            out.owner(qp.counters);
-            try {
-                work += qp.run(now, TX_BUDGET);
-            } catch (final RuntimeException e) {
-                engineError(e);
+        out.bursts(true);
+        try {
+            for (int i = 0; i < qpCount; i++) {
+                final TransportQp qp = qps[i];
+                out.owner(qp.counters);
+                try {
+                    work += qp.run(now, TX_BUDGET);
+                } catch (final RuntimeException e) {
+                    engineError(e);
+                }
             }
+        } finally {
+            out.owner(null);
+            out.bursts(false);   // what waits in a burst leaves now, before the receive call
         }
-        out.owner(null);
         return work;
     }
 
@@ -597,19 +602,24 @@ public final class Engine implements Agent {
         final RxBatch b = rxBatch;
         b.clear();
         final int n = link.receive(b);
-        for (int i = 0; i < n; i++) {
-            final int length = b.length(i);
-            if (!counted(length)) {
-                continue;
+        out.bursts(true);
+        try {
+            for (int i = 0; i < n; i++) {
+                final int length = b.length(i);
+                if (!counted(length)) {
+                    continue;
+                }
+                rx.wrap(b.address(i), b.bytesToSlotEnd(i));
+                try {
+                    onPacket(b.source(i), length, b.receivedOn(i), b.segment(i), now);
+                } catch (final RuntimeException e) {
+                    engineError(e);
+                } finally {
+                    out.owner(null);
+                }
             }
-            rx.wrap(b.address(i), b.bytesToSlotEnd(i));
-            try {
-                onPacket(b.source(i), length, b.receivedOn(i), b.segment(i), now);
-            } catch (final RuntimeException e) {
-                engineError(e);
-            } finally {
-                out.owner(null);
-            }
+        } finally {
+            out.bursts(false);   // the answers to this batch leave now
         }
         link.handled();   // a ring's frames go back now, not from another thread about to sleep
         return n + receiveGroups(RX_BUDGET - n);
