@@ -23,12 +23,23 @@ public final class RxeDevices {
 
     /** A pair in CALLER mode: no engine threads, the harness drives both engines from its polling loops. */
     public static DevicePair callerPair(String nameA, String nameB, String ipA, String ipB) {
-        return pair(nameA + "<->" + nameB + " (CALLER)", nameA, nameB, ipA, ipB, ProgressMode.CALLER, LinkFaults.NONE, 0);
+        return pair(nameA + "<->" + nameB + " (CALLER)", nameA, nameB, ipA, ipB, ProgressMode.CALLER, LinkFaults.NONE, 0,
+                true);
     }
 
     /** A pair with engine threads on its own addresses. */
     public static DevicePair pair(String nameA, String nameB, String ipA, String ipB) {
-        return pair(nameA + "<->" + nameB + " (THREAD)", nameA, nameB, ipA, ipB, ProgressMode.THREAD, LinkFaults.NONE, 0);
+        return pair(nameA + "<->" + nameB + " (THREAD)", nameA, nameB, ipA, ipB, ProgressMode.THREAD, LinkFaults.NONE, 0,
+                true);
+    }
+
+    /**
+     * A THREAD-mode pair that sends every packet as a datagram of its own, as devices off loopback do: on lo the kernel
+     * never splits a coalesced pair or a burst, so a capture there shows one packet a frame only from such devices.
+     */
+    public static DevicePair onePacketADatagramPair(String nameA, String nameB, String ipA, String ipB) {
+        return pair(nameA + "<->" + nameB + " (THREAD, no GSO)", nameA, nameB, ipA, ipB, ProgressMode.THREAD,
+                LinkFaults.NONE, 0, false);
     }
 
     /**
@@ -38,14 +49,16 @@ public final class RxeDevices {
     public static DevicePair faultyPair(String nameA, String nameB, String ipA, String ipB, double drop, double duplicate,
                                         double reorder, double corrupt, long seed) {
         LinkFaults f = LinkFaults.NONE.withDrop(drop).withDuplicate(duplicate).withReorder(reorder).withCorrupt(corrupt);
-        return pair(nameA + "<->" + nameB + " (THREAD, faults " + f + ")", nameA, nameB, ipA, ipB, ProgressMode.THREAD, f, seed);
+        return pair(nameA + "<->" + nameB + " (THREAD, faults " + f + ")", nameA, nameB, ipA, ipB, ProgressMode.THREAD, f, seed,
+                true);
     }
 
     private static DevicePair pair(String label, String nameA, String nameB, String ipA, String ipB, ProgressMode mode,
-                                   LinkFaults faults, long seed) {
+                                   LinkFaults faults, long seed, boolean gso) {
         DevicePair.Progress progress = mode == ProgressMode.CALLER ? DevicePair.Progress.CALLER : DevicePair.Progress.THREAD;
         return DevicePair.present(label, "rxe", progress, side -> RxeProvider.open(RxeDeviceConfig.builder(side == 0 ? nameA : nameB)
-                        .address(side == 0 ? ipA : ipB).progressMode(mode).txFaults(faults).faultSeed(seed + side).build()),
+                        .address(side == 0 ? ipA : ipB).progressMode(mode).txFaults(faults).faultSeed(seed + side).gso(gso)
+                        .build()),
                 DevicePairs.ip(ipA), DevicePairs.ip(ipB));
     }
 
