@@ -83,12 +83,8 @@ public final class PerfJson {
                 j.beginObject().field("MsgSize", s.size()).field("n_iterations", s.iters()).field("BW_peak", s.bwPeak())
                         .field("BW_average", s.bwAvg()).field("MsgRate", s.msgRate())
                         .field("BW_unit", s.gbits() ? "Gb/sec" : "MiB/sec");
-                UdpStream.Result u = PerfOutcome.at(o.udpStream, i);
-                if (u != null) {
-                    j.key("udp_stream_floor").beginObject().field("BW_average_MiB", u.mibPerSec())
-                            .field("MsgRate", u.msgRate()).field("ratio", PerfReport.ratio(s, u))
-                            .field("jit_compile_ms", u.jitMillis()).endObject();
-                }
+                stream(j, "udp_stream_floor", s, PerfOutcome.at(o.udpStream, i));
+                stream(j, "udp_stream_floor_gso", s, PerfOutcome.at(o.udpStreamGso, i));
                 j.endObject();
             }
         }
@@ -192,5 +188,13 @@ public final class PerfJson {
         }
         j.endArray();
         j.endObject();
+    }
+
+    /** A stream floor's object under {@code key}, with the RDMA run's average as a share of it; nothing if not run. */
+    private static void stream(JsonOut j, String key, BandwidthStats s, UdpStream.Result u) {
+        if (u != null) {
+            j.key(key).beginObject().field("BW_average_MiB", u.mibPerSec()).field("MsgRate", u.msgRate())
+                    .field("ratio", PerfReport.ratio(s, u)).field("jit_compile_ms", u.jitMillis()).endObject();
+        }
     }
 }

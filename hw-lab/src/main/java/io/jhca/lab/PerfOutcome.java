@@ -21,6 +21,8 @@ public final class PerfOutcome {
     long floorWarmupIters = -1;
     /** UDP stream floor per size of a bandwidth test (same order as {@link #bandwidth}); null where not run. */
     final List<UdpStream.Result> udpStream = new ArrayList<>();
+    /** The same floor by GSO sends (a device that sends bursts, in-process floors only); empty where not run. */
+    final List<UdpStream.Result> udpStreamGso = new ArrayList<>();
     String device;
     String peerDevice;
     String role;

@@ -27,6 +27,12 @@ final class PerfRepeat {
                 UdpStream.Result u = PerfOutcome.at(o.udpStream, i);
                 return u == null ? Double.NaN : PerfReport.ratio(o.bandwidth.get(i), u);
             });
+            if (runs.stream().anyMatch(o -> PerfOutcome.at(o.udpStreamGso, i) != null)) {
+                row(out, first.bandwidth.get(i).size(), "BW average / UDP stream floor by GSO", runs, o -> {
+                    UdpStream.Result u = PerfOutcome.at(o.udpStreamGso, i);
+                    return u == null ? Double.NaN : PerfReport.ratio(o.bandwidth.get(i), u);
+                });
+            }
         }
         for (int k = 0; k < first.latency.size(); k++) {
             final int i = k;

@@ -601,7 +601,52 @@ final class PerfRun {
             out.flush();
         }
         out.println(" JIT compiling during the floor's measurement: " + jit + " ms");
+        if (remoteFloors == null && sendsBursts()) {
+            udpGsoStreamFloor(read, to, from);
+        }
         out.println(PerfReport.LINE);
+    }
+
+    /** Whether the device sends a message's packets in GSO bursts (an rxe device on loopback, Link#sendBurst). */
+    private boolean sendsBursts() {
+        return s.ctx instanceof io.jhca.rxe.RxeContext rxe && rxe.link().maxBurst(0) > 0;
+    }
+
+    /**
+     * The stream floor again as the device sends it on loopback: a message's datagrams in GSO sends of a few, taken
+     * whole by the receiver. The plain floor above stays the one the targets use; this one says how much of jhca's lead
+     * over it is the kernel's work saved by the bursts.
+     */
+    private void udpGsoStreamFloor(boolean read, InetAddress to, InetAddress from) {
+        int dgram = UdpStream.datagramSize((int) outcome.bandwidth.get(0).size(), s.mtu.bytes());
+        out.printf(" UDP stream floor by GSO: the same datagrams, a message's handed to the kernel %d at a time"
+                + " (UDP_SEGMENT) and taken whole (UDP_GRO), as the device sends a message's packets:%n",
+                io.jhca.rxe.link.UdpGso.segmentsPerBurst(dgram));
+        out.println(PerfReport.UDP_STREAM_HEADER);
+        long jit = 0;
+        for (BandwidthStats rdma : outcome.bandwidth) {
+            try {
+                long stall = Math.min(p.stallMillis() <= 0 ? Long.MAX_VALUE : p.stallMillis(), 5000);
+                long warm = floorWarmup((int) rdma.size()) * s.qps.length;
+                if (warm > 0) {
+                    for (long part : BandwidthLoops.warmupRuns(warm)) {
+                        UdpStream.runGso(to, from, (int) rdma.size(), part, s.mtu.bytes(), s.txDepth, stall, 0);
+                    }
+                    JvmReport.waitForJitIdle();
+                }
+                long limit = p.durationMode() ? DurationClock.sampleNanos(p.duration(), p.margin()) : 0;
+                UdpStream.Result u = UdpStream.runGso(to, from, (int) rdma.size(), Math.max(1, rdma.iters()),
+                        s.mtu.bytes(), s.txDepth, stall, limit);
+                jit += u.jitMillis();
+                outcome.udpStreamGso.add(u);
+                out.println(PerfReport.udpStreamRow(u, rdma));
+            } catch (IOException e) {
+                outcome.udpStreamGso.add(null);
+                out.printf(" %-7d (not measured: %s)%n", rdma.size(), e.getMessage());
+            }
+            out.flush();
+        }
+        out.println(" JIT compiling during the floor's measurement: " + jit + " ms");
     }
 
     /**

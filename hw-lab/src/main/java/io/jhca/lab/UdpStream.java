@@ -9,6 +9,7 @@ import java.nio.channels.DatagramChannel;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.jhca.rxe.link.SocketBuffers;
+import io.jhca.rxe.link.UdpGso;
 
 /**
  * The UDP stream floor of a bandwidth test: the same bytes as the RDMA run ({@code iters} messages of
@@ -59,8 +60,26 @@ public final class UdpStream {
         return run(serverAddr, clientAddr, size, iters, mtu, txDepth, stallMillis, socketBuffer, 0);
     }
 
+    /**
+     * As {@link #runFor}, but the sender hands a message's datagrams to the kernel in GSO sends of up to
+     * {@link UdpGso#segmentsPerBurst} datagrams (UDP_SEGMENT) and the receiver takes each whole (UDP_GRO): the floor
+     * of what a loopback rxe device does with a message's packets ({@code io.jhca.rxe.link.Link#sendBurst}). Throws
+     * IOException if the kernel lacks either option.
+     */
+    public static Result runGso(InetAddress serverAddr, InetAddress clientAddr, int size, long iters, int mtu,
+                                int txDepth, long stallMillis, long limitNanos) throws IOException {
+        return run(serverAddr, clientAddr, size, iters, mtu, txDepth, stallMillis, SOCKET_BUFFER, limitNanos,
+                UdpGso.segmentsPerBurst(datagramSize(size, mtu)));
+    }
+
     private static Result run(InetAddress serverAddr, InetAddress clientAddr, int size, long iters, int mtu,
                               int txDepth, long stallMillis, int socketBuffer, long limitNanos) throws IOException {
+        return run(serverAddr, clientAddr, size, iters, mtu, txDepth, stallMillis, socketBuffer, limitNanos, 1);
+    }
+
+    private static Result run(InetAddress serverAddr, InetAddress clientAddr, int size, long iters, int mtu,
+                              int txDepth, long stallMillis, int socketBuffer, long limitNanos, int burst)
+            throws IOException {
         if (size < 1 || mtu < 1 || iters < 1 || txDepth < 1 || limitNanos < 0) {
             throw new IllegalArgumentException("UDP stream: size, mtu, iters and tx depth must be positive, a time limit"
                     + " not negative");
@@ -72,16 +91,19 @@ public final class UdpStream {
         long jit0 = JvmReport.jitTotalMillis();
         DatagramChannel srv = open(serverAddr, socketBuffer);
         try (DatagramChannel cli = open(clientAddr, socketBuffer)) {
+            if (burst > 1 && (!UdpGso.segmentSends(cli, dgram) || !UdpGso.receiveWhole(srv))) {
+                throw new IOException("this kernel has no UDP GSO (UDP_SEGMENT, Linux 4.18; UDP_GRO, 5.0)");
+            }
             long window = window(srv.getOption(StandardSocketOptions.SO_RCVBUF), txDepth, perMsg, dgram);
             srv.connect(cli.getLocalAddress());
             cli.connect(srv.getLocalAddress());
             AtomicReference<Throwable> failure = new AtomicReference<>();
             long[] received = new long[1];
             Thread sink = FloorThread.start("hwlab-udp-sink", failure,
-                    () -> sink(srv, dgram, total, perMsg, stallNanos, received));
+                    () -> sink(srv, dgram, total, perMsg, stallNanos, received, burst));
             long[] span;
             try {
-                span = source(cli, dgram, total, perMsg, window, stallNanos, limitNanos, failure);
+                span = source(cli, dgram, total, perMsg, window, stallNanos, limitNanos, failure, burst);
             } finally {
                 srv.close();
                 FloorThread.join(sink);
@@ -116,15 +138,22 @@ public final class UdpStream {
      */
     static void sink(DatagramChannel srv, int dgram, long total, int perMsg, long stallNanos, long[] received)
             throws IOException {
+        sink(srv, dgram, total, perMsg, stallNanos, received, 1);
+    }
+
+    /** {@link #sink} taking datagrams of up to {@code burst} segments of {@code dgram} bytes whole (UDP_GRO). */
+    static void sink(DatagramChannel srv, int dgram, long total, int perMsg, long stallNanos, long[] received,
+                     int burst) throws IOException {
         long n = 0;
         try {
-            ByteBuffer b = UdpBaseline.pageAligned(dgram);
+            ByteBuffer b = UdpBaseline.pageAligned(dgram * burst);
             ByteBuffer ack = ByteBuffer.allocateDirect(8);
             long spins = 0;
             long lastRx = System.nanoTime();
             while (n < total) {
                 b.clear();
-                if (srv.read(b) <= 0) {
+                int got = srv.read(b);
+                if (got <= 0) {
                     Spin.idle(++spins);
                     if ((spins & 1023) == 0 && System.nanoTime() - lastRx > stallNanos) {
                         throw new IOException("UDP stream: nothing received for " + stallNanos / 1_000_000 + " ms");
@@ -133,8 +162,9 @@ public final class UdpStream {
                 }
                 spins = 0;
                 lastRx = System.nanoTime();
-                n++;
-                if (n % perMsg == 0) {
+                long before = n;
+                n += (got + dgram - 1) / dgram;   // a burst's segments, all of dgram bytes
+                if (n / perMsg > before / perMsg) {
                     ack.clear();
                     ack.putLong(0, n);
                     srv.write(ack);
@@ -152,7 +182,16 @@ public final class UdpStream {
      */
     static long[] source(DatagramChannel cli, int dgram, long total, int perMsg, long window, long stallNanos,
                          long limitNanos, AtomicReference<Throwable> failure) throws IOException {
-        ByteBuffer b = UdpBaseline.pageAligned(dgram);
+        return source(cli, dgram, total, perMsg, window, stallNanos, limitNanos, failure, 1);
+    }
+
+    /**
+     * {@link #source} handing a message's datagrams to the kernel {@code burst} at a time (the last write of a message
+     * may hold fewer), in one write each: on a socket with UDP_SEGMENT set, one GSO datagram.
+     */
+    static long[] source(DatagramChannel cli, int dgram, long total, int perMsg, long window, long stallNanos,
+                         long limitNanos, AtomicReference<Throwable> failure, int burst) throws IOException {
+        ByteBuffer b = UdpBaseline.pageAligned(dgram * burst);
         ByteBuffer ack = ByteBuffer.allocateDirect(8);
         long sent = 0;
         long acked = 0;
@@ -166,11 +205,12 @@ public final class UdpStream {
                 end = Math.max(perMsg, (sent + perMsg - 1) / perMsg * perMsg);
             }
             while (sent < end && (sent - acked) / perMsg < window) {
-                b.clear().limit(dgram);
+                int k = (int) Math.min(burst, Math.min(perMsg - sent % perMsg, end - sent));
+                b.clear().limit(dgram * k);
                 if (cli.write(b) <= 0) {
                     break; // send buffer full: read answers first
                 }
-                sent++;
+                sent += k;
             }
             ack.clear();
             if (cli.read(ack) > 0) {

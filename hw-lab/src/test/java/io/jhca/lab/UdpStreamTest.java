@@ -66,4 +66,25 @@ class UdpStreamTest {
         assertEquals(0, r.datagramsLost(), r.toString());
         assertEquals(200, r.iters());
     }
+
+    /**
+     * The floor by GSO counts a burst's datagrams as the plain one counts them one by one: 3 datagrams a message in
+     * one send (4 KiB datagrams, three a burst), 16 in bursts of 3, 3, 3, 3, 3 and 1, and at a 1 KiB MTU bursts of 4;
+     * no datagram lost, every message answered.
+     */
+    @Test
+    void theGsoFloorCountsEveryDatagramOfItsBursts() throws IOException {
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        assertEquals(3, io.jhca.rxe.link.UdpGso.segmentsPerBurst(4096));
+        assertEquals(4, io.jhca.rxe.link.UdpGso.segmentsPerBurst(1024));
+        UdpStream.Result r = UdpStream.runGso(lo, lo, 10_000, 7, 4096, 2, 10_000, 0);
+        assertEquals(7, r.iters());
+        assertEquals(0, r.datagramsLost(), r.toString());
+        r = UdpStream.runGso(lo, lo, 65_536, 200, 4096, 16, 10_000, 0);
+        assertEquals(200, r.iters());
+        assertEquals(0, r.datagramsLost(), r.toString());
+        r = UdpStream.runGso(lo, lo, 5 * 1024, 50, 1024, 8, 10_000, 0);
+        assertEquals(50, r.iters());
+        assertEquals(0, r.datagramsLost(), r.toString());
+    }
 }
