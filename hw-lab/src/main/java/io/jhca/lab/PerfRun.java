@@ -568,8 +568,43 @@ final class PerfRun {
                 + " (%d B), tx depth %d messages (no RDMA%s):%n", p.durationMode() ? "messages of the same size for as long"
                 + " as the sample window" : "the same bytes", from.getHostAddress(), to.getHostAddress(), s.mtu.bytes(),
                 s.txDepth, remoteFloors != null ? "; the server's end in its process" : "");
+        String skipped = streamRows(outcome.udpStream,
+                (size, iters, stall, limit) -> streamFloor(read, to, from, size, iters, stall, limit));
+        if (outcome.udpSkipped == null) {
+            outcome.udpSkipped = skipped;
+        }
+        if (remoteFloors == null && sendsBursts()) {
+            int dgram = UdpStream.datagramSize((int) outcome.bandwidth.get(0).size(), s.mtu.bytes());
+            // the stream again as the device sends it on loopback: the plain floor above stays the targets'; this one
+            // says how much of jhca's lead over it is the kernel's work that the bursts save
+            out.printf(" UDP stream floor by GSO: the same datagrams, a message's handed to the kernel %d at a time"
+                    + " (UDP_SEGMENT) and taken whole (UDP_GRO), as the device sends a message's packets:%n",
+                    io.jhca.rxe.link.UdpGso.segmentsPerBurst(dgram));
+            streamRows(outcome.udpStreamGso, (size, iters, stall, limit) -> UdpStream.runGso(to, from, size, iters,
+                    s.mtu.bytes(), s.txDepth, stall, limit));
+        }
+        out.println(PerfReport.LINE);
+    }
+
+    /** Whether the device sends a message's packets in GSO bursts (an rxe device on loopback, Link#sendBurst). */
+    private boolean sendsBursts() {
+        return s.ctx instanceof io.jhca.rxe.RxeContext rxe && rxe.link().maxBurst(0) > 0;
+    }
+
+    /** One stream floor run: {@code iters} messages of {@code size} bytes, no new one after {@code limitNanos} (0: none). */
+    @FunctionalInterface
+    private interface StreamRun {
+        UdpStream.Result run(int size, long iters, long stallMillis, long limitNanos) throws IOException;
+    }
+
+    /**
+     * A stream floor's table: per size of the RDMA run, warm-up runs, the measured run, its row with jhca's share, each
+     * result (null where it failed) added to {@code into}. Returns why a size was not measured, or null.
+     */
+    private String streamRows(java.util.List<UdpStream.Result> into, StreamRun floor) {
         out.println(PerfReport.UDP_STREAM_HEADER);
         long jit = 0;
+        String skipped = null;
         for (BandwidthStats rdma : outcome.bandwidth) {
             try {
                 // a lost datagram stalls the stream: give up sooner than a whole stall timeout
@@ -580,73 +615,27 @@ final class PerfRun {
                     // warmed up as the RDMA run was (runs of its own loop, then the JIT idle), not measured: a floor
                     // measured while the compiler works is low, and flatters jhca's ratio
                     for (long part : BandwidthLoops.warmupRuns(warm)) {
-                        streamFloor(read, to, from, (int) rdma.size(), part, stall, 0);
+                        floor.run((int) rdma.size(), part, stall, 0);
                     }
                     JvmReport.waitForJitIdle();
                 }
                 // -D: as long as the RDMA run's sample window, not as many messages (the floor may be far slower)
                 long limit = p.durationMode() ? DurationClock.sampleNanos(p.duration(), p.margin()) : 0;
-                UdpStream.Result u = streamFloor(read, to, from, (int) rdma.size(), Math.max(1, rdma.iters()), stall,
-                        limit);
+                UdpStream.Result u = floor.run((int) rdma.size(), Math.max(1, rdma.iters()), stall, limit);
                 jit += u.jitMillis();
-                outcome.udpStream.add(u);
+                into.add(u);
                 out.println(PerfReport.udpStreamRow(u, rdma));
             } catch (IOException e) {
-                outcome.udpStream.add(null);
+                into.add(null);
                 out.printf(" %-7d (not measured: %s)%n", rdma.size(), e.getMessage());
-                if (outcome.udpSkipped == null) {
-                    outcome.udpSkipped = e.getMessage();
+                if (skipped == null) {
+                    skipped = e.getMessage();
                 }
             }
             out.flush();
         }
         out.println(" JIT compiling during the floor's measurement: " + jit + " ms");
-        if (remoteFloors == null && sendsBursts()) {
-            udpGsoStreamFloor(read, to, from);
-        }
-        out.println(PerfReport.LINE);
-    }
-
-    /** Whether the device sends a message's packets in GSO bursts (an rxe device on loopback, Link#sendBurst). */
-    private boolean sendsBursts() {
-        return s.ctx instanceof io.jhca.rxe.RxeContext rxe && rxe.link().maxBurst(0) > 0;
-    }
-
-    /**
-     * The stream floor again as the device sends it on loopback: a message's datagrams in GSO sends of a few, taken
-     * whole by the receiver. The plain floor above stays the one the targets use; this one says how much of jhca's lead
-     * over it is the kernel's work saved by the bursts.
-     */
-    private void udpGsoStreamFloor(boolean read, InetAddress to, InetAddress from) {
-        int dgram = UdpStream.datagramSize((int) outcome.bandwidth.get(0).size(), s.mtu.bytes());
-        out.printf(" UDP stream floor by GSO: the same datagrams, a message's handed to the kernel %d at a time"
-                + " (UDP_SEGMENT) and taken whole (UDP_GRO), as the device sends a message's packets:%n",
-                io.jhca.rxe.link.UdpGso.segmentsPerBurst(dgram));
-        out.println(PerfReport.UDP_STREAM_HEADER);
-        long jit = 0;
-        for (BandwidthStats rdma : outcome.bandwidth) {
-            try {
-                long stall = Math.min(p.stallMillis() <= 0 ? Long.MAX_VALUE : p.stallMillis(), 5000);
-                long warm = floorWarmup((int) rdma.size()) * s.qps.length;
-                if (warm > 0) {
-                    for (long part : BandwidthLoops.warmupRuns(warm)) {
-                        UdpStream.runGso(to, from, (int) rdma.size(), part, s.mtu.bytes(), s.txDepth, stall, 0);
-                    }
-                    JvmReport.waitForJitIdle();
-                }
-                long limit = p.durationMode() ? DurationClock.sampleNanos(p.duration(), p.margin()) : 0;
-                UdpStream.Result u = UdpStream.runGso(to, from, (int) rdma.size(), Math.max(1, rdma.iters()),
-                        s.mtu.bytes(), s.txDepth, stall, limit);
-                jit += u.jitMillis();
-                outcome.udpStreamGso.add(u);
-                out.println(PerfReport.udpStreamRow(u, rdma));
-            } catch (IOException e) {
-                outcome.udpStreamGso.add(null);
-                out.printf(" %-7d (not measured: %s)%n", rdma.size(), e.getMessage());
-            }
-            out.flush();
-        }
-        out.println(" JIT compiling during the floor's measurement: " + jit + " ms");
+        return skipped;
     }
 
     /**
