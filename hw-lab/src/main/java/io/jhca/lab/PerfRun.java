@@ -577,8 +577,8 @@ final class PerfRun {
             int dgram = UdpStream.datagramSize((int) outcome.bandwidth.get(0).size(), s.mtu.bytes());
             // the stream again as the device sends it on loopback: the plain floor above stays the targets'; this one
             // says how much of jhca's lead over it is the kernel's work that the bursts save
-            out.printf(" UDP stream floor by GSO: the same datagrams, a message's handed to the kernel %d at a time"
-                    + " (UDP_SEGMENT) and taken whole (UDP_GRO), as the device sends a message's packets:%n",
+            out.printf(" UDP stream floor by GSO: the same datagrams handed to the kernel %d at a time (UDP_SEGMENT)"
+                    + " and taken whole (UDP_GRO), as the device sends its packets on loopback:%n",
                     io.jhca.rxe.link.UdpGso.segmentsPerBurst(dgram));
             streamRows(outcome.udpStreamGso, (size, iters, stall, limit) -> UdpStream.runGso(to, from, size, iters,
                     s.mtu.bytes(), s.txDepth, stall, limit));

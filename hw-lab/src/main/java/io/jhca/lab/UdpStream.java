@@ -61,7 +61,7 @@ public final class UdpStream {
     }
 
     /**
-     * As {@link #runFor}, but the sender hands a message's datagrams to the kernel in GSO sends of up to
+     * As {@link #runFor}, but the sender hands the datagrams to the kernel in GSO sends of up to
      * {@link UdpGso#segmentsPerBurst} datagrams (UDP_SEGMENT) and the receiver takes each whole (UDP_GRO): the floor
      * of what a loopback rxe device does with a message's packets ({@code io.jhca.rxe.link.Link#sendBurst}). Throws
      * IOException if the kernel lacks either option.
@@ -186,8 +186,9 @@ public final class UdpStream {
     }
 
     /**
-     * {@link #source} handing a message's datagrams to the kernel {@code burst} at a time (the last write of a message
-     * may hold fewer), in one write each: on a socket with UDP_SEGMENT set, one GSO datagram.
+     * {@link #source} handing the datagrams to the kernel {@code burst} at a time, in one write each, across messages
+     * as a device's bursts go (a message may then start up to {@code burst - 1} datagrams before the window opens): on
+     * a socket with UDP_SEGMENT set, one GSO datagram.
      */
     static long[] source(DatagramChannel cli, int dgram, long total, int perMsg, long window, long stallNanos,
                          long limitNanos, AtomicReference<Throwable> failure, int burst) throws IOException {
@@ -205,7 +206,7 @@ public final class UdpStream {
                 end = Math.max(perMsg, (sent + perMsg - 1) / perMsg * perMsg);
             }
             while (sent < end && (sent - acked) / perMsg < window) {
-                int k = (int) Math.min(burst, Math.min(perMsg - sent % perMsg, end - sent));
+                int k = (int) Math.min(burst, end - sent);   // across messages, as the device's bursts go
                 b.clear().limit(dgram * k);
                 if (cli.write(b) <= 0) {
                     break; // send buffer full: read answers first
