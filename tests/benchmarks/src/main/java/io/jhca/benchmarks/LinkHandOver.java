@@ -25,10 +25,10 @@ final class LinkHandOver implements BareRoce.HandOver {
     private final Link link;
     private final InetSocketAddress peer;
     /**
-     * Two slots: on a UDP_GRO socket the link asks for half the room, so one datagram a call, always into slot 0,
-     * and room for its two segments' entries.
+     * {@link Link#MAX_BURST_SEGMENTS} slots: on a UDP_GRO socket the link asks for that share of the room, so one
+     * datagram a call, always into slot 0, and room for the entries of its segments.
      */
-    private final RxBatch batch = new RxBatch(2, SLOT);
+    private final RxBatch batch = new RxBatch(Link.MAX_BURST_SEGMENTS, SLOT);
     private final Mem slot = new Mem(batch.slot(0));
     private final long slotAddress = batch.slotAddress(0);
     /** Views of the side's send buffer: the datagram (or a pair's first) and a pair's second. */

@@ -77,8 +77,10 @@ public final class RoceBareWireLat {
             System.exit(2);
         }
         BareIcrc.selfCheck();
-        try (UdpLink cli = UdpLink.open(CLIENT, UdpLink.DEFAULT_SOCKET_BUFFER);
-             UdpLink srv = UdpLink.open(SERVER, UdpLink.DEFAULT_SOCKET_BUFFER)) {
+        // by their sockets, as the C loop receives (a loopback device's packet ring would hand over entries outside
+        // the batch's slots, which LinkHandOver reads as offsets into slot 0)
+        try (UdpLink cli = UdpLink.open(CLIENT, UdpLink.DEFAULT_SOCKET_BUFFER, true, false);
+             UdpLink srv = UdpLink.open(SERVER, UdpLink.DEFAULT_SOCKET_BUFFER, true, false)) {
             System.out.printf("RDMA WRITE ping-pong, bare Java over jhca's UdpLink %s <-> %s, %d-byte messages,"
                     + " %d iterations after %d warm-up (half round trip), after one unreported pass:%n",
                     addressOf(CLIENT), addressOf(SERVER), size, iters, warmup);
@@ -143,7 +145,7 @@ public final class RoceBareWireLat {
     /** run_plain's client: a SIZE-byte datagram out, wait for the answer; stamped as the RoCE loop is. */
     private static HalfRoundTrips plainClient(Link link, InetSocketAddress peer, int size, int iters, int warmup) {
         ByteBuffer out = ByteBuffer.allocateDirect(size);
-        RxBatch in = new RxBatch(2, SLOT);
+        RxBatch in = new RxBatch(Link.MAX_BURST_SEGMENTS, SLOT);   // one datagram a call (see LinkHandOver)
         long[] stamp = new long[iters + 1];
         for (int i = 0; i < warmup + iters; i++) {
             if (i >= warmup) {
@@ -158,7 +160,7 @@ public final class RoceBareWireLat {
 
     /** plain_serve: each datagram's first SIZE bytes back from where they came in. */
     private static void plainServe(Link link, InetSocketAddress peer, int size, int total) {
-        RxBatch in = new RxBatch(2, SLOT);
+        RxBatch in = new RxBatch(Link.MAX_BURST_SEGMENTS, SLOT);   // one datagram a call (see LinkHandOver)
         for (int i = 0; i < total; i++) {
             take(link, in);
             send(link, in.slot(0).limit(size), peer);
