@@ -172,7 +172,7 @@ class PacketRingTest {
 
     /**
      * The longest datagram a frame holds whole, and one byte more: af_packet.c's tpacket_rcv puts the link header of
-     * a SOCK_RAW frame at TPACKET_ALIGN(tpacket2_hdr + sockaddr_ll + 16) + virtio_net_hdr - 14 = 76 bytes in, so an
+     * a SOCK_RAW frame at TPACKET_ALIGN(tpacket2_hdr + sockaddr_ll + 16) + virtio_net_hdr - 14 = 76 bytes in, so a
      * 16 KiB frame holds 16,308 bytes of frame, 16,266 of UDP payload. One past it the ring keeps a cut frame, handed over as
      * a full slot (as a socket receive cuts a datagram longer than its slot), which the engine counts as oversize.
      */
