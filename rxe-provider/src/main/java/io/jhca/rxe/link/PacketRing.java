@@ -46,7 +46,7 @@ final class PacketRing implements AutoCloseable {
     static final int SOCK_CLOEXEC = 0x80000;
     /** ETH_P_IP (linux/if_ether.h). */
     static final int ETH_P_IP = 0x0800;
-        /** SOL_PACKET (linux/socket.h) and its options (linux/if_packet.h). */
+    /** SOL_PACKET (linux/socket.h) and its options (linux/if_packet.h). */
     static final int SOL_PACKET = 263;
     static final int PACKET_RX_RING = 5;
     static final int PACKET_VERSION = 10;

@@ -90,8 +90,8 @@ final class Recvmmsg {
      * Receives into {@code batch}'s free slots; returns how many entries were added (0 when none was waiting or the
      * call failed: the socket's errors are the transport's losses). {@code on} is recorded as each one's local address.
      * On a UDP_GRO socket the call asks for at most a {@link Link#MAX_BURST_SEGMENTS}th of the room, and each
-     * datagram that came coalesced is split
-     * into its segments. After a call that found nothing, one datagram at most (see the class comment).
+     * datagram that came coalesced is split into its segments. After a call that found nothing, one datagram at most
+     * (see the class comment).
      */
     int receive(final RxBatch batch, final int on) {
         final int room = batch.room();

@@ -92,13 +92,9 @@ final class Sendmmsg {
      * positions to their limits.
      */
     boolean sendCoalesced(final ByteBuffer first, final ByteBuffer second, final InetSocketAddress peer) {
-        if (peer != this.peer) {
-            address(peer);
-        }
         iovec(0, first);
         iovec(1, second);
-        headers.putShort(SEGMENT_CMSG + NativeSocket.CMSG_DATA, (short) first.remaining());
-        if (NativeSocket.sendmsg(fd, base + COALESCED, Recvmmsg.MSG_DONTWAIT) < 0) {   // an mmsghdr starts with its msghdr
+        if (!sendGso(2, first.remaining(), peer)) {
             return false;
         }
         first.position(first.limit());
@@ -111,18 +107,23 @@ final class Sendmmsg {
      * header over one iovec; returns whether the kernel took it, and then moves the position to the limit.
      */
     boolean sendBurst(final ByteBuffer burst, final int segmentSize, final InetSocketAddress peer) {
+        iovec(0, burst);
+        if (!sendGso(1, segmentSize, peer)) {
+            return false;
+        }
+        burst.position(burst.limit());
+        return true;
+    }
+
+    /** sendmsg(2) of the coalesced header over its first {@code iovecs} iovecs, UDP_SEGMENT {@code segmentSize}. */
+    private boolean sendGso(final int iovecs, final int segmentSize, final InetSocketAddress peer) {
         if (peer != this.peer) {
             address(peer);
         }
-        iovec(0, burst);
-        headers.putLong(COALESCED + Recvmmsg.MSG_IOVLEN, 1);
+        headers.putLong(COALESCED + Recvmmsg.MSG_IOVLEN, iovecs);
         headers.putShort(SEGMENT_CMSG + NativeSocket.CMSG_DATA, (short) segmentSize);
-        final boolean sent = NativeSocket.sendmsg(fd, base + COALESCED, Recvmmsg.MSG_DONTWAIT) >= 0;
-        headers.putLong(COALESCED + Recvmmsg.MSG_IOVLEN, 2);   // as sendCoalesced expects it
-        if (sent) {
-            burst.position(burst.limit());
-        }
-        return sent;
+        // an mmsghdr starts with its msghdr
+        return NativeSocket.sendmsg(fd, base + COALESCED, Recvmmsg.MSG_DONTWAIT) >= 0;
     }
 
     private void iovec(final int i, final ByteBuffer datagram) {

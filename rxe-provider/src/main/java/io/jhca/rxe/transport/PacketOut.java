@@ -71,14 +71,15 @@ final class PacketOut {
     private final UnsafeBuffer burst = new UnsafeBuffer(burstBytes);
     /** Whether RC packets may wait in the burst buffer for the pass's end ({@link #bursts}). */
     private boolean bursting;
-    /** The burst's peer, segment size (its first packet's length), bytes and packets; whether it took a shorter one. */
+    /**
+     * The burst's peer, segment size (its first packet's length), bytes and packets: every packet but the last is
+     * {@code burstSegment} long, so the lengths follow from these.
+     */
     private Peer burstPeer;
     private int burstSegment;
     private int burstLength;
     private int burstCount;
-    private boolean burstEnded;
-    /** Each packet's length and the QP counters it counts in, for when the burst leaves. */
-    private final int[] burstLengths = new int[Link.MAX_BURST_SEGMENTS];
+    /** The QP counters each packet counts in, for when the burst leaves. */
     private final RxeCounters[] burstOwners = new RxeCounters[Link.MAX_BURST_SEGMENTS];
 
     /** Added to the IPv4 Identification of every ICRC this side computes ({@link Engine#icrcIdBias}). */
@@ -168,8 +169,6 @@ final class PacketOut {
                     burstPeer = peer;
                     burstSegment = length;
                 }
-                burstEnded = length < burstSegment;   // GSO: only the last segment may be shorter
-                burstLengths[burstCount] = length;
                 burstOwners[burstCount] = owner;
                 burstCount++;
                 burstLength += length;
@@ -185,8 +184,9 @@ final class PacketOut {
 
     /** Whether a packet of {@code length} bytes to {@code peer} may join the burst waiting (not empty). */
     private boolean joins(final Peer peer, final int length, final int max) {
-        return !burstEnded && burstCount < Link.MAX_BURST_SEGMENTS && length <= burstSegment
-                && burstLength + length <= max && burstPeer.via() == peer.via()
+        // GSO: only the last segment may be shorter, so a burst that took a shorter one is closed
+        return burstLength == burstCount * burstSegment && burstCount < Link.MAX_BURST_SEGMENTS
+                && length <= burstSegment && burstLength + length <= max && burstPeer.via() == peer.via()
                 && (burstPeer == peer || burstPeer.socketAddress().equals(peer.socketAddress()));
     }
 
@@ -212,12 +212,11 @@ final class PacketOut {
                 ? link.send(burstBytes, burstPeer.socketAddress(), burstPeer.via())
                 : link.sendBurst(burstBytes, burstSegment, burstPeer.socketAddress(), burstPeer.via());
         for (int i = 0; i < n; i++) {
-            count(sent, burstLengths[i], burstOwners[i]);
+            count(sent, i < n - 1 ? burstSegment : burstLength - (n - 1) * burstSegment, burstOwners[i]);
             burstOwners[i] = null;
         }
         burstCount = 0;
         burstLength = 0;
-        burstEnded = false;
         burstPeer = null;
     }
 
