@@ -13,6 +13,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 import io.jhca.testkit.ChildJvm;
 import io.jhca.verbs.Mtu;
+import io.jhca.verbs.QpInitAttributes;
+import io.jhca.verbs.QpType;
+import io.jhca.verbs.QueuePair;
 import io.jhca.verbs.RecvWr;
 import io.jhca.verbs.SendFlags;
 import io.jhca.verbs.SendQueue;
@@ -57,6 +60,75 @@ class SteadyStateAllocationTest {
             }
             assertTrue(clean && worst < 4096, "bytes allocated by [posting, engine A, engine B, polling] in three "
                     + "rounds of 5000: " + rounds);
+        }
+    }
+
+    /**
+     * Two QPs of one device to one peer: each holds its own peer address object, and their packets leave in turns
+     * (GSO bursts of four 1 KiB WRITE packets on the rigs' loopback addresses). The link compares the peer by value,
+     * so the turns rewrite no socket address: the sending engine allocates nothing (12 B a burst before).
+     */
+    @Test
+    void twoQpsToOnePeerAllocateNothing() {
+        try (Rig r = Rig.rc(ProgressMode.CALLER, 1 << 20, Mtu.MTU_1024)) {
+            final QueuePair second = r.pdA.createQp(QpInitAttributes.of(QpType.RC, r.cqA, r.cqA).maxSendWr(256)
+                    .maxRecvWr(16).maxSendSge(1).maxRecvSge(1));
+            final QueuePair secondPeer = r.pdB.createQp(QpInitAttributes.of(QpType.RC, r.cqB, r.cqB).maxSendWr(16)
+                    .maxRecvWr(16).maxSendSge(1).maxRecvSge(1));
+            try {
+                Rig.connect(second, r.a, secondPeer, r.b, Mtu.MTU_1024, 0x3000, 0x4000, 14);
+                Rig.connect(secondPeer, r.b, second, r.a, Mtu.MTU_1024, 0x4000, 0x3000, 14);
+                final QueuePair[] qps = {r.qpA, second};
+                final WorkCompletion wc = new WorkCompletion();
+                final long[] bytes = new long[1];
+                writeInTurns(r, qps, wc, 20_000, bytes); // warm up (JIT)
+                final StringBuilder rounds = new StringBuilder();
+                boolean clean = false;
+                for (int k = 0; k < 3; k++) {
+                    bytes[0] = 0;
+                    writeInTurns(r, qps, wc, 5_000, bytes);
+                    rounds.append(bytes[0]).append(' ');
+                    clean |= bytes[0] == 0;
+                }
+                assertTrue(clean, "bytes allocated by engine A in three rounds of 5000 WRITEs on each of two QPs: "
+                        + rounds);
+                assertEquals(0, r.a.counters().get(io.jhca.rxe.transport.RxeCounters.Counter.RETRANSMITTED_PKTS),
+                        "resent packets: " + r.a.counters());
+            } finally {
+                second.close();
+                secondPeer.close();
+            }
+        }
+    }
+
+    /**
+     * {@code rounds} times: a signaled 4 KiB RDMA WRITE on each of {@code qps}, both engines driven until both
+     * complete; adds the bytes this thread allocated in A's progress to bytes[0].
+     */
+    private static void writeInTurns(final Rig r, final QueuePair[] qps, final WorkCompletion wc, final int rounds,
+            final long[] bytes) {
+        final long self = Thread.currentThread().getId();
+        for (int i = 0; i < rounds; i++) {
+            for (int q = 0; q < qps.length; q++) {
+                final SendQueue sq = qps[q].sendQueue();
+                sq.start();
+                sq.wrId(q).flags(SendFlags.SIGNALED).rdmaWrite(r.mrB.rkey(), r.mrB.address() + q * 8192L)
+                        .sge(r.mrA, q * 8192L, 4096);
+                sq.complete();
+            }
+            int done = 0;
+            while (done < qps.length) {
+                final long before = THREADS.getThreadAllocatedBytes(self);
+                r.a.progress();
+                bytes[0] += THREADS.getThreadAllocatedBytes(self) - before;
+                r.b.progress();
+                if (r.cqA.poll(wc) == 1) {
+                    if (wc.status() != WcStatus.SUCCESS) {
+                        throw new AssertionError(wc.toString());
+                    }
+                    done++;
+                }
+            }
         }
     }
 
