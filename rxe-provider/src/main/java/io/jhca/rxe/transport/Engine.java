@@ -79,6 +79,13 @@ public final class Engine implements Agent {
     private final Int2ObjectHashMap<TransportQp> byQpn = new Int2ObjectHashMap<>();
     private TransportQp[] qps = new TransportQp[16];
     private int qpCount;
+    /** The QP a transmit pass starts with: each pass starts one later, so no QP is always last to the room. */
+    private int firstToTransmit;
+    /**
+     * RC PSNs this device's requesters may still send in the current transmit pass: {@link
+     * TransportQp#DEVICE_MAX_UNACKED_PSNS} less those unacknowledged when it began. Engine thread only.
+     */
+    int psnRoom;
     private final ManyToOneConcurrentArrayQueue<Command> commands = new ManyToOneConcurrentArrayQueue<>(1024);
     private final boolean threaded;
     /**
@@ -573,13 +580,24 @@ public final class Engine implements Agent {
         return work + transmit(now);
     }
 
-    /** One pass over the QPs: timers, READ replies, requests (each QP at most {@link #TX_BUDGET} packets). */
+    /**
+     * One pass over the QPs: timers, READ replies, requests (each QP at most {@link #TX_BUDGET} packets, all of them
+     * within the device's room of unacknowledged PSNs).
+     */
     private int transmit(final long now) {
         int work = 0;
+        final int n = qpCount;
+        int unacked = 0;
+        for (int i = 0; i < n; i++) {
+            unacked += qps[i].unackedPsns();
+        }
+        psnRoom = TransportQp.DEVICE_MAX_UNACKED_PSNS - unacked;
+        int at = firstToTransmit < n ? firstToTransmit : 0;
+        firstToTransmit = at + 1;
         out.bursts(true);
         try {
-            for (int i = 0; i < qpCount; i++) {
-                final TransportQp qp = qps[i];
+            for (int i = 0; i < n; i++, at = at + 1 < n ? at + 1 : 0) {
+                final TransportQp qp = qps[at];
                 out.owner(qp.counters);
                 try {
                     work += qp.run(now, TX_BUDGET);

@@ -1,5 +1,6 @@
 package io.jhca.rxe.transport;
 
+import io.jhca.rxe.wire.Psn;
 import io.jhca.verbs.AsyncEvent;
 import io.jhca.verbs.ProtectionDomain;
 import io.jhca.verbs.QpAttrMask;
@@ -32,6 +33,12 @@ public final class TransportQp {
 
     /** rxe_param.h RXE_MAX_UNACKED_PSNS: the requester stops this far ahead of the oldest unacked PSN. */
     static final int MAX_UNACKED_PSNS = 128;
+    /**
+     * The PSNs a device's RC requesters together may have sent and not had acknowledged: two QPs' windows. A jhca
+     * receiver holds one window and a burst (a 4 MiB socket buffer, a 256-frame packet ring); sixteen QPs' windows
+     * (8 MiB of 4 KiB packets) overflowed it, and each packet lost was resent with everything after it.
+     */
+    static final int DEVICE_MAX_UNACKED_PSNS = 2 * MAX_UNACKED_PSNS;
     /** rxe_param.h RXE_MAX_PKT_PER_ACK: AckReq at least this often within a long message. */
     static final int MAX_PKT_PER_ACK = 64;
 
@@ -342,6 +349,14 @@ public final class TransportQp {
 
     boolean canRequest() {
         return state == QpState.RTS || state == QpState.SQD;
+    }
+
+    /** RC PSNs sent and not yet acknowledged (what the requester's window counts), 0 for other types and states. */
+    int unackedPsns() {
+        if (type != QpType.RC || !canRequest()) {
+            return 0;
+        }
+        return Math.max(0, Psn.diff(requester.psn, completer.compPsn));
     }
 
     /**
