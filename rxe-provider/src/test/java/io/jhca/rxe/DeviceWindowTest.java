@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.Random;
 
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import io.jhca.rxe.transport.RxeCounters.Counter;
 import io.jhca.verbs.Mtu;
@@ -19,11 +19,12 @@ import io.jhca.verbs.WcStatus;
 import io.jhca.verbs.WorkCompletion;
 
 /**
- * Sixteen RC QPs of one device, each with a full window of 4 KiB WRITEs to one peer device (16 x 128 packets, 8 MiB):
- * more than the peer's receive buffering holds (a 256-frame ring, a 4 MiB socket buffer). The device keeps at most
- * 256 PSNs unacknowledged across its QPs, so in CALLER mode, where the sender runs whole duty cycles before the
- * receiver reads anything, the packets waiting for the receiver never pass 256, none is lost or resent, every QP
- * completes and every byte lands.
+ * Sixteen RC QPs of one device, each with four windows of 4 KiB-packet WRITEs to one peer device (16 x 128 packets in
+ * flight would be 8 MiB): more than the peer's receive buffering holds (a 256-frame ring, a 4 MiB socket buffer). The
+ * device keeps at most 256 PSNs unacknowledged across its QPs, so in CALLER mode, where a device runs whole duty
+ * cycles before the other reads anything, the packets waiting for the receiver never pass 256, none is lost or resent,
+ * every QP completes and every byte lands. The same with READs, whose PSNs count for their responses, which come
+ * back into the requesting device's buffer.
  */
 class DeviceWindowTest {
 
@@ -32,17 +33,26 @@ class DeviceWindowTest {
     private static final int LENGTH = 16384;     // four packets at a 4 KiB MTU
     private static final int DEVICE_WINDOW = 256;
 
-    @ParameterizedTest(name = "receiver ring={0}")
-    @ValueSource(booleans = {true, false})
-    void sixteenQpsStayWithinTheDeviceWindow(final boolean ring) {
-        final long seed = Rig.seed("DeviceWindowTest ring=" + ring);
+    /** Packets {@code from} sent that {@code to} has not received yet. */
+    private static long waiting(final RxeContext from, final RxeContext to) {
+        return from.counters().get(Counter.SENT_PKTS) - to.counters().get(Counter.RCVD_PKTS);
+    }
+
+    @ParameterizedTest(name = "{0}, receiver ring={1}")
+    @CsvSource({"WRITE, true", "WRITE, false", "READ, true", "READ, false"})
+    void sixteenQpsStayWithinTheDeviceWindow(final String verb, final boolean ring) {
+        final boolean read = verb.equals("READ");
+        final long seed = Rig.seed("DeviceWindowTest " + verb + " ring=" + ring);
         final long bytes = (long) QPS * WRITES * LENGTH;
-        try (Rig r = new Rig(Rig.config("rxeA", ProgressMode.CALLER).build(),
-                Rig.config("rxeB", ProgressMode.CALLER).ring(ring).build(), QpType.RC, bytes, Mtu.MTU_4096,
+        // the device that receives the data: B for WRITEs, A (the READ responses) for READs
+        try (Rig r = new Rig(Rig.config("rxeA", ProgressMode.CALLER).ring(!read || ring).build(),
+                Rig.config("rxeB", ProgressMode.CALLER).ring(read || ring).build(), QpType.RC, bytes, Mtu.MTU_4096,
                 a -> a, 14)) {
             final byte[] pattern = new byte[(int) bytes];
             new Random(seed).nextBytes(pattern);
-            r.memA.buffer().putBytes(0, pattern);
+            final RxeContext to = read ? r.a : r.b;
+            final RxeContext from = read ? r.b : r.a;
+            (read ? r.memB : r.memA).buffer().putBytes(0, pattern);
             final QueuePair[] senders = new QueuePair[QPS];
             final QueuePair[] receivers = new QueuePair[QPS];
             try {
@@ -59,8 +69,13 @@ class DeviceWindowTest {
                     sq.start();
                     for (int w = 0; w < WRITES; w++) {
                         final long at = ((long) q * WRITES + w) * LENGTH;
-                        sq.wrId(at).flags(SendFlags.SIGNALED).rdmaWrite(r.mrB.rkey(), r.mrB.address() + at)
-                                .sge(r.mrA, at, LENGTH);
+                        sq.wrId(at).flags(SendFlags.SIGNALED);
+                        if (read) {
+                            sq.rdmaRead(r.mrB.rkey(), r.mrB.address() + at);
+                        } else {
+                            sq.rdmaWrite(r.mrB.rkey(), r.mrB.address() + at);
+                        }
+                        sq.sge(r.mrA, at, LENGTH);
                     }
                     assertEquals(0, sq.complete(), "posting QP " + q);
                 }
@@ -72,11 +87,12 @@ class DeviceWindowTest {
                 while (total < QPS * WRITES) {
                     assertTrue(System.nanoTime() < end, "30 s: " + total + " of " + QPS * WRITES
                             + " completions; counters A " + r.a.counters() + " B " + r.b.counters());
+                    // the data's packets go one way, nothing else does (B acknowledges WRITEs; READ responses need
+                    // no ACK): what the sending device sent and the other has not taken waits for it
                     r.a.progress();
-                    // A's packets are all requests (B sends the ACKs): what A sent and B has not taken waits for B
-                    mostWaiting = Math.max(mostWaiting,
-                            r.a.counters().get(Counter.SENT_PKTS) - r.b.counters().get(Counter.RCVD_PKTS));
+                    mostWaiting = Math.max(mostWaiting, waiting(from, to));
                     r.b.progress();
+                    mostWaiting = Math.max(mostWaiting, waiting(from, to));
                     while (r.cqA.poll(wc) == 1) {
                         assertEquals(WcStatus.SUCCESS, wc.status(), wc::toString);
                         completed[(int) (wc.wrId() / ((long) WRITES * LENGTH))]++;
@@ -88,10 +104,12 @@ class DeviceWindowTest {
                 }
                 assertEquals(0, r.a.counters().get(Counter.RETRANSMITTED_PKTS), () -> "A resent: " + r.a.counters());
                 assertEquals(0, r.b.counters().get(Counter.OUT_OF_SEQUENCE), () -> "B lost: " + r.b.counters());
-                assertTrue(mostWaiting <= DEVICE_WINDOW, "packets waiting for B at most " + mostWaiting);
+                // a READ request takes its PSNs at once: the room may be passed by one READ's packets but one
+                final int most = DEVICE_WINDOW + (read ? LENGTH / 4096 - 1 : 0);
+                assertTrue(mostWaiting <= most, "packets waiting for the receiver at most " + mostWaiting);
                 assertTrue(mostWaiting > DEVICE_WINDOW / 2, "the window was used: " + mostWaiting);
                 final byte[] landed = new byte[(int) bytes];
-                r.memB.buffer().getBytes(0, landed);
+                (read ? r.memA : r.memB).buffer().getBytes(0, landed);
                 for (int i = 0; i < landed.length; i++) {
                     if (landed[i] != pattern[i]) {
                         throw new AssertionError("byte " + i + " (QP " + i / (WRITES * LENGTH) + "): "
