@@ -189,7 +189,7 @@ final class PacketRing implements AutoCloseable {
         final Calls c = calls();
         final int fd = c.socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0); // protocol 0: none until bound
         if (fd < 0) {
-            throw failed(c, "socket(AF_PACKET)");
+            throw failed(c, SOCKET_CALL);
         }
         Pointer mapping = null;
         final long length = (long) frames * FRAME_SIZE;
@@ -550,8 +550,26 @@ final class PacketRing implements AutoCloseable {
         }
     }
 
-    private static IllegalStateException failed(final Calls c, final String what) {
+    private static Refused failed(final Calls c, final String what) {
         final int errno = LastError.getLastError(Runtime.getRuntime(c));
-        return new IllegalStateException(what + " failed: errno " + errno + " (" + c.strerror(errno) + ")");
+        return new Refused(what, errno, what + " failed: errno " + errno + " (" + c.strerror(errno) + ")");
     }
+
+    /** A system call of the ring's refused: which ({@link #call}, e.g. {@link #SOCKET_CALL}) and its errno. */
+    static final class Refused extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+        final String call;
+        final int errno;
+
+        Refused(final String call, final int errno, final String message) {
+            super(message);
+            this.call = call;
+            this.errno = errno;
+        }
+    }
+
+    /** The call that opens the packet socket: refused, no ring can open in this process (no CAP_NET_RAW, say). */
+    static final String SOCKET_CALL = "socket(AF_PACKET)";
+    /** EPERM (asm-generic/errno-base.h): what socket(AF_PACKET) returns without CAP_NET_RAW. */
+    static final int EPERM = 1;
 }

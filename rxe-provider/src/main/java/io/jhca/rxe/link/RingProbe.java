@@ -56,8 +56,8 @@ final class RingProbe {
                 ring = PacketRing.open(at, PacketRing.framesFor(socketBuffer));
             } catch (final IllegalStateException e) {
                 final String why = e.getMessage();
-                if (why.startsWith("socket(AF_PACKET)")) {
-                    never = why + (why.contains("errno 1 ") ? ": CAP_NET_RAW is needed" : "");
+                if (e instanceof PacketRing.Refused r && r.call.equals(PacketRing.SOCKET_CALL)) {
+                    never = why + (r.errno == PacketRing.EPERM ? ": CAP_NET_RAW is needed" : "");
                 }
                 return new Outcome(null, "socket (no packet ring: " + (never != null ? never : why) + ")");
             }
