@@ -44,6 +44,8 @@ final class PacketRing implements AutoCloseable {
     static final int SOCK_RAW = 3;
     static final int SOCK_NONBLOCK = 0x800;
     static final int SOCK_CLOEXEC = 0x80000;
+    /** The call that opens the packet socket: refused, no ring can open in this process (no CAP_NET_RAW, say). */
+    static final String SOCKET_CALL = "socket(AF_PACKET)";
     /** ETH_P_IP (linux/if_ether.h). */
     static final int ETH_P_IP = 0x0800;
     /** SOL_PACKET (linux/socket.h) and its options (linux/if_packet.h). */
@@ -567,9 +569,4 @@ final class PacketRing implements AutoCloseable {
             this.errno = errno;
         }
     }
-
-    /** The call that opens the packet socket: refused, no ring can open in this process (no CAP_NET_RAW, say). */
-    static final String SOCKET_CALL = "socket(AF_PACKET)";
-    /** EPERM (asm-generic/errno-base.h): what socket(AF_PACKET) returns without CAP_NET_RAW. */
-    static final int EPERM = 1;
 }

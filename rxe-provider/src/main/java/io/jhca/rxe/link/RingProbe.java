@@ -9,6 +9,8 @@ import java.util.concurrent.ThreadLocalRandom;
 
 import org.agrona.concurrent.UnsafeBuffer;
 
+import io.jhca.verbs.VerbsException;
+
 /**
  * Opens a loopback link's {@link PacketRing} and proves it before the link relies on it: a coalesced pair sent to
  * the ring's address must come out of it as two entries with their exact bytes. That is the one
@@ -57,7 +59,7 @@ final class RingProbe {
             } catch (final IllegalStateException e) {
                 final String why = e.getMessage();
                 if (e instanceof PacketRing.Refused r && r.call.equals(PacketRing.SOCKET_CALL)) {
-                    never = why + (r.errno == PacketRing.EPERM ? ": CAP_NET_RAW is needed" : "");
+                    never = why + (r.errno == VerbsException.EPERM ? ": CAP_NET_RAW is needed" : "");
                 }
                 return new Outcome(null, "socket (no packet ring: " + (never != null ? never : why) + ")");
             }
