@@ -82,10 +82,11 @@ public final class Engine implements Agent {
     /** The QP a transmit pass starts with: each pass starts one later, so no QP is always last to the room. */
     private int firstToTransmit;
     /**
-     * RC PSNs this device's requesters may still send in the current transmit pass: {@link
-     * TransportQp#DEVICE_MAX_UNACKED_PSNS} less those unacknowledged when it began. Engine thread only.
+     * RC PSNs this device's requesters may still send in the current transmit pass ({@link #psnRoom()}), or
+     * {@link #ROOM_UNSUMMED} until a requester of the pass first asks. Engine thread only.
      */
-    int psnRoom;
+    private int psnRoom;
+    private static final int ROOM_UNSUMMED = Integer.MIN_VALUE;
     private final ManyToOneConcurrentArrayQueue<Command> commands = new ManyToOneConcurrentArrayQueue<>(1024);
     private final boolean threaded;
     /**
@@ -587,11 +588,7 @@ public final class Engine implements Agent {
     private int transmit(final long now) {
         int work = 0;
         final int n = qpCount;
-        int unacked = 0;
-        for (int i = 0; i < n; i++) {
-            unacked += qps[i].unackedPsns();
-        }
-        psnRoom = TransportQp.DEVICE_MAX_UNACKED_PSNS - unacked;
+        psnRoom = ROOM_UNSUMMED;
         int at = firstToTransmit < n ? firstToTransmit : 0;
         firstToTransmit = at + 1;
         out.bursts(true);
@@ -610,6 +607,27 @@ public final class Engine implements Agent {
             out.bursts(false);   // what waits in a burst leaves now, before the receive call
         }
         return work;
+    }
+
+    /**
+     * RC PSNs this device's requesters may still send in this transmit pass: {@link
+     * TransportQp#DEVICE_MAX_UNACKED_PSNS} less those its QPs have unacknowledged, summed when a requester first asks
+     * in the pass (a pass that sends no request, most of them, sums nothing), then less what the pass sent since.
+     */
+    int psnRoom() {
+        if (psnRoom == ROOM_UNSUMMED) {
+            int unacked = 0;
+            for (int i = 0; i < qpCount; i++) {
+                unacked += qps[i].unackedPsns();
+            }
+            psnRoom = TransportQp.DEVICE_MAX_UNACKED_PSNS - unacked;
+        }
+        return psnRoom;
+    }
+
+    /** A requester sent {@code psns} PSNs in this pass, after asking {@link #psnRoom()}. */
+    void spendPsnRoom(final int psns) {
+        psnRoom -= psns;
     }
 
     /**

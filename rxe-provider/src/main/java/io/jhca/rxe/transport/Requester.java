@@ -19,7 +19,7 @@ import io.jhca.verbs.WrOpcode;
  * more than {@link TransportQp#MAX_PKT_PER_ACK} packets went without one. A READ request consumes one PSN per
  * expected response packet, an atomic one. RC stops {@link TransportQp#MAX_UNACKED_PSNS} PSNs past the oldest
  * unacknowledged one, when the device's QPs together have {@link TransportQp#DEVICE_MAX_UNACKED_PSNS} unacknowledged
- * ({@link Engine#psnRoom}), before a READ/atomic beyond max_rd_atomic outstanding, and before a fenced WQE while
+ * ({@link Engine#psnRoom()}), before a READ/atomic beyond max_rd_atomic outstanding, and before a fenced WQE while
  * earlier ones are incomplete. UD sends one SEND_ONLY with DETH; a UD message longer than the port MTU is
  * silently not sent and completes successfully, as rxe does (C10-93.1.1).
  *
@@ -103,7 +103,7 @@ final class Requester {
             if (rc && Psn.compare(psn, Psn.add(qp.completer.compPsn, TransportQp.MAX_UNACKED_PSNS)) > 0) {
                 break; // rxe_req.c: req.psn > comp.psn + RXE_MAX_UNACKED_PSNS
             }
-            if (rc && qp.engine.psnRoom <= 0) {
+            if (rc && qp.engine.psnRoom() <= 0) {
                 break; // the device's other QPs have the receiver's room
             }
             final int before = psn;
@@ -111,7 +111,7 @@ final class Requester {
                 break;
             }
             if (rc) {
-                qp.engine.psnRoom -= Psn.diff(psn, before);   // a READ takes one PSN per response packet
+                qp.engine.spendPsnRoom(Psn.diff(psn, before));   // a READ takes one PSN per response packet
             }
             sent++;
         }
