@@ -460,9 +460,9 @@ abstract class ToolsEndToEnd {
         List<String> kinds = dev0().startsWith("rxe") ? List.of(" UDP stream floor:", " UDP stream floor by GSO:")
                 : List.of(" UDP stream floor:");
         assertEquals(dev0().startsWith("rxe"), out.contains(" UDP stream floor by GSO:"), out);
+        String[] lines = out.split("\n");
         for (String floor : kinds) {
             List<String> floors = new ArrayList<>();
-            String[] lines = out.split("\n");
             for (int i = 1; i + 1 < lines.length; i++) {
                 if (lines[i].equals(PerfReport.UDP_STREAM_HEADER) && lines[i - 1].startsWith(floor)) {
                     double[] u = numbers(lines[i + 1]);
