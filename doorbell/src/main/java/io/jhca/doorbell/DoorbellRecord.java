@@ -69,6 +69,14 @@ public final class DoorbellRecord {
         putWord(CQ_ARM_OFFSET, armWord);
     }
 
+    /**
+     * The record's address, for a poller that stores the consumer index itself (a direct CQ, as rdma-core's
+     * {@code update_cons_index}: one plain store). Valid while the record's memory is open; the caller checks that.
+     */
+    public long address() {
+        return live().addressOffset() + offset;
+    }
+
     /** QP: the RQ counter as stored (be32 decoded). */
     public int recvCounter() {
         return getWord(RCV_OFFSET);

@@ -13,6 +13,7 @@ import io.jhca.mlx5.init.PrmCommand;
 import io.jhca.mlx5.ring.CqPoller;
 import io.jhca.mlx5.ring.CqBuffer;
 import io.jhca.mlx5.ring.DbrPool;
+import io.jhca.mlx5.ring.DirectCq;
 import io.jhca.verbs.CompletionQueue;
 import io.jhca.verbs.VerbsException;
 import io.jhca.verbs.WorkCompletion;
@@ -42,6 +43,8 @@ final class Mlx5Cq extends CompletionQueue {
     private final CqArm arm;
     /** The QPs whose outstanding WRs this CQ completes in software once the device is dead; null while it lives. */
     private Mlx5Qp[] flushQps;
+    /** The CQ as {@link Mlx5Direct} polls it, or null while the verbs poll (plain: taken by the polling thread). */
+    private DirectCq direct;
     /** Arm sequence number: counts the CQ's events (cq.c mlx5_cq_event); its low 2 bits go into each arm. */
     private volatile int armSn;
 
@@ -110,6 +113,10 @@ final class Mlx5Cq extends CompletionQueue {
 
     @Override
     protected int driverPoll(WorkCompletion wc) {
+        if (direct != null) {
+            throw new VerbsException(VerbsException.EINVAL, "poll " + describe()
+                    + ": it is polled directly (Mlx5Direct.completionQueue)");
+        }
         if (errorSyndrome != 0) {
             throw error();
         }
@@ -159,6 +166,10 @@ final class Mlx5Cq extends CompletionQueue {
 
     /** The device died with WRs of this CQ outstanding: a completion event wakes a poller that sleeps on the channel. */
     void deviceDead() {
+        DirectCq d = direct;
+        if (d != null) {
+            d.invalidate(describe() + ": the device is dead (" + ctx.deadReason() + ")");
+        }
         raiseCompletionEvent();
     }
 
@@ -169,7 +180,8 @@ final class Mlx5Cq extends CompletionQueue {
     @Override
     protected void driverRequestNotify(boolean solicitedOnly) {
         exclusive(() -> {
-            arm.arm(armSn, ring.consumerIndex(), solicitedOnly);
+            DirectCq d = direct;
+            arm.arm(armSn, d != null ? d.consumerIndex() : ring.consumerIndex(), solicitedOnly);
             return null;
         });
     }
@@ -192,6 +204,10 @@ final class Mlx5Cq extends CompletionQueue {
     /** The async EQ reported a CQ_ERROR for this CQ: it is in error from now on, and CQ_ERR is posted at once. */
     void markError(int syndrome) {
         errorSyndrome = syndrome == 0 ? EventType.CQ_ERROR_OVERRUN : syndrome;
+        DirectCq d = direct;
+        if (d != null) {
+            d.invalidate(error().getMessage());
+        }
         overrun();   // posts the verbs CQ_ERR event (once), as the kernel does when the EQE arrives
     }
 
@@ -207,7 +223,8 @@ final class Mlx5Cq extends CompletionQueue {
         return exclusive(() -> {
             poller.forget(qpn);
             forgetFlush(qpn);
-            return ring.clean(qpn);
+            DirectCq d = direct;
+            return d != null ? d.clean(qpn, null) : ring.clean(qpn);
         });
     }
 
@@ -215,7 +232,8 @@ final class Mlx5Cq extends CompletionQueue {
     int clean(int qpn, io.jhca.mlx5.ring.SrqBuffer srq) {
         return exclusive(() -> {
             forgetFlush(qpn);
-            return ring.clean(qpn, srq);
+            DirectCq d = direct;
+            return d != null ? d.clean(qpn, srq) : ring.clean(qpn, srq);
         });
     }
 
@@ -231,8 +249,28 @@ final class Mlx5Cq extends CompletionQueue {
         }
     }
 
+    /** {@link Mlx5Direct#completionQueue}: polled directly from now on, until destroyed. */
+    synchronized DirectCq takeDirect() {
+        checkOpen();
+        if (direct != null) {
+            return direct;
+        }
+        if (errorSyndrome != 0) {
+            throw error();
+        }
+        if (flushQps != null || ctx.deadReason() != null) {
+            throw new VerbsException(VerbsException.EIO, describe() + ": the device is dead (" + ctx.deadReason() + ")");
+        }
+        direct = exclusive(() -> new DirectCq(ring, qpn -> ctx.qps().get(qpn)));
+        return direct;
+    }
+
     @Override
     protected void destroy() {
+        DirectCq d = direct;
+        if (d != null) {
+            d.invalidate(describe() + " was destroyed");
+        }
         try {
             destroyCq(ctx, cqn());
         } catch (RuntimeException e) {

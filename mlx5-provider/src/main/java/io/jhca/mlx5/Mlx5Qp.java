@@ -14,6 +14,7 @@ import io.jhca.mlx5.init.HcaCaps;
 import io.jhca.mlx5.ring.Bfreg;
 import io.jhca.mlx5.ring.CqeOwner;
 import io.jhca.mlx5.ring.DbrPool;
+import io.jhca.mlx5.ring.DirectSq;
 import io.jhca.mlx5.ring.ReceiveRing;
 import io.jhca.mlx5.ring.RqBuffer;
 import io.jhca.mlx5.ring.SqBuffer;
@@ -71,6 +72,11 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
     /** The SRQ's ring when the QP takes its receives from one, else null. */
     private final io.jhca.mlx5.ring.SrqBuffer srqRing;
     private final Mlx5SendQueue builder;
+    /**
+     * The send queue as {@link Mlx5Direct} drives it, or null while the verbs post. Plain: taken by the thread that
+     * posts (the contract of {@link Mlx5Direct#sendQueue}), and read once per chain or builder batch.
+     */
+    private DirectSq directSq;
     private final UnsafeBuffer inlineView = new UnsafeBuffer(0, 0);
 
     private Mlx5Qp(Mlx5Pd pd, QpInitAttributes init, QpGeometry g, int qpn, DmaRegion memory, DbrPool.Slot dbr) {
@@ -217,6 +223,10 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
         }
         int extra = attr.mask() & ~(QpAttrMask.STATE | QpAttrMask.CUR_STATE | QpAttrMask.EN_SQD_ASYNC_NOTIFY);
         if (next == QpState.SQD) {
+            if (directSq != null) {
+                throw new VerbsException(VerbsException.EINVAL, "modify " + describe() + " " + current
+                        + "->SQD: its send queue is driven directly (Mlx5Direct), whose doorbells the provider cannot hold");
+            }
             if (extra != 0) {
                 throw new VerbsException(VerbsException.EOPNOTSUPP, "modify " + describe() + " " + current
                         + "->SQD: mlx5 cannot change " + QpAttrMask.describe(extra) + " of a drained QP");
@@ -248,6 +258,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
 
     /** After 2RST: stale CQEs out of the CQs, rings and doorbell record back to 0 (rdma-core mlx5_modify_qp). */
     private void resetQueues() {
+        dropDirectSq(describe() + " was reset: its send queue's counters start again at 0; take it again after RTS");
         recvCq.clean(qpn(), srqRing);
         if (sendCq != recvCq) {
             sendCq.clean(qpn());
@@ -265,7 +276,49 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
     /** A dead device refuses the chain with EIO (checked once per chain: the check is a volatile read). */
     @Override
     protected void driverBeginPostSend() {
+        checkSendsByVerbs();
         checkDeviceAlive("post send");
+    }
+
+    /** Refuses a verbs post (postSend, the builder) once {@link Mlx5Direct} drives the send queue. */
+    void checkSendsByVerbs() {
+        if (directSq != null) {
+            throw new VerbsException(VerbsException.EINVAL, "post send on " + describe()
+                    + ": its send queue is driven directly (Mlx5Direct.sendQueue)");
+        }
+    }
+
+    /** {@link Mlx5Direct#sendQueue}: the send ring driven directly from now on, until a reset or destroy. */
+    synchronized DirectSq takeDirectSq() {
+        checkOpen();
+        if (sq == null) {
+            throw new VerbsException(VerbsException.EINVAL, describe() + " has no send queue");
+        }
+        if (type() == QpType.UD) {
+            throw new VerbsException(VerbsException.EOPNOTSUPP, describe() + ": a direct send queue writes RDMA WQEs"
+                    + " (no datagram segment); take one of an RC or UC QP");
+        }
+        if (directSq != null) {
+            return directSq;
+        }
+        QpState s = state();
+        if (s == QpState.RESET || s == QpState.SQD) {
+            throw new VerbsException(VerbsException.EINVAL, describe() + " in state " + s
+                    + ": a direct send queue is taken in INIT, RTR, RTS or ERR");
+        }
+        try {
+            directSq = sq.direct();
+        } catch (IllegalStateException e) {
+            throw new VerbsException(VerbsException.EBUSY, describe() + ": " + e.getMessage(), e);
+        }
+        return directSq;
+    }
+
+    private synchronized void dropDirectSq(String reason) {
+        if (directSq != null) {
+            directSq.invalidate(reason);
+            directSq = null;
+        }
     }
 
     /**
@@ -333,7 +386,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
     @Override
     protected int driverPostCommonChain(SendWr first, long maxLength, int refuse) {
         SqBuffer q = sq;
-        if (q == null || ctx.deadReason() != null || !commonSendWr(first, maxLength, refuse)) {
+        if (q == null || directSq != null || ctx.deadReason() != null || !commonSendWr(first, maxLength, refuse)) {
             return -1;   // postSend's own walk gives the refusal
         }
         SendWr w = first.next();
@@ -491,6 +544,7 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
 
     @Override
     protected void destroy() {
+        dropDirectSq(describe() + " was destroyed");
         try {
             if (state() != QpState.RESET) {
                 QpModify.build(this, new QpAttributes(), state(), QpState.RESET).execute(ctx.hca().cmdq());
@@ -577,6 +631,10 @@ final class Mlx5Qp extends io.jhca.verbs.QueuePair implements CqeOwner {
 
     /** The device died: the QP is in ERR from now on; its outstanding WRs are flushed by its CQs' polls. */
     void deviceDead() {
+        DirectSq d = directSq;
+        if (d != null) {
+            d.invalidate(describe() + ": the device is dead (" + ctx.deadReason() + ")");
+        }
         if (state() != QpState.ERR) {
             enterError();
         }

@@ -71,6 +71,7 @@ final class Mlx5SendQueue extends SendQueue {
 
     @Override
     protected void driverStart() {
+        qp.checkSendsByVerbs();
         qp.checkDeviceAlive("post send");   // once a batch, as postSend once a chain: not a pointer chase per WQE
         if (sq != null) {
             sq.startBatch();   // publishes first what a failed postSend chain left pending

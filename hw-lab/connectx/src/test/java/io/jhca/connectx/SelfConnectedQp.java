@@ -32,13 +32,15 @@ final class SelfConnectedQp implements AutoCloseable {
     final MemoryRegion mr;
     final CompletionQueue cq;
     final QueuePair qp;
+    /** The path to itself, for a QP taken back through RESET to RTS. */
+    final AhAttributes path;
 
     SelfConnectedQp(String name, String address, int maxSendWr) throws Exception {
         fn = ModelFunction.open(name, InetAddress.getByName(address));
         ctx = Mlx5Provider.open(new DeviceInfo(name, "mlx5", 0, "InfiniBand"), fn, Mlx5Options.defaults());
         mem = DmaMemory.allocate(1 << 16);
         pd = ctx.allocatePd();
-        mr = pd.register(mem, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+        mr = pd.register(mem, Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ);
         cq = ctx.createCq(255, CqFlags.SINGLE_THREADED);
         qp = pd.createQp(QpInitAttributes.rc(cq, cq).singleThreaded().maxSendWr(maxSendWr));
         int gidIndex = -1;
@@ -48,8 +50,9 @@ final class SelfConnectedQp implements AutoCloseable {
             }
         }
         Gid gid = ctx.queryGid(1, gidIndex);
-        qp.modify(QpAttributes.toInit(1, Access.REMOTE_WRITE));
-        qp.modify(QpAttributes.toRtr(qp.qpn(), 0, AhAttributes.to(gid).sgidIndex(gidIndex), Mtu.MTU_1024));
+        path = AhAttributes.to(gid).sgidIndex(gidIndex);
+        qp.modify(QpAttributes.toInit(1, Access.REMOTE_WRITE, Access.REMOTE_READ));
+        qp.modify(QpAttributes.toRtr(qp.qpn(), 0, path, Mtu.MTU_1024));
         qp.modify(QpAttributes.toRts(0));
     }
 

@@ -76,6 +76,15 @@ public final class Bfreg {
         }
     }
 
+    /** As {@link #ring(DoorbellRecord, int, DirectBuffer, int)}, with the control segment's first word already known. */
+    public void ring(DoorbellRecord dbr, int curPost, long ctrlWord) {
+        if (lock == null) {
+            doorbell.ring(dbr, curPost, ctrlWord);
+        } else {
+            doorbell.ringShared(dbr, curPost, ctrlWord, lock);
+        }
+    }
+
     /** post_send_db with BlueFlame: record := curPost, the whole WQE copied to the register. */
     public void blueFlame(DoorbellRecord dbr, int curPost, DirectBuffer sq, int sqStart, int sqEnd, int ctrl, int ds) {
         if (lock == null) {

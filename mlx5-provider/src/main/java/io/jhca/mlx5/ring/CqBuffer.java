@@ -97,6 +97,15 @@ public final class CqBuffer {
         return UnsafeApi.getByteVolatile(b.byteArray(), b.addressOffset() + offset + Cqe64.OP_OWN_OFFSET) & 0xff;
     }
 
+    /** The index a direct poller ({@link DirectCq}) reached, taken before a clean; it stores the record itself. */
+    void consumedTo(int consIndex) {
+        ci = consIndex;
+    }
+
+    DoorbellRecord record() {
+        return dbr;
+    }
+
     /** Record word 0 := ci & 0xffffff (cq.c update_cons_index). */
     public void publishConsumerIndex() {
         dbr.setConsumerIndex(ci);

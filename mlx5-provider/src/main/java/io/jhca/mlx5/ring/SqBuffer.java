@@ -555,6 +555,21 @@ public final class SqBuffer {
         return buf.getByte(ctrlOffset + CtrlSeg.QPN_DS_OFFSET + 3) & 0x3f;
     }
 
+    /**
+     * This ring driven directly from now on ({@link DirectSq}), from the producer counter it reached. Nothing may be
+     * outstanding or pending: the direct queue knows no wr_id, and a CQE of a WR posted here would have none.
+     *
+     * @throws IllegalStateException if WRs are outstanding, pending or held
+     */
+    public DirectSq direct() {
+        int out = outstanding();
+        if (out != 0 || posted != head || held || ctrl >= 0) {
+            throw new IllegalStateException(out + " WRs outstanding, " + (posted - head) + " pending"
+                    + (held ? ", doorbell held (SQD)" : "") + ": a queue is driven directly only from empty");
+        }
+        return new DirectSq(buf, start, wqeCnt, qpn, sigBits != 0, dbr, bfreg, curPost);
+    }
+
     /** Back to empty (QP moved to RESET: rdma-core mlx5_init_qp_indices). The record is zeroed by the caller. */
     public void reset() {
         curPost = 0;

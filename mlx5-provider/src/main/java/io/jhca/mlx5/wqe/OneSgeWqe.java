@@ -35,4 +35,19 @@ public final class OneSgeWqe {
         }
         return ds;
     }
+
+    /**
+     * The WQE of an RDMA WRITE or READ of one non-empty SGE (3 DS: control, remote address, data segment), with the
+     * words of {@link #put}, stored off-heap at {@code address} with no bounds check: for a send ring that owns the
+     * 64-byte slot at {@code address} and masked its index into the ring ({@code io.jhca.mlx5.ring.DirectSq}), so
+     * that nothing a caller passes can move the stores. Returns the control segment's first word (big-endian value),
+     * what the doorbell carries.
+     */
+    public static long putRdmaAt(long address, int pi, int opcode, int qpn, int fmCeSe, int imm, long raddr, int rkey,
+                                 int lkey, long addr, int length) {
+        long c0 = CtrlSeg.word0(pi, opcode, 0, qpn, 3);
+        Segments.put48At(address, c0, CtrlSeg.word1(0, fmCeSe, imm), raddr, RaddrSeg.word1(rkey),
+                DataSeg.word0(length, lkey), addr);
+        return c0;
+    }
 }

@@ -56,6 +56,16 @@ final class Segments {
         store16(array, address + 32, c0, c1);
     }
 
+    /**
+     * Three consecutive segments stored off-heap at {@code address}, with no check: for a caller whose address is a
+     * slot of a ring it owns, masked into the ring, so that no input can move it outside.
+     */
+    static void put48At(long address, long a0, long a1, long b0, long b1, long c0, long c1) {
+        store16(null, address, a0, a1);
+        store16(null, address + 16, b0, b1);
+        store16(null, address + 32, c0, c1);
+    }
+
     private static void check(MutableDirectBuffer buffer, int offset, int size) {
         if (offset < 0 || offset > buffer.capacity() - size) {
             throw new IndexOutOfBoundsException("segment bytes [" + offset + ", +" + size + ") outside buffer of "

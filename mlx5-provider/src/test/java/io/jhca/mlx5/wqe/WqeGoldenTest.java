@@ -201,6 +201,12 @@ class WqeGoldenTest {
                 assertEquals(t[4], hex(b, AT + 32, DataSeg.SIZE), "OneSgeWqe RDMA WRITE: " + where);
                 assertEquals("5a5a5a5a", hex(b, AT + 48, 4), "nothing past the WQE: " + where);
             }
+            // the direct send queue's WQE, stored at a raw address in off-heap memory
+            garbage();
+            OneSgeWqe.putRdmaAt(direct.addressOffset() + AT, 7, 0x08, 0x11, 8, 0, 0x1000, 5, int32(t[2]), num(t[3]),
+                    length);
+            assertEquals(t[4], hex(direct, AT + 32, DataSeg.SIZE), "OneSgeWqe.putRdmaAt: " + where);
+            assertEquals("5a5a5a5a", hex(direct, AT + 48, 4), "nothing past the WQE: " + where);
         }
     }
 
@@ -218,6 +224,9 @@ class WqeGoldenTest {
                 assertEquals(t[3], hex(b, AT + 16, RaddrSeg.SIZE), "OneSgeWqe, SGE of " + length + ": " + where);
             }
         }
+        garbage();
+        OneSgeWqe.putRdmaAt(direct.addressOffset() + AT, 3, 0x08, 0x22, 0, 0, num(t[1]), int32(t[2]), 0x100, 0x2000, 64);
+        assertEquals(t[3], hex(direct, AT + 16, RaddrSeg.SIZE), "OneSgeWqe.putRdmaAt: " + where);
     }
 
     private void atomic(String[] t, String where) {
