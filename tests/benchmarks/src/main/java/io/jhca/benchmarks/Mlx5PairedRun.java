@@ -17,9 +17,11 @@ import io.jhca.mlx5.Mlx5Provider;
  * runs of {@code scripts/bench-mlx5-vs-c} are minutes apart. The C blocks run in this JVM's process on the same
  * thread; the call into C is outside its own timing.
  *
- * <p>Usage: {@code Mlx5PairedRun LIB PAIR BATCH [ROUNDS] [WARMUP_MS]}, PAIR one of {@code ring/bare},
- * {@code ring/bare-wrid}, {@code builder/rdma-core}, {@code postSend/rdma-core}, {@code postRecv/rdma-core} (the receive
- * side, {@link Mlx5RecvBenchmark}), {@code srqRecv/rdma-core} (the same into an SRQ); one configuration per JVM, as JMH
+ * <p>Usage: {@code Mlx5PairedRun LIB PAIR BATCH [ROUNDS] [WARMUP_MS]}, PAIR one of {@code direct/bare}
+ * ({@link Mlx5DirectBenchmark}), {@code bareLoop/bare} (the bare loop in Java, {@link Mlx5BareLoopBenchmark} with its
+ * parameters read at run time, against the same loop in C), {@code ring/bare}, {@code ring/bare-wrid},
+ * {@code builder/rdma-core}, {@code postSend/rdma-core}, {@code postRecv/rdma-core} (the receive side,
+ * {@link Mlx5RecvBenchmark}), {@code srqRecv/rdma-core} (the same into an SRQ); one configuration per JVM, as JMH
  * forks one per parameter set. Prints one line: {@code pair=... batch=... java_ns=... c_ns=... ratio=... q1=...
  * q3=... rounds=... checksum=... chain_apart=...} (ns per operation: the median blocks'; ratio: the median of the
  * per-pair ratios, q1 and q3 its quartiles; chain_apart: whether postSend's chain loop was compiled apart from its
@@ -55,8 +57,8 @@ public final class Mlx5PairedRun {
 
     public static void main(String[] args) {
         if (args.length < 3) {
-            System.err.println("usage: Mlx5PairedRun LIB ring/bare|ring/bare-wrid|builder/rdma-core|postSend/rdma-core"
-                    + "|postRecv/rdma-core|srqRecv/rdma-core"
+            System.err.println("usage: Mlx5PairedRun LIB direct/bare|bareLoop/bare|ring/bare|ring/bare-wrid|builder/rdma-core"
+                    + "|postSend/rdma-core|postRecv/rdma-core|srqRecv/rdma-core"
                     + " BATCH [ROUNDS] [WARMUP_MS]");
             System.exit(2);
         }
@@ -80,6 +82,28 @@ public final class Mlx5PairedRun {
                 check(c.bare_init(batch, pair.endsWith("wrid") ? 1 : 0), pair);
                 cSide = () -> cBlock(c.bare_run(Mlx5RingBenchmark.BLOCK), pair);
                 tearDown = ring::tearDown;
+                break;
+            }
+            case "direct/bare": {
+                Mlx5DirectBenchmark direct = new Mlx5DirectBenchmark();
+                direct.batch = batch;
+                direct.setUp();
+                javaSide = () -> timed(direct::block);
+                check(c.bare_init(batch, 0), pair);
+                cSide = () -> cBlock(c.bare_run(Mlx5RingBenchmark.BLOCK), pair);
+                tearDown = direct::tearDown;
+                break;
+            }
+            case "bareLoop/bare": {
+                Mlx5BareLoopBenchmark loop = new Mlx5BareLoopBenchmark();
+                loop.batch = batch;
+                loop.params = "runtime";
+                loop.wrid = false;
+                loop.setUp();
+                javaSide = () -> timed(loop::block);
+                check(c.bare_init(batch, 0), pair);
+                cSide = () -> cBlock(c.bare_run(Mlx5RingBenchmark.BLOCK), pair);
+                tearDown = loop::tearDown;
                 break;
             }
             case "builder/rdma-core":
