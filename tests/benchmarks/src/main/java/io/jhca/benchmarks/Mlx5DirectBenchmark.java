@@ -1,11 +1,5 @@
 package io.jhca.benchmarks;
 
-import io.jhca.doorbell.DoorbellRecord;
-import io.jhca.doorbell.MmioWindow;
-import io.jhca.memory.DmaMemory;
-import io.jhca.memory.DmaRegion;
-import io.jhca.mlx5.ring.Bfreg;
-import io.jhca.mlx5.ring.CqBuffer;
 import io.jhca.mlx5.ring.DirectCq;
 import io.jhca.mlx5.ring.DirectSq;
 import io.jhca.mlx5.wqe.Mlx5Opcode;
@@ -41,21 +35,11 @@ import java.util.concurrent.TimeUnit;
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = {"--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED"})
 public class Mlx5DirectBenchmark {
-    private static final int QPN = 0x11;
-    private static final int LKEY = 0x100;
-    private static final int RKEY = 0x200;
-    private static final int SQ_WQEBBS = 1024;
-    private static final int CQ_ENTRIES = 256;
-
     /** WQEs per doorbell. */
     @Param({"1", "8", "32"})
     public int batch;
 
-    private DmaRegion sqMem;
-    private DmaRegion cqMem;
-    private DmaRegion dbrMem;
-    private DmaRegion barMem;
-    private DmaRegion data;
+    private StubQueueMemory mem;
     private DirectSq sq;
     private DirectCq cq;
     private UnsafeBuffer cqBuf;
@@ -63,27 +47,16 @@ public class Mlx5DirectBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        sqMem = DmaMemory.allocate(SQ_WQEBBS * 64);
-        cqMem = DmaMemory.allocate(CQ_ENTRIES * 64);
-        dbrMem = DmaMemory.allocate(4096);
-        barMem = DmaMemory.allocate(2 * 4096);
-        data = DmaMemory.allocate(4096);
-        DoorbellRecord qpDbr = new DoorbellRecord().wrap(dbrMem.buffer(), 0);
-        DoorbellRecord cqDbr = new DoorbellRecord().wrap(dbrMem.buffer(), 64);
-        Bfreg bfreg = new Bfreg(new MmioWindow(barMem.buffer()), 1, 0, 512, false, false);   // the QP's own, as in C
-        sq = new DirectSq(sqMem.buffer(), 0, SQ_WQEBBS, QPN, false, qpDbr, bfreg, 0);
-        cqBuf = cqMem.buffer();
-        CqBuffer.initialize(cqBuf, CQ_ENTRIES);
-        cq = new DirectCq(new CqBuffer(cqBuf, CQ_ENTRIES, cqDbr), n -> null);
+        mem = new StubQueueMemory();
+        sq = new DirectSq(mem.sqMem.buffer(), 0, StubQueueMemory.SQ_WQEBBS, StubQueueMemory.QPN, false, mem.qpDbr,
+                mem.bfreg, 0);
+        cqBuf = mem.cqBuf;
+        cq = new DirectCq(mem.cq(), n -> null);
     }
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        sqMem.close();
-        cqMem.close();
-        dbrMem.close();
-        barMem.close();
-        data.close();
+        mem.close();
     }
 
     /** {@link #postDoorbellPoll} {@value Mlx5RingBenchmark#BLOCK} times per sample, as {@link Mlx5RingBenchmark#block}. */
@@ -100,13 +73,15 @@ public class Mlx5DirectBenchmark {
 
     @Benchmark
     public long postDoorbellPoll() {
-        long base = data.address();
+        long base = mem.data.address();
         int pi = sq.producer();
         for (int b = 0; b < batch; b++) {
-            pi = sq.write(pi, b + 1 == batch ? SendFlags.SIGNALED : 0, base + 64, RKEY, LKEY, base, 64);
+            pi = sq.write(pi, b + 1 == batch ? SendFlags.SIGNALED : 0, base + 64, StubQueueMemory.RKEY,
+                    StubQueueMemory.LKEY, base, 64);
         }
         sq.doorbell(pi);
-        StubDevice.completeRequest(cqBuf, CQ_ENTRIES, devicePi++, pi - 1, Mlx5Opcode.RDMA_WRITE, QPN, 64);
+        StubDevice.completeRequest(cqBuf, StubQueueMemory.CQ_ENTRIES, devicePi++, pi - 1, Mlx5Opcode.RDMA_WRITE,
+                StubQueueMemory.QPN, 64);
         if (!cq.poll()) {
             throw new IllegalStateException("no CQE");
         }

@@ -1,10 +1,6 @@
 package io.jhca.benchmarks;
 
-import io.jhca.doorbell.DoorbellRecord;
-import io.jhca.doorbell.MmioWindow;
-import io.jhca.memory.DmaMemory;
 import io.jhca.memory.DmaRegion;
-import io.jhca.mlx5.ring.Bfreg;
 import io.jhca.mlx5.ring.CqPoller;
 import io.jhca.mlx5.ring.CqBuffer;
 import io.jhca.mlx5.ring.CqeOwner;
@@ -49,11 +45,10 @@ import java.util.concurrent.TimeUnit;
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = {"--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED"})
 public class Mlx5RingBenchmark implements CqeOwner {
-    private static final int QPN = 0x11;
-    private static final int LKEY = 0x100;
-    private static final int RKEY = 0x200;
-    private static final int SQ_WQEBBS = 1024;
-    private static final int CQ_ENTRIES = 256;
+    private static final int QPN = StubQueueMemory.QPN;
+    private static final int LKEY = StubQueueMemory.LKEY;
+    private static final int RKEY = StubQueueMemory.RKEY;
+    private static final int CQ_ENTRIES = StubQueueMemory.CQ_ENTRIES;
 
     /** WQEs per doorbell. */
     @Param({"1", "8", "32"})
@@ -71,10 +66,7 @@ public class Mlx5RingBenchmark implements CqeOwner {
     @Param({"oneCall"})
     public String writer;
 
-    private DmaRegion sqMem;
-    private DmaRegion cqMem;
-    private DmaRegion dbrMem;
-    private DmaRegion barMem;
+    private StubQueueMemory mem;
     private DmaRegion data;
     private SqBuffer sq;
     private CqBuffer cq;
@@ -92,19 +84,13 @@ public class Mlx5RingBenchmark implements CqeOwner {
 
     @Setup(Level.Trial)
     public void setUp() {
-        sqMem = DmaMemory.allocate(SQ_WQEBBS * 64);
-        cqMem = DmaMemory.allocate(CQ_ENTRIES * 64);
-        dbrMem = DmaMemory.allocate(4096);
-        barMem = DmaMemory.allocate(2 * 4096);
-        data = DmaMemory.allocate(4096);
+        mem = new StubQueueMemory();
+        data = mem.data;
         payload = new UnsafeBuffer(new byte[64]);
-        DoorbellRecord qpDbr = new DoorbellRecord().wrap(dbrMem.buffer(), 0);
-        DoorbellRecord cqDbr = new DoorbellRecord().wrap(dbrMem.buffer(), 64);
-        Bfreg bfreg = new Bfreg(new MmioWindow(barMem.buffer()), 1, 0, 512, false, false);   // the QP's own, as in C
-        sq = new SqBuffer(sqMem.buffer(), 0, SQ_WQEBBS, SQ_WQEBBS / 4, QPN, false, qpDbr, bfreg, SqBuffer.BF_OFF);
-        cqBuf = cqMem.buffer();
-        CqBuffer.initialize(cqBuf, CQ_ENTRIES);
-        cq = new CqBuffer(cqBuf, CQ_ENTRIES, cqDbr);
+        int wqebbs = StubQueueMemory.SQ_WQEBBS;
+        sq = new SqBuffer(mem.sqMem.buffer(), 0, wqebbs, wqebbs / 4, QPN, false, mem.qpDbr, mem.bfreg, SqBuffer.BF_OFF);
+        cqBuf = mem.cqBuf;
+        cq = mem.cq();
         poller = new CqPoller(cq, n -> n == QPN ? this : null);
         oneCall = "oneCall".equals(writer) && !opcode.equals("SEND_INLINE") && !opcode.equals("ATOMIC_FA");
         switch (opcode) {
@@ -127,11 +113,7 @@ public class Mlx5RingBenchmark implements CqeOwner {
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        sqMem.close();
-        cqMem.close();
-        dbrMem.close();
-        barMem.close();
-        data.close();
+        mem.close();
     }
 
     /** Operations per sample of {@link #block}. */
