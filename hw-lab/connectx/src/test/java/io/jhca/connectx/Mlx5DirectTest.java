@@ -74,6 +74,47 @@ class Mlx5DirectTest {
         }
     }
 
+    /**
+     * SENDs to itself into receives posted through the verbs, on one CQ for both: each receive CQE gives its wr_id and
+     * immediate, and a requester CQE polled after one shows none of its receive fields.
+     */
+    @Test
+    void sendsCompleteReceivesPostedThroughTheVerbs() throws Exception {
+        try (SelfConnectedQp q = new SelfConnectedQp("direct6", "127.0.0.87", 16)) {
+            q.mem.buffer().putLong(0, 0x1122334455667788L);
+            for (int i = 0; i < 2; i++) {
+                assertEquals(1, q.qp.postRecv(new io.jhca.verbs.RecvWr().wrId(500 + i).sge(q.mr, 8192 + i * 1024, 1024)));
+            }
+            DirectSq sq = Mlx5Direct.sendQueue(q.qp);
+            DirectCq cq = Mlx5Direct.completionQueue(q.cq);
+            int pi = sq.sendImm(sq.producer(), SendFlags.SIGNALED, 0x5eed, q.mr.lkey(), q.mr.address(), 8);
+            pi = sq.send(pi, SendFlags.SIGNALED, q.mr.lkey(), q.mr.address(), 4);
+            sq.doorbell(pi);
+            int receives = 0;
+            int requests = 0;
+            while (receives + requests < 4) {
+                awaitCqe(cq);
+                assertEquals(WcStatus.SUCCESS, cq.status());
+                if (cq.opcode() == CqeOpcode.REQ) {
+                    assertEquals(requests, cq.wqeCounter());
+                    assertEquals(0, cq.recvWrId(), "a requester CQE has no receive");
+                    assertEquals(0, cq.immediate());
+                    sq.retire(cq.wqeCounter());
+                    requests++;
+                } else {
+                    assertEquals(receives == 0 ? CqeOpcode.RESP_SEND_IMM : CqeOpcode.RESP_SEND, cq.opcode());
+                    assertEquals(500 + receives, cq.recvWrId());
+                    assertEquals(receives == 0 ? 8 : 4, cq.byteCount());
+                    assertEquals(receives == 0 ? 0x5eed : 0, cq.immediate());
+                    receives++;
+                }
+            }
+            assertEquals(0x1122334455667788L, q.mem.buffer().getLong(8192));
+            assertEquals(0x55667788, q.mem.buffer().getInt(9216), "4 bytes of the second SEND");
+            assertEquals(0, sq.outstanding());
+        }
+    }
+
     /** Once taken, the verbs refuse that send queue and that CQ; taking needs an empty queue. */
     @Test
     void theVerbsRefuseQueuesDrivenDirectly() throws Exception {

@@ -50,4 +50,15 @@ public final class OneSgeWqe {
                 DataSeg.word0(length, lkey), addr);
         return c0;
     }
+
+    /**
+     * The WQE of a SEND (with or without immediate) of one non-empty SGE (2 DS: control and data segment), with the
+     * words of {@link #put}, stored as {@link #putRdmaAt} stores; returns the control segment's first word.
+     */
+    public static long putSendAt(long address, int pi, int opcode, int qpn, int fmCeSe, int imm, int lkey, long addr,
+                                 int length) {
+        long c0 = CtrlSeg.word0(pi, opcode, 0, qpn, 2);
+        Segments.put32At(address, c0, CtrlSeg.word1(0, fmCeSe, imm), DataSeg.word0(length, lkey), addr);
+        return c0;
+    }
 }

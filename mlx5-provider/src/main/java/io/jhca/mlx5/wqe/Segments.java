@@ -57,9 +57,15 @@ final class Segments {
     }
 
     /**
-     * Three consecutive segments stored off-heap at {@code address}, with no check: for a caller whose address is a
+     * Two consecutive segments stored off-heap at {@code address}, with no check: for a caller whose address is a
      * slot of a ring it owns, masked into the ring, so that no input can move it outside.
      */
+    static void put32At(long address, long a0, long a1, long b0, long b1) {
+        store16(null, address, a0, a1);
+        store16(null, address + 16, b0, b1);
+    }
+
+    /** As {@link #put32At}, three segments. */
     static void put48At(long address, long a0, long a1, long b0, long b1, long c0, long c1) {
         store16(null, address, a0, a1);
         store16(null, address + 16, b0, b1);

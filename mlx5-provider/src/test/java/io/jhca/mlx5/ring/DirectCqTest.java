@@ -71,6 +71,49 @@ class DirectCqTest {
         }
     }
 
+    /** SENDs into the receive queue: their receive CQEs (wr_id, bytes, immediate or none) and requester CQEs. */
+    @Test
+    void sendsCompleteTheReceiveQueuesWqes() {
+        try (RingFixture f = new RingFixture(16, 16, 16, 6, 64, SqBuffer.BF_OFF)) {
+            DmaRegion mem = f.dma(4096);
+            for (int i = 0; i < 100; i++) {
+                mem.buffer().putByte(i, (byte) (i + 1));
+            }
+            f.rq.postOne(77, 3, mem.address() + 1024, 256);
+            f.rq.ringDoorbell();
+            DirectSq sq = f.sq.direct();
+            DirectCq recv = new DirectCq(f.recvCq, n -> n == RingFixture.QPN ? f : null);
+            DirectCq send = new DirectCq(f.sendCq, n -> n == RingFixture.QPN ? f : null);
+            int pi = sq.sendImm(sq.producer(), SendFlags.SIGNALED, 0x0a0b0c0d, 2, mem.address(), 100);
+            sq.doorbell(pi);
+            f.engine.process();
+            assertTrue(recv.poll());
+            assertEquals(CqeOpcode.RESP_SEND_IMM, recv.opcode());
+            assertEquals(77, recv.recvWrId());
+            assertEquals(100, recv.byteCount());
+            assertEquals(0x0a0b0c0d, recv.immediate());
+            for (int i = 0; i < 100; i++) {
+                assertEquals((byte) (i + 1), mem.buffer().getByte(1024 + i), "byte " + i);
+            }
+            assertTrue(send.poll());
+            assertEquals(CqeOpcode.REQ, send.opcode());
+            assertEquals(1, sq.outstanding());
+            f.rq.postOne(78, 3, mem.address() + 2048, 256);
+            f.rq.ringDoorbell();
+            sq.retire(send.wqeCounter());
+            pi = sq.send(pi, SendFlags.SIGNALED, 2, mem.address(), 8);
+            sq.doorbell(pi);
+            f.engine.process();
+            assertTrue(recv.poll());
+            assertEquals(78, recv.recvWrId());
+            assertEquals(0, recv.immediate(), "a SEND without immediate");
+            assertTrue(send.poll());
+            assertEquals(0, send.recvWrId());
+            assertEquals(0, send.immediate());
+            assertEquals(0, send.syndrome());
+        }
+    }
+
     /** Invalidated (CQ destroyed, in error, device dead): every poll throws with the reason, empty or not. */
     @Test
     void anInvalidatedCqRefusesToPoll() {

@@ -29,8 +29,10 @@ import io.jhca.verbs.WcStatus;
 @Timeout(30)
 class DirectSqTest {
 
-    private static final int[] OPCODES = {Mlx5Opcode.RDMA_WRITE, Mlx5Opcode.RDMA_WRITE_IMM, Mlx5Opcode.RDMA_READ};
-    private static final WcOpcode[] WC = {WcOpcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, WcOpcode.RDMA_READ};
+    private static final int[] OPCODES = {Mlx5Opcode.RDMA_WRITE, Mlx5Opcode.RDMA_WRITE_IMM, Mlx5Opcode.RDMA_READ,
+            Mlx5Opcode.SEND, Mlx5Opcode.SEND_IMM};
+    private static final WcOpcode[] WC = {WcOpcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, WcOpcode.RDMA_READ, WcOpcode.SEND,
+            WcOpcode.SEND};
 
     /** Random WRs through both rings, doorbells and retirements in between: the same ring bytes after each one. */
     @Test
@@ -43,22 +45,25 @@ class DirectSqTest {
             DirectSq d = direct.sq.direct();
             int ringBytes = 16 * 64;
             int pi = d.producer();
-            for (int i = 0; i < 70; i++) {   // past the ring's end four times
+            for (int i = 0; i < 100; i++) {   // past the ring's end six times
                 String what = "WR " + i + " (seed " + seed + ")";
                 int k = r.nextInt(OPCODES.length);
                 int flags = r.nextInt(8) & (SendFlags.SIGNALED | SendFlags.SOLICITED | SendFlags.FENCE);
-                int imm = OPCODES[k] == Mlx5Opcode.RDMA_WRITE_IMM ? r.nextInt() : 0;
+                int imm = OPCODES[k] == Mlx5Opcode.RDMA_WRITE_IMM || OPCODES[k] == Mlx5Opcode.SEND_IMM ? r.nextInt() : 0;
+                boolean rdma = k < 3;
                 long raddr = r.nextLong();
                 int rkey = r.nextInt();
                 int lkey = r.nextInt();
                 long addr = r.nextLong();
                 int length = 1 + r.nextInt(Integer.MAX_VALUE);
-                verbs.sq.writeOneSge(OPCODES[k], WC[k], i, flags, imm, true, raddr, rkey, lkey, addr, length);
+                verbs.sq.writeOneSge(OPCODES[k], WC[k], i, flags, imm, rdma, raddr, rkey, lkey, addr, length);
                 int before = pi;
                 switch (OPCODES[k]) {
                     case Mlx5Opcode.RDMA_WRITE: pi = d.write(pi, flags, raddr, rkey, lkey, addr, length); break;
                     case Mlx5Opcode.RDMA_WRITE_IMM: pi = d.writeImm(pi, flags, imm, raddr, rkey, lkey, addr, length); break;
-                    default: pi = d.read(pi, flags, raddr, rkey, lkey, addr, length); break;
+                    case Mlx5Opcode.RDMA_READ: pi = d.read(pi, flags, raddr, rkey, lkey, addr, length); break;
+                    case Mlx5Opcode.SEND: pi = d.send(pi, flags, lkey, addr, length); break;
+                    default: pi = d.sendImm(pi, flags, imm, lkey, addr, length); break;
                 }
                 assertEquals(before + 1, pi, what);
                 assertArrayEquals(bytes(verbs.qpBuf, ringStart(verbs), ringBytes), bytes(direct.qpBuf, ringStart(direct),

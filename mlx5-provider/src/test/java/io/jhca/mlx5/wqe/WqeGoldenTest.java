@@ -207,6 +207,10 @@ class WqeGoldenTest {
                     length);
             assertEquals(t[4], hex(direct, AT + 32, DataSeg.SIZE), "OneSgeWqe.putRdmaAt: " + where);
             assertEquals("5a5a5a5a", hex(direct, AT + 48, 4), "nothing past the WQE: " + where);
+            garbage();
+            OneSgeWqe.putSendAt(direct.addressOffset() + AT, 7, 0x0a, 0x11, 8, 0, int32(t[2]), num(t[3]), length);
+            assertEquals(t[4], hex(direct, AT + 16, DataSeg.SIZE), "OneSgeWqe.putSendAt: " + where);
+            assertEquals("5a5a5a5a", hex(direct, AT + 32, 4), "nothing past the WQE: " + where);
         }
     }
 
