@@ -115,6 +115,35 @@ class Mlx5DirectTest {
         }
     }
 
+    /**
+     * An arm of a CQ polled directly carries the direct poller's consumer index: armed after five CQEs were polled, no
+     * event comes until a sixth CQE is written (an arm with an older index fires at once, the PRM's rule the model
+     * follows), then one does.
+     */
+    @Test
+    void anArmCarriesTheDirectPollersIndex() throws Exception {
+        try (SelfConnectedQp q = new SelfConnectedQp("direct7", "127.0.0.88", 16, true)) {
+            DirectSq sq = Mlx5Direct.sendQueue(q.qp);
+            DirectCq cq = Mlx5Direct.completionQueue(q.cq);
+            int pi = sq.producer();
+            for (int i = 0; i < 5; i++) {
+                pi = sq.write(pi, SendFlags.SIGNALED, q.mr.address() + 4096, q.mr.rkey(), q.mr.lkey(), q.mr.address(), 8);
+                sq.doorbell(pi);
+                awaitCqe(cq);
+                sq.retire(cq.wqeCounter());
+            }
+            assertEquals(5, cq.consumerIndex());
+            q.cq.requestNotify(false);
+            assertEquals(null, q.channel.getEvent(300), "no event: nothing past the index the arm carried");
+            pi = sq.write(pi, SendFlags.SIGNALED, q.mr.address() + 4096, q.mr.rkey(), q.mr.lkey(), q.mr.address(), 8);
+            sq.doorbell(pi);
+            assertSame(q.cq, q.channel.getEvent(20_000), "the event of the sixth CQE");
+            q.cq.ackEvents(1);
+            awaitCqe(cq);
+            assertEquals(5, cq.wqeCounter());
+        }
+    }
+
     /** Once taken, the verbs refuse that send queue and that CQ; taking needs an empty queue. */
     @Test
     void theVerbsRefuseQueuesDrivenDirectly() throws Exception {

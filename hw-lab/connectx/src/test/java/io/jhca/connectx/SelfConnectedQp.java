@@ -35,13 +35,22 @@ final class SelfConnectedQp implements AutoCloseable {
     /** The path to itself, for a QP taken back through RESET to RTS. */
     final AhAttributes path;
 
+    /** Its CQ's completion channel, or null. */
+    final io.jhca.verbs.CompletionChannel channel;
+
     SelfConnectedQp(String name, String address, int maxSendWr) throws Exception {
+        this(name, address, maxSendWr, false);
+    }
+
+    /** @param withChannel whether the CQ gets a completion channel ({@link #channel}) */
+    SelfConnectedQp(String name, String address, int maxSendWr, boolean withChannel) throws Exception {
         fn = ModelFunction.open(name, InetAddress.getByName(address));
         ctx = Mlx5Provider.open(new DeviceInfo(name, "mlx5", 0, "InfiniBand"), fn, Mlx5Options.defaults());
         mem = DmaMemory.allocate(1 << 16);
         pd = ctx.allocatePd();
         mr = pd.register(mem, Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ);
-        cq = ctx.createCq(255, CqFlags.SINGLE_THREADED);
+        channel = withChannel ? ctx.createCompletionChannel() : null;
+        cq = withChannel ? ctx.createCq(255, channel, CqFlags.SINGLE_THREADED) : ctx.createCq(255, CqFlags.SINGLE_THREADED);
         qp = pd.createQp(QpInitAttributes.rc(cq, cq).singleThreaded().maxSendWr(maxSendWr));
         int gidIndex = -1;
         for (int i = 0; i < ctx.queryPort(1).gidTblLen() && gidIndex < 0; i++) {
@@ -61,6 +70,9 @@ final class SelfConnectedQp implements AutoCloseable {
         fn.model().pauseDataPath(false);
         qp.close();
         cq.close();
+        if (channel != null) {
+            channel.close();
+        }
         mr.close();
         pd.close();
         ctx.close();
