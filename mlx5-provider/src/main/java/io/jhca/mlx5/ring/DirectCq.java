@@ -1,5 +1,7 @@
 package io.jhca.mlx5.ring;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 
 import org.agrona.UnsafeApi;
@@ -29,6 +31,15 @@ import io.jhca.verbs.WcStatus;
 public final class DirectCq {
 
     private static final boolean NATIVE_LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+    private static final VarHandle INVALID_REASON;
+
+    static {
+        try {
+            INVALID_REASON = MethodHandles.lookup().findVarHandle(DirectCq.class, "invalidReason", String.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final CqBuffer ring;
     private final CqeOwners owners;
@@ -39,9 +50,11 @@ public final class DirectCq {
     /** The consumer index word of the CQ's doorbell record. */
     private final long dbrAddress;
     private int ci;
-    /** Set with {@link #invalidReason}; plain, read at every poll (one load: the common case costs nothing more). */
-    private boolean invalid;
-    private volatile String invalidReason;
+    /**
+     * Why this CQ may no longer be polled, or null: read plain at every poll (one load), and with acquire when the ring
+     * looks empty ({@link #INVALID_REASON}), so that a loop polling an empty ring sees another thread's invalidate.
+     */
+    private String invalidReason;
     private long tail;
     private int opcode;
     private int byteCnt;
@@ -76,14 +89,15 @@ public final class DirectCq {
      * @throws IllegalStateException once the provider invalidated this CQ (destroyed, in error, device dead)
      */
     public boolean poll() {
-        if (invalid) {
-            throw new IllegalStateException(invalidReason);
+        String invalidated = invalidReason;
+        if (invalidated != null) {
+            throw new IllegalStateException(invalidated);
         }
         int c = ci;
         long cqe = base + ((long) (c & mask) << 6);
         int opOwn = UnsafeApi.getByteVolatile(null, cqe + Cqe64.OP_OWN_OFFSET) & 0xff;
         if (!Cqe64.isSoftwareOwned(opOwn, c, ncqe)) {
-            String why = invalidReason;   // another thread's invalidate: seen here at the latest
+            String why = (String) INVALID_REASON.getAcquire(this);   // another thread's invalidate: seen here at the latest
             if (why != null) {
                 throw new IllegalStateException(why);
             }
@@ -106,8 +120,7 @@ public final class DirectCq {
 
     /** Every later poll throws with {@code reason} (the provider's: CQ destroyed, CQ error, device dead). */
     public void invalidate(String reason) {
-        invalidReason = reason;
-        invalid = true;
+        INVALID_REASON.setRelease(this, reason);
     }
 
     /** The consumer index polled so far (free-running), what an arm carries. */
