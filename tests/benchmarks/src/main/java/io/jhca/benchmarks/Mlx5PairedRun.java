@@ -72,38 +72,14 @@ public final class Mlx5PairedRun {
         Runnable tearDown;
         switch (pair) {
             case "ring/bare":
-            case "ring/bare-wrid": {
-                Mlx5RingBenchmark ring = new Mlx5RingBenchmark();
-                ring.batch = batch;
-                ring.opcode = "RDMA_WRITE";
-                ring.writer = "oneCall";
-                ring.setUp();
-                javaSide = () -> timed(ring::block);
+            case "ring/bare-wrid":
+            case "direct/bare":
+            case "bareLoop/bare": {
+                JavaLevel level = againstBareC(pair, batch);
+                javaSide = () -> timed(level.block());
                 check(c.bare_init(batch, pair.endsWith("wrid") ? 1 : 0), pair);
                 cSide = () -> cBlock(c.bare_run(Mlx5RingBenchmark.BLOCK), pair);
-                tearDown = ring::tearDown;
-                break;
-            }
-            case "direct/bare": {
-                Mlx5DirectBenchmark direct = new Mlx5DirectBenchmark();
-                direct.batch = batch;
-                direct.setUp();
-                javaSide = () -> timed(direct::block);
-                check(c.bare_init(batch, 0), pair);
-                cSide = () -> cBlock(c.bare_run(Mlx5RingBenchmark.BLOCK), pair);
-                tearDown = direct::tearDown;
-                break;
-            }
-            case "bareLoop/bare": {
-                Mlx5BareLoopBenchmark loop = new Mlx5BareLoopBenchmark();
-                loop.batch = batch;
-                loop.params = "runtime";
-                loop.wrid = false;
-                loop.setUp();
-                javaSide = () -> timed(loop::block);
-                check(c.bare_init(batch, 0), pair);
-                cSide = () -> cBlock(c.bare_run(Mlx5RingBenchmark.BLOCK), pair);
-                tearDown = loop::tearDown;
+                tearDown = level.tearDown();
                 break;
             }
             case "builder/rdma-core":
@@ -167,6 +143,38 @@ public final class Mlx5PairedRun {
 
     private interface Block {
         long run();
+    }
+
+    /** The Java side of a pair: its block and its teardown. */
+    private record JavaLevel(Block block, Runnable tearDown) {
+    }
+
+    /** The Java benchmark a pair with the bare C loop measures, set up for {@code batch}. */
+    private static JavaLevel againstBareC(String pair, int batch) {
+        switch (pair) {
+            case "direct/bare": {
+                Mlx5DirectBenchmark direct = new Mlx5DirectBenchmark();
+                direct.batch = batch;
+                direct.setUp();
+                return new JavaLevel(direct::block, direct::tearDown);
+            }
+            case "bareLoop/bare": {
+                Mlx5BareLoopBenchmark loop = new Mlx5BareLoopBenchmark();
+                loop.batch = batch;
+                loop.params = "runtime";
+                loop.wrid = false;
+                loop.setUp();
+                return new JavaLevel(loop::block, loop::tearDown);
+            }
+            default: {   // ring/bare, ring/bare-wrid
+                Mlx5RingBenchmark ring = new Mlx5RingBenchmark();
+                ring.batch = batch;
+                ring.opcode = "RDMA_WRITE";
+                ring.writer = "oneCall";
+                ring.setUp();
+                return new JavaLevel(ring::block, ring::tearDown);
+            }
+        }
     }
 
     private static double timed(Block b) {
